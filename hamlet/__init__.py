@@ -1,0 +1,20 @@
+"""hamlet-trends: exact trend aggregation over event streams (GRETA, and HAMLET's shared execution)."""
+
+from hamlet.analysis.workload import Workload, parse_workload
+from hamlet.api import STRATEGIES, evaluate
+from hamlet.errors import EvaluationError, EventError, HamletError, QueryError
+from hamlet.events import Event
+from hamlet.results import ResultRow
+
+__all__ = [
+    "Event",
+    "EvaluationError",
+    "EventError",
+    "HamletError",
+    "QueryError",
+    "ResultRow",
+    "STRATEGIES",
+    "Workload",
+    "evaluate",
+    "parse_workload",
+]

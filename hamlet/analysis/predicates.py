@@ -1,0 +1,181 @@
+"""WHERE clauses: classified (GRETA §6) and compiled into closures — never ``eval``-ed.
+
+* equivalence lists ``[a, b]`` partition the stream;
+* local (vertex) predicates reference one event type and filter its events;
+* edge predicates reference ``X.a`` and ``NEXT(Y).b`` and restrict which X event may be immediately
+  followed by which Y event; they belong to the template transition X → Y.
+
+Value semantics, the same for every strategy and for the brute-force oracle: a missing attribute is null;
+arithmetic on null or on a string gives null, division or modulo by zero gives null; a comparison with a
+null is false; ``=`` and ``!=`` between a string and a number are false and true, ordering between them is
+false.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from hamlet.events import Event
+from hamlet.language.nodes import (
+    Arithmetic,
+    AttributeRef,
+    BooleanOp,
+    Comparison,
+    EquivalenceList,
+    Expression,
+    Literal,
+    UnaryMinus,
+)
+
+LocalFn = Callable[[Event], Any]
+EdgeFn = Callable[[Event, Event], Any]
+
+_ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def compare(op: str, left: Any, right: Any) -> bool:
+    if left is None or right is None:
+        return False
+    if is_number(left) != is_number(right):
+        return op == "!="
+    if op == "=":
+        return bool(left == right)
+    if op == "!=":
+        return bool(left != right)
+    return bool(_ORDER[op](left, right))
+
+
+def arithmetic(op: str, left: Any, right: Any) -> Any:
+    if not (is_number(left) and is_number(right)):
+        return None
+    if op in _ARITH:
+        return _ARITH[op](left, right)
+    if right == 0:
+        return None
+    return left / right if op == "/" else left % right
+
+
+@dataclass(frozen=True)
+class EdgePredicate:
+    """``expression`` over (x, y): x of type ``source``, y of type ``target`` immediately after it."""
+
+    source: str
+    target: str
+    test: EdgeFn
+    text: str
+    # Set when the predicate is one comparison ``f(x) op g(y)``: an ordered index over f(x) answers it.
+    key_op: str | None = None
+    source_key: LocalFn | None = None
+    target_key: LocalFn | None = None
+
+
+def compile_expression(expr: Expression) -> EdgeFn:
+    """A closure over (x, y): ``NEXT(Y).b`` reads y, every other attribute reads x.
+
+    Local predicates and index keys reference no NEXT, so they are called as ``fn(e, e)``.
+    """
+    if isinstance(expr, Literal):
+        value = expr.value
+        return lambda x, y: value
+    if isinstance(expr, AttributeRef):
+        attribute = expr.attribute
+        if expr.next:
+            return lambda x, y: y.attributes.get(attribute)
+        return lambda x, y: x.attributes.get(attribute)
+    if isinstance(expr, UnaryMinus):
+        inner = compile_expression(expr.operand)
+        return lambda x, y: -v if is_number(v := inner(x, y)) else None
+    if isinstance(expr, Arithmetic):
+        left, right, op = compile_expression(expr.left), compile_expression(expr.right), expr.op
+        return lambda x, y: arithmetic(op, left(x, y), right(x, y))
+    if isinstance(expr, Comparison):
+        left, right, op = compile_expression(expr.left), compile_expression(expr.right), expr.op
+        return lambda x, y: compare(op, left(x, y), right(x, y))
+    if isinstance(expr, BooleanOp):
+        parts = [compile_expression(o) for o in expr.operands]
+        if expr.op == "AND":
+            return lambda x, y: all(p(x, y) for p in parts)
+        return lambda x, y: any(p(x, y) for p in parts)
+    raise TypeError(f"cannot compile {type(expr).__name__}")  # EquivalenceList: classified before
+
+
+def compile_local(expr: Expression) -> LocalFn:
+    fn = compile_expression(expr)
+    return lambda e: fn(e, e)
+
+
+def references(expr: Expression) -> list[AttributeRef]:
+    if isinstance(expr, AttributeRef):
+        return [expr]
+    if isinstance(expr, UnaryMinus):
+        return references(expr.operand)
+    if isinstance(expr, (Arithmetic, Comparison)):
+        return references(expr.left) + references(expr.right)
+    if isinstance(expr, BooleanOp):
+        return [r for o in expr.operands for r in references(o)]
+    return []
+
+
+def conjuncts(expr: Expression) -> list[Expression]:
+    """Top-level AND operands, flattened through nested ANDs."""
+    if isinstance(expr, BooleanOp) and expr.op == "AND":
+        return [c for o in expr.operands for c in conjuncts(o)]
+    return [expr]
+
+
+def contains_equivalence(expr: Expression) -> EquivalenceList | None:
+    if isinstance(expr, EquivalenceList):
+        return expr
+    if isinstance(expr, BooleanOp):
+        for o in expr.operands:
+            found = contains_equivalence(o)
+            if found:
+                return found
+    if isinstance(expr, (Arithmetic, Comparison)):
+        return contains_equivalence(expr.left) or contains_equivalence(expr.right)
+    return None
+
+
+def is_boolean(expr: Expression) -> bool:
+    if isinstance(expr, Comparison):
+        return True
+    if isinstance(expr, BooleanOp):
+        return all(is_boolean(o) for o in expr.operands)
+    return False
+
+
+def index_key(expr: Expression) -> tuple[str, LocalFn, LocalFn] | None:
+    """For ``f(x) op g(y)`` (one side only x, the other only NEXT(y)): (op as x-side op, f, g); else None."""
+    if not isinstance(expr, Comparison) or expr.op == "!=":
+        return None
+    left_refs, right_refs = references(expr.left), references(expr.right)
+    if not left_refs or not right_refs:
+        return None
+    left_next = {r.next for r in left_refs}
+    right_next = {r.next for r in right_refs}
+    if left_next == {False} and right_next == {True}:
+        x_side, y_side, op = expr.left, expr.right, expr.op
+    elif left_next == {True} and right_next == {False}:
+        x_side, y_side, op = expr.right, expr.left, MIRROR[expr.op]
+    else:
+        return None
+    # The y side reads only NEXT attributes; compiled as a local expression it must read its own event.
+    return op, compile_local(x_side), compile_local(_drop_next(y_side))
+
+
+def _drop_next(expr: Expression) -> Expression:
+    if isinstance(expr, AttributeRef):
+        return AttributeRef(expr.line, expr.column, expr.name, expr.attribute, next=False)
+    if isinstance(expr, UnaryMinus):
+        return UnaryMinus(expr.line, expr.column, _drop_next(expr.operand))
+    if isinstance(expr, Arithmetic):
+        return Arithmetic(expr.line, expr.column, expr.op, _drop_next(expr.left), _drop_next(expr.right))
+    return expr

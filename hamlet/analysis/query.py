@@ -1,0 +1,226 @@
+"""Analysis of one query: names resolved, pattern split, predicates classified and compiled, validated.
+
+Everything the executors need about a query is here, checked once; errors point at the offending token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hamlet.analysis.predicates import (
+    EdgePredicate,
+    LocalFn,
+    compile_expression,
+    compile_local,
+    conjuncts,
+    contains_equivalence,
+    index_key,
+    is_boolean,
+    references,
+)
+from hamlet.analysis.split import SubPattern, split_pattern
+from hamlet.analysis.template import canonical
+from hamlet.analysis.windows import Window
+from hamlet.errors import QueryError
+from hamlet.language import nodes
+from hamlet.language.nodes import (
+    AggregateCall,
+    AttributeName,
+    EquivalenceList,
+    EventTypePattern,
+    KleenePattern,
+    NegationPattern,
+    Node,
+    Pattern,
+    expression_text,
+)
+
+
+@dataclass(frozen=True)
+class AggregateSpec:
+    """One RETURN aggregate, its event type resolved (None for COUNT(*))."""
+
+    function: str  # COUNT | SUM | MIN | MAX | AVG
+    event_type: str | None
+    attribute: str | None
+    text: str  # as written, e.g. SUM(T.duration)
+
+
+@dataclass(frozen=True)
+class LocalPredicate:
+    event_type: str
+    test: LocalFn
+    text: str
+
+
+@dataclass(frozen=True)
+class AnalyzedQuery:
+    name: str
+    text: str
+    pattern: SubPattern
+    aggregates: tuple[AggregateSpec, ...]
+    group_by: tuple[str, ...]
+    equivalence: tuple[str, ...]
+    local_predicates: tuple[LocalPredicate, ...]
+    edge_predicates: tuple[EdgePredicate, ...]
+    window: Window
+    kleene_subpatterns: tuple[str, ...]  # canonical texts of the positive Kleene sub-patterns
+    aliases: dict[str, str] = field(compare=False, default_factory=dict)  # alias or type → type
+    syntax: nodes.Query | None = field(compare=False, default=None)  # the query as written
+
+    @property
+    def partition_attributes(self) -> tuple[str, ...]:
+        """GROUP-BY ∪ equivalence attributes: events are partitioned by their values (GRETA §6)."""
+        return tuple(dict.fromkeys(self.group_by + self.equivalence))
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        """Every event type the query reads, positive and negated."""
+        return self.pattern.all_types()
+
+    def local_predicates_of(self, event_type: str) -> tuple[LocalPredicate, ...]:
+        return tuple(p for p in self.local_predicates if p.event_type == event_type)
+
+    def edge_predicates_of(self, source: str, target: str) -> tuple[EdgePredicate, ...]:
+        return tuple(p for p in self.edge_predicates if p.source == source and p.target == target)
+
+
+def analyze_query(query: nodes.Query, source: str) -> AnalyzedQuery:
+    return _Analyzer(query, source).run()
+
+
+class _Analyzer:
+    def __init__(self, query: nodes.Query, source: str) -> None:
+        self.query = query
+        self.source = source
+        self.aliases: dict[str, str] = {}  # alias or type name → type
+        self.positive: set[str] = set()
+
+    def fail(self, node: Node, message: str, expected: str | None = None) -> QueryError:
+        return QueryError(message, line=node.line, column=node.column, query=self.query.name, expected=expected,
+                          source=self.source)  # fmt: skip
+
+    def run(self) -> AnalyzedQuery:
+        q = self.query
+        self._collect_types(q.pattern, negated=False)
+        pattern = split_pattern(q.pattern, self.fail)
+        self.positive = set(pattern.template.types)
+        aggregates = tuple(self._aggregate(item) for item in q.returns if isinstance(item, AggregateCall))
+        if not aggregates:
+            raise self.fail(q, "RETURN holds no aggregate; add COUNT(*), COUNT(E), SUM, MIN, MAX or AVG")
+        group_by = tuple(self._group_attribute(a) for a in q.group_by)
+        for item in q.returns:
+            if isinstance(item, AttributeName):
+                self._group_attribute(item)
+                if item.attribute not in group_by:
+                    raise self.fail(item, f"RETURN attribute '{item.text()}' is not in GROUP-BY; only grouping "
+                                    "attributes may be returned besides aggregates")  # fmt: skip
+        equivalence: list[str] = []
+        local: list[LocalPredicate] = []
+        edge: list[EdgePredicate] = []
+        if q.where is not None:
+            for conjunct in conjuncts(q.where):
+                if isinstance(conjunct, EquivalenceList):
+                    equivalence.extend(a for a in conjunct.attributes if a not in equivalence)
+                    continue
+                nested = contains_equivalence(conjunct)
+                if nested is not None:
+                    raise self.fail(nested, "an equivalence list [..] must be a top-level conjunct of WHERE "
+                                    "(joined by AND), not inside OR or a comparison")  # fmt: skip
+                if not is_boolean(conjunct):
+                    raise self.fail(conjunct, f"'{expression_text(conjunct)}' is not a condition",
+                                    expected="a comparison such as T.speed < 10")  # fmt: skip
+                self._classify(conjunct, pattern, local, edge)
+        window = Window(q.within.seconds, q.slide.seconds if q.slide else q.within.seconds)
+        return AnalyzedQuery(
+            name=q.name,
+            text=q.text,
+            pattern=pattern,
+            aggregates=aggregates,
+            group_by=group_by,
+            equivalence=tuple(equivalence),
+            local_predicates=tuple(local),
+            edge_predicates=tuple(edge),
+            window=window,
+            kleene_subpatterns=tuple(dict.fromkeys(_kleene_subpatterns(q.pattern))),
+            aliases=dict(self.aliases),
+            syntax=q,
+        )
+
+    def _collect_types(self, p: Pattern | NegationPattern, negated: bool) -> None:
+        if isinstance(p, EventTypePattern):
+            if p.type_name in self.aliases and self.aliases[p.type_name] == p.type_name:
+                raise self.fail(p, f"event type {p.type_name} appears twice in the pattern; each type may "
+                                "appear once (the papers' assumption)")  # fmt: skip
+            if p.type_name in self.aliases:
+                raise self.fail(p, f"{p.type_name} is already an alias of {self.aliases[p.type_name]}")
+            self.aliases[p.type_name] = p.type_name
+            if p.alias is not None:
+                if p.alias in self.aliases:
+                    other = self.aliases[p.alias]
+                    what = "an event type" if other == p.alias else f"the alias of {other}"
+                    raise self.fail(p, f"alias {p.alias} is already {what}")
+                self.aliases[p.alias] = p.type_name
+        elif isinstance(p, (KleenePattern, NegationPattern)):
+            self._collect_types(p.inner, negated or isinstance(p, NegationPattern))
+        else:
+            for item in p.items:
+                self._collect_types(item, negated)
+
+    def _resolve(self, node: Node, name: str, what: str) -> str:
+        if name not in self.aliases:
+            known = ", ".join(sorted(self.aliases)) or "none"
+            raise self.fail(node, f"{what} refers to '{name}', which is neither an event type nor an alias "
+                            f"in the pattern (known: {known})")  # fmt: skip
+        return self.aliases[name]
+
+    def _aggregate(self, call: AggregateCall) -> AggregateSpec:
+        if call.target is None:
+            return AggregateSpec("COUNT", None, None, call.text())
+        event_type = self._resolve(call, call.target, call.text())
+        if event_type not in self.positive:
+            raise self.fail(call, f"{call.text()} aggregates {event_type}, which only appears under NOT; "
+                            "negated events belong to no trend")  # fmt: skip
+        return AggregateSpec(call.function, event_type, call.attribute, call.text())
+
+    def _group_attribute(self, name: AttributeName) -> str:
+        if name.qualifier is not None:
+            self._resolve(name, name.qualifier, f"grouping attribute {name.text()}")
+        return name.attribute
+
+    def _classify(self, expr: nodes.Expression, pattern: SubPattern, local: list[LocalPredicate],
+                  edge: list[EdgePredicate]) -> None:  # fmt: skip
+        text = expression_text(expr)
+        refs = references(expr)
+        if not refs:
+            raise self.fail(expr, f"condition '{text}' references no event attribute")
+        previous = {self._resolve(r, r.name, "the predicate") for r in refs if not r.next}
+        following = {self._resolve(r, r.name, "the predicate") for r in refs if r.next}
+        if not following:
+            if len(previous) > 1:
+                raise self.fail(expr, f"condition '{text}' mixes event types {', '.join(sorted(previous))}; a "
+                                "local predicate reads one type, an edge predicate X.a op NEXT(Y).b two adjacent ones")  # fmt: skip
+            local.append(LocalPredicate(previous.pop(), compile_local(expr), text))
+            return
+        if not previous:
+            raise self.fail(expr, f"edge predicate '{text}' reads only NEXT(...); it must compare the previous "
+                            "event too, e.g. S.price > NEXT(S).price")  # fmt: skip
+        if len(previous) > 1 or len(following) > 1:
+            raise self.fail(expr, f"edge predicate '{text}' must read one previous type X and one NEXT(Y)")
+        source, target = previous.pop(), following.pop()
+        if not any(part.template.transition(source, target) for part in pattern.walk()):
+            raise self.fail(expr, f"edge predicate '{text}': an {source} event is never immediately followed "
+                            f"by a {target} event in this pattern")  # fmt: skip
+        key = index_key(expr)
+        edge.append(
+            EdgePredicate(source, target, compile_expression(expr), text,
+                          *(key if key is not None else (None, None, None)))  # fmt: skip
+        )
+
+
+def _kleene_subpatterns(p: Pattern | NegationPattern) -> list[str]:
+    if isinstance(p, EventTypePattern) or isinstance(p, NegationPattern):
+        return []
+    if isinstance(p, KleenePattern):
+        return [canonical(p)] + _kleene_subpatterns(p.inner)
+    return [k for item in p.items for k in _kleene_subpatterns(item)]

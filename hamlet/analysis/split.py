@@ -1,0 +1,96 @@
+"""The pattern split for negation (GRETA §5.1, Algorithm 3).
+
+A pattern with ``NOT`` is split into its positive sub-pattern and negative sub-patterns, recursively (a
+negative sub-pattern may hold negations of its own). Each negative sub-pattern remembers its *previous*
+type (the end type of the positive pattern before the NOT) and its *following* type (the start type after
+it); a leading NOT has no previous type and a trailing NOT no following type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from hamlet.analysis.template import Template, build_template, canonical, end_type, start_type
+from hamlet.errors import QueryError
+from hamlet.language.nodes import EventTypePattern, KleenePattern, NegationPattern, Node, Pattern, SeqPattern
+
+Fail = Callable[[Node, str], QueryError]
+
+
+@dataclass(frozen=True)
+class Negation:
+    """``NOT part`` between ``previous`` and ``following`` (either is None for a leading/trailing NOT)."""
+
+    part: SubPattern
+    previous: str | None
+    following: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class SubPattern:
+    """A positive pattern, its GRETA template, and the negations attached to its transitions."""
+
+    pattern: Pattern
+    template: Template
+    negations: tuple[Negation, ...]
+
+    def all_types(self) -> tuple[str, ...]:
+        """The types of this sub-pattern and of every negative sub-pattern below it."""
+        out = list(self.template.types)
+        for negation in self.negations:
+            out.extend(negation.part.all_types())
+        return tuple(out)
+
+    def walk(self) -> list[SubPattern]:
+        """This sub-pattern and every negative one below it, parents first."""
+        out = [self]
+        for negation in self.negations:
+            out.extend(negation.part.walk())
+        return out
+
+
+def split_pattern(pattern: Pattern, fail: Fail) -> SubPattern:
+    return _split(pattern, fail, top_level=True)
+
+
+def _split(pattern: Pattern, fail: Fail, top_level: bool) -> SubPattern:
+    negations: list[Negation] = []
+
+    def strip(p: Pattern, is_root: bool) -> Pattern:
+        if isinstance(p, EventTypePattern):
+            return p
+        if isinstance(p, KleenePattern):
+            return KleenePattern(p.line, p.column, strip(p.inner, False))
+        items = p.items
+        positives: list[Pattern] = []
+        for index, item in enumerate(items):
+            if not isinstance(item, NegationPattern):
+                positives.append(strip(item, False))
+                continue
+            before = items[index - 1] if index > 0 else None
+            after = items[index + 1] if index + 1 < len(items) else None
+            if isinstance(before, NegationPattern) or isinstance(after, NegationPattern):
+                raise fail(item, "two NOTs in a row; write one NOT SEQ(...) or put a positive pattern between them")
+            if (before is None or after is None) and not (is_root and top_level):
+                where = "first" if before is None else "last"
+                raise fail(item, f"NOT may be {where} only in the top-level SEQ of a query's pattern; "
+                           "inside, it must stand between two positive sub-patterns")  # fmt: skip
+            part = _split(item.inner, fail, top_level=False)
+            negations.append(
+                Negation(
+                    part,
+                    previous=end_type(before) if before is not None else None,
+                    following=start_type(after) if after is not None else None,
+                    text=canonical(item),
+                )
+            )
+        if not positives:
+            raise fail(p, "SEQ(...) needs at least one positive sub-pattern besides its NOTs")
+        if len(positives) == 1:
+            return positives[0]
+        return SeqPattern(p.line, p.column, tuple(positives))
+
+    positive = strip(pattern, True)
+    return SubPattern(positive, build_template(positive), tuple(negations))

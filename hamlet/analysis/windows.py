@@ -1,0 +1,59 @@
+"""Windows ``[k*SLIDE, k*SLIDE + WITHIN)`` for every integer k, aligned to time 0, and panes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from hamlet.events import Number
+
+
+@dataclass(frozen=True)
+class Window:
+    within: Fraction
+    slide: Fraction
+
+    @property
+    def integral(self) -> bool:
+        return self.within.denominator == 1 and self.slide.denominator == 1
+
+    def indexes(self, time: Number) -> range:
+        """The k of every window that contains ``time`` (WITHIN/SLIDE of them, rounded up, or none)."""
+        if type(time) is int and self.integral:
+            w, s = int(self.within), int(self.slide)
+            return range((time - w) // s + 1, time // s + 1)
+        t = Fraction(time)
+        return range(math.floor((t - self.within) / self.slide) + 1, math.floor(t / self.slide) + 1)
+
+    def start(self, k: int) -> Fraction:
+        return k * self.slide
+
+    def end(self, k: int) -> Fraction:
+        return k * self.slide + self.within
+
+    def describe(self) -> str:
+        if self.slide == self.within:
+            return f"WITHIN {seconds_text(self.within)} (tumbling)"
+        return f"WITHIN {seconds_text(self.within)} SLIDE {seconds_text(self.slide)}"
+
+
+def as_number(value: Fraction) -> Number:
+    """A window bound as users see it: an int when whole, else a float."""
+    return int(value) if value.denominator == 1 else float(value)
+
+
+def seconds_text(value: Fraction) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        if value >= size and (value / size).denominator == 1:
+            return f"{value / size} {unit}"
+    return f"{as_number(value)} s"
+
+
+def pane_size(durations: list[Fraction]) -> Fraction:
+    """The gcd of all window lengths and slides (HAMLET §3.1): the largest pane every window is made of."""
+    result = Fraction(0)
+    for d in durations:
+        numerator = math.gcd(result.numerator * d.denominator, d.numerator * result.denominator)
+        result = Fraction(numerator, result.denominator * d.denominator)
+    return result

@@ -1,0 +1,91 @@
+"""The ``hamlet`` command line: evaluate, check, explain."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hamlet.analysis.workload import Workload, parse_workload
+from hamlet.api import STRATEGIES, evaluate
+from hamlet.errors import EventError, HamletError, QueryError
+from hamlet.explain import explain
+from hamlet.io import format_table, read_events_csv, write_jsonl
+
+
+def _load_workload(path: str) -> Workload:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise HamletError(f"cannot read workload {path}: {e.strerror}") from None
+    try:
+        return parse_workload(text)
+    except QueryError as e:
+        raise _located(e, path) from None
+
+
+def _located(error: QueryError, path: str) -> HamletError:
+    excerpt = error.excerpt()
+    query = f"query {error.query!r}: " if error.query else ""
+    return HamletError(f"{path}:{error.line}:{error.column}: {query}{error.message}" + (f"\n{excerpt}" if excerpt else ""))
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    workload = _load_workload(args.workload)
+    if args.strategy not in STRATEGIES:
+        raise HamletError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
+    try:
+        with open(args.events, encoding="utf-8", newline="") as f:
+            events = read_events_csv(f, args.events)
+    except OSError as e:
+        raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
+    rows = evaluate(workload, events, strategy=args.strategy)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            write_jsonl(rows, out)
+        print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
+    else:
+        print(format_table(rows) if rows else "no trend matched: no rows")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    workload = _load_workload(args.workload)
+    print(f"{args.workload}: {len(workload.queries)} queries OK ({', '.join(q.name for q in workload.queries)})")
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    print(explain(_load_workload(args.workload)))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hamlet", description="Exact trend aggregation over event streams.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    ev = sub.add_parser("evaluate", help="evaluate a workload over a CSV of events")
+    ev.add_argument("--workload", required=True, help="workload file (queries)")
+    ev.add_argument("--events", required=True, help="CSV: event_type, event_time, attribute columns")
+    ev.add_argument("--strategy", default="greta", help=f"execution strategy: {', '.join(STRATEGIES)}")
+    ev.add_argument("--output", help="write JSON lines here instead of printing a table")
+    ev.set_defaults(run=_evaluate)
+    check = sub.add_parser("check", help="parse and validate a workload; exit 1 with the error")
+    check.add_argument("workload")
+    check.set_defaults(run=_check)
+    ex = sub.add_parser("explain", help="print templates, negations, predicates, panes and sharing")
+    ex.add_argument("workload")
+    ex.set_defaults(run=_explain)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (HamletError, EventError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

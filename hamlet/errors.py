@@ -1,0 +1,62 @@
+"""The exceptions users see. Each carries enough to point at the offending input."""
+
+from __future__ import annotations
+
+
+class HamletError(Exception):
+    """Base class of every error the engine raises on purpose."""
+
+
+class QueryError(HamletError):
+    """A workload that cannot be parsed or analysed.
+
+    ``line`` and ``column`` are 1-based positions in the workload text; ``query`` is the name of the query
+    being read (None before the first name), ``expected`` what the parser wanted at that spot, if known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int,
+        column: int,
+        query: str | None = None,
+        expected: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        self.query = query
+        self.expected = expected
+        self.source = source
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        where = f"line {self.line}, column {self.column}"
+        if self.query is not None:
+            where = f"query {self.query!r}, {where}"
+        return f"{where}: {self.message}"
+
+    def excerpt(self) -> str:
+        """The offending source line with a caret under the column (empty without source)."""
+        if self.source is None:
+            return ""
+        lines = self.source.splitlines()
+        if not 1 <= self.line <= len(lines):
+            return ""
+        text = lines[self.line - 1].expandtabs(1)
+        return f"  {text}\n  {' ' * (self.column - 1)}^"
+
+
+class EventError(HamletError):
+    """An event that cannot be read: ``where`` names the file and line or the position in the input."""
+
+    def __init__(self, message: str, *, where: str) -> None:
+        self.message = message
+        self.where = where
+        super().__init__(f"{where}: {message}")
+
+
+class EvaluationError(HamletError):
+    """Data that breaks a query at run time, e.g. a non-numeric value summed by SUM."""

@@ -1,0 +1,71 @@
+"""``hamlet explain``: everything the analysis derived from a workload, readable."""
+
+from __future__ import annotations
+
+from hamlet.analysis.query import AnalyzedQuery
+from hamlet.analysis.split import SubPattern
+from hamlet.analysis.template import canonical
+from hamlet.analysis.windows import seconds_text
+from hamlet.analysis.workload import Workload
+
+
+def explain(workload: Workload) -> str:
+    out: list[str] = []
+    for q in workload.queries:
+        out.extend(_query(q))
+        out.append("")
+    out.append("Workload")
+    out.append(f"  pane (gcd of all windows and slides): {seconds_text(workload.pane)}")
+    merged = workload.merged_template()
+    out.append("  merged template (each type once, transitions labelled by their queries):")
+    out.append(f"    types: {', '.join(merged.types)}")
+    for t in merged.transitions:
+        out.append(f"    {t.source} -{t.label}-> {t.target}   {{{', '.join(t.queries)}}}")
+    out.append("    start types: " + "; ".join(f"{k} {{{', '.join(v)}}}" for k, v in merged.start.items()))
+    out.append("    end types:   " + "; ".join(f"{k} {{{', '.join(v)}}}" for k, v in merged.end.items()))
+    sharable = workload.sharable_kleene_subpatterns()
+    out.append("  sharable Kleene sub-patterns (Definition 3.1):")
+    if not sharable:
+        out.append("    none: no Kleene sub-pattern appears in two queries")
+    for pattern, queries in sharable.items():
+        out.append(f"    {pattern}   {{{', '.join(queries)}}}")
+    out.append("  sharable query sets (Definition 3.2):")
+    for s in workload.sharable_query_sets():
+        shares = "; ".join(f"{p} by {{{', '.join(qs)}}}" for p, qs in s.kleene_subpatterns.items()) or "nothing"
+        partition = ", ".join(s.partition_attributes) or "none"
+        out.append(f"    {{{', '.join(s.queries)}}}: shares {shares}; partitioned by {partition}; "
+                   f"pane {seconds_text(s.pane)}")  # fmt: skip
+    return "\n".join(out)
+
+
+def _query(q: AnalyzedQuery) -> list[str]:
+    lines = [f"Query {q.name}"]
+    lines.extend("  | " + line for line in q.text.splitlines())
+    lines.append(f"  pattern: {canonical(q.syntax.pattern) if q.syntax else '?'}")
+    lines.extend(_sub_pattern(q.pattern, "  ", "positive pattern"))
+    lines.append("  aggregates: " + ", ".join(a.text for a in q.aggregates))
+    lines.append(f"  window: {q.window.describe()}")
+    lines.append(f"  GROUP-BY: {', '.join(q.group_by) or 'none'}; equivalence: {', '.join(q.equivalence) or 'none'}"
+                 f"; stream partitioned by: {', '.join(q.partition_attributes) or 'nothing'}")  # fmt: skip
+    for p in q.local_predicates:
+        lines.append(f"  local predicate on {p.event_type}: {p.text}")
+    for e in q.edge_predicates:
+        how = f"ordered index on {e.key_op}" if e.key_op else "scan"
+        lines.append(f"  edge predicate on {e.source} -> {e.target}: {e.text}   ({how})")
+    if q.kleene_subpatterns:
+        lines.append(f"  Kleene sub-patterns: {', '.join(q.kleene_subpatterns)}")
+    return lines
+
+
+def _sub_pattern(part: SubPattern, indent: str, title: str) -> list[str]:
+    t = part.template
+    lines = [f"{indent}{title}: {canonical(part.pattern)}"]
+    lines.append(f"{indent}  template: start {t.start}, end {t.end}")
+    for tr in t.transitions:
+        lines.append(f"{indent}    {tr.source} -{tr.label}-> {tr.target}")
+    for negation in part.negations:
+        before = negation.previous or "window start"
+        after = negation.following or "window end"
+        title = f"negative sub-pattern {negation.text} (previous: {before}, following: {after})"
+        lines.extend(_sub_pattern(negation.part, indent + "  ", title))
+    return lines

@@ -1,0 +1,5 @@
+"""The trend-aggregation query language: text → tokens → syntax tree."""
+
+from hamlet.language.parser import parse_workload_text
+
+__all__ = ["parse_workload_text"]

@@ -1,0 +1,147 @@
+"""Tokens of the query language.
+
+Keywords are case-insensitive; ``--`` starts a comment to the end of the line. Every token remembers its
+line and column so that the parser and the analysis can point at it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hamlet.errors import QueryError
+from hamlet.language.nodes import UNIT_SECONDS
+
+
+class Kind(enum.Enum):
+    IDENT = "identifier"
+    KEYWORD = "keyword"
+    NUMBER = "number"
+    STRING = "string"
+    SYMBOL = "symbol"
+    END = "end of input"
+
+
+KEYWORDS = frozenset(
+    {"RETURN", "PATTERN", "WHERE", "GROUP-BY", "WITHIN", "SLIDE", "SEQ", "NOT", "AND", "OR", "NEXT"}
+)
+
+# Longest first, so that "<=" wins over "<".
+SYMBOLS = ("<=", ">=", "!=", "<>", "(", ")", "[", "]", ",", ".", ":", "+", "-", "*", "/", "%", "=", "<", ">")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: Kind
+    text: str  # keywords upper-cased; strings without quotes; everything else as written
+    line: int
+    column: int
+    value: int | float | str | None = None  # numbers parsed, strings unquoted
+
+    def is_keyword(self, word: str) -> bool:
+        return self.kind is Kind.KEYWORD and self.text == word
+
+    def is_symbol(self, symbol: str) -> bool:
+        return self.kind is Kind.SYMBOL and self.text == symbol
+
+    def describe(self) -> str:
+        if self.kind is Kind.END:
+            return "end of input"
+        if self.kind is Kind.STRING:
+            return f"string '{self.text}'"
+        return f"'{self.text}'"
+
+
+def tokenize(source: str) -> Iterator[Token]:
+    """The tokens of ``source``, ending with one END token; raises QueryError on a stray character."""
+    line, line_start, i, n = 1, 0, 0, len(source)
+    while i < n:
+        ch = source[i]
+        column = i - line_start + 1
+        if ch == "\n":
+            line, line_start, i = line + 1, i + 1, i + 1
+        elif ch.isspace():
+            i += 1
+        elif source.startswith("--", i):
+            while i < n and source[i] != "\n":
+                i += 1
+        elif ch.isalpha() or ch == "_":
+            j = i
+            while j < n and (source[j].isalnum() or source[j] == "_"):
+                j += 1
+            word = source[i:j]
+            upper = word.upper()
+            if upper == "GROUP":
+                # GROUP-BY (the papers' spelling) and GROUP BY are the same keyword.
+                k = j
+                while k < n and source[k] in " \t":
+                    k += 1
+                if k < n and source[k] == "-":
+                    k += 1
+                    while k < n and source[k] in " \t":
+                        k += 1
+                if source[k : k + 2].upper() == "BY" and not (k + 2 < n and (source[k + 2].isalnum() or source[k + 2] == "_")):
+                    yield Token(Kind.KEYWORD, "GROUP-BY", line, column)
+                    i = k + 2
+                    continue
+            if upper in KEYWORDS:
+                yield Token(Kind.KEYWORD, upper, line, column)
+            else:
+                yield Token(Kind.IDENT, word, line, column)
+            i = j
+        elif ch.isdigit() or (ch == "." and i + 1 < n and source[i + 1].isdigit()):
+            j = i
+            while j < n and source[j].isdigit():
+                j += 1
+            is_float = False
+            if j < n and source[j] == "." and j + 1 < n and source[j + 1].isdigit():
+                is_float = True
+                j += 1
+                while j < n and source[j].isdigit():
+                    j += 1
+            if j < n and source[j] in "eE":
+                k = j + 1
+                if k < n and source[k] in "+-":
+                    k += 1
+                if k < n and source[k].isdigit():
+                    is_float = True
+                    j = k
+                    while j < n and source[j].isdigit():
+                        j += 1
+            text = source[i:j]
+            if j < n and (source[j].isalpha() or source[j] == "_") and not _starts_unit(source, j):
+                raise QueryError(
+                    f"malformed number '{text}{source[j]}'", line=line, column=column, source=source
+                )
+            value: int | float = float(text) if is_float else int(text)
+            yield Token(Kind.NUMBER, text, line, column, value)
+            i = j
+        elif ch in "'\"":
+            j = i + 1
+            while j < n and source[j] != ch and source[j] != "\n":
+                j += 1
+            if j >= n or source[j] != ch:
+                raise QueryError(
+                    "unterminated string", line=line, column=column, expected=f"closing {ch}", source=source
+                )
+            text = source[i + 1 : j]
+            yield Token(Kind.STRING, text, line, column, text)
+            i = j + 1
+        else:
+            for symbol in SYMBOLS:
+                if source.startswith(symbol, i):
+                    yield Token(Kind.SYMBOL, "!=" if symbol == "<>" else symbol, line, column)
+                    i += len(symbol)
+                    break
+            else:
+                raise QueryError(f"unexpected character {ch!r}", line=line, column=column, source=source)
+    yield Token(Kind.END, "", line, n - line_start + 1)
+
+
+def _starts_unit(source: str, j: int) -> bool:
+    """A number may be glued to its time unit: ``30min``, ``500ms``."""
+    k = j
+    while k < len(source) and source[k].isalpha():
+        k += 1
+    return source[j:k].lower() in UNIT_SECONDS

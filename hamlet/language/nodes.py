@@ -1,0 +1,184 @@
+"""The syntax tree of a workload: what the text says, before names are resolved.
+
+Every node carries the position of its first token (``line``, ``column``) so that the analysis can report
+errors at the right spot. Nodes are frozen: the analysis derives new structures instead of mutating them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Union
+
+UNIT_SECONDS: dict[str, Fraction] = {
+    "ms": Fraction(1, 1000),
+    "s": Fraction(1), "sec": Fraction(1), "secs": Fraction(1), "second": Fraction(1), "seconds": Fraction(1),
+    "min": Fraction(60), "mins": Fraction(60), "minute": Fraction(60), "minutes": Fraction(60),
+    "h": Fraction(3600), "hour": Fraction(3600), "hours": Fraction(3600),
+    "d": Fraction(86400), "day": Fraction(86400), "days": Fraction(86400),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Node:
+    line: int
+    column: int
+
+
+# ---- patterns ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventTypePattern(Node):
+    """``Travel`` or ``Travel T``: matches one event of the type."""
+
+    type_name: str
+    alias: str | None = None
+
+
+@dataclass(frozen=True)
+class KleenePattern(Node):
+    """``P+``: one or more matches of P one after another."""
+
+    inner: Pattern
+
+
+@dataclass(frozen=True)
+class SeqPattern(Node):
+    """``SEQ(P1, P2, ...)``; items may be negations."""
+
+    items: tuple[Pattern | NegationPattern, ...]
+
+
+@dataclass(frozen=True)
+class NegationPattern(Node):
+    """``NOT P``; only valid as an item of a SEQ (checked by the analysis, which knows the context)."""
+
+    inner: Pattern
+
+
+Pattern = Union[EventTypePattern, KleenePattern, SeqPattern]
+
+
+# ---- expressions ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Literal(Node):
+    value: int | float | str
+
+
+@dataclass(frozen=True)
+class AttributeRef(Node):
+    """``T.speed`` (``next`` False) or ``NEXT(T).speed`` (``next`` True); ``name`` is a type or an alias."""
+
+    name: str
+    attribute: str
+    next: bool = False
+
+
+@dataclass(frozen=True)
+class UnaryMinus(Node):
+    operand: Expression
+
+
+@dataclass(frozen=True)
+class Arithmetic(Node):
+    op: str  # + - * / %
+    left: Expression
+    right: Expression
+
+
+@dataclass(frozen=True)
+class Comparison(Node):
+    op: str  # = != < <= > >=
+    left: Expression
+    right: Expression
+
+
+@dataclass(frozen=True)
+class BooleanOp(Node):
+    op: str  # AND | OR
+    operands: tuple[Expression, ...]
+
+
+@dataclass(frozen=True)
+class EquivalenceList(Node):
+    """``[driver, rider]``: every event of a trend (and of its negative sub-patterns) shares these values."""
+
+    attributes: tuple[str, ...]
+
+
+Expression = Union[Literal, AttributeRef, UnaryMinus, Arithmetic, Comparison, BooleanOp, EquivalenceList]
+
+
+# ---- queries -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttributeName(Node):
+    """A grouping attribute, ``district`` or ``T.district`` (``qualifier`` is then ``T``)."""
+
+    qualifier: str | None
+    attribute: str
+
+    def text(self) -> str:
+        return f"{self.qualifier}.{self.attribute}" if self.qualifier else self.attribute
+
+
+@dataclass(frozen=True)
+class AggregateCall(Node):
+    """``COUNT(*)``, ``COUNT(E)``, ``SUM(E.a)``, ``MIN(E.a)``, ``MAX(E.a)``, ``AVG(E.a)``."""
+
+    function: str  # upper case
+    target: str | None  # type or alias; None for COUNT(*)
+    attribute: str | None
+
+    def text(self) -> str:
+        if self.target is None:
+            return f"{self.function}(*)"
+        if self.attribute is None:
+            return f"{self.function}({self.target})"
+        return f"{self.function}({self.target}.{self.attribute})"
+
+
+@dataclass(frozen=True)
+class Duration(Node):
+    seconds: Fraction
+    text: str
+
+
+@dataclass(frozen=True)
+class Query(Node):
+    name: str
+    returns: tuple[AttributeName | AggregateCall, ...]
+    pattern: Pattern
+    where: Expression | None
+    group_by: tuple[AttributeName, ...]
+    within: Duration
+    slide: Duration | None
+    text: str = field(compare=False, default="")
+
+
+@dataclass(frozen=True)
+class WorkloadSyntax:
+    queries: tuple[Query, ...]
+    source: str = field(compare=False, default="")
+
+
+def expression_text(expr: Expression) -> str:
+    """The expression written back as query text (used in explanations and messages)."""
+    if isinstance(expr, Literal):
+        return f"'{expr.value}'" if isinstance(expr.value, str) else repr(expr.value)
+    if isinstance(expr, AttributeRef):
+        return f"NEXT({expr.name}).{expr.attribute}" if expr.next else f"{expr.name}.{expr.attribute}"
+    if isinstance(expr, UnaryMinus):
+        return f"-{expression_text(expr.operand)}"
+    if isinstance(expr, (Arithmetic, Comparison)):
+        left, right = expression_text(expr.left), expression_text(expr.right)
+        if isinstance(expr, Arithmetic):
+            return f"({left} {expr.op} {right})"
+        return f"{left} {expr.op} {right}"
+    if isinstance(expr, BooleanOp):
+        return "(" + f" {expr.op} ".join(expression_text(o) for o in expr.operands) + ")"
+    return "[" + ", ".join(expr.attributes) + "]"

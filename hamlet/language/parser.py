@@ -1,0 +1,401 @@
+"""Recursive-descent parser: tokens → syntax tree (``nodes``).
+
+The grammar (keywords case-insensitive)::
+
+    workload   := query*
+    query      := NAME ':' RETURN item (',' item)* PATTERN pattern [WHERE condition]
+                  [GROUP-BY attribute (',' attribute)*] WITHIN duration [SLIDE duration]
+    item       := FUNC '(' ('*' | NAME ['.' NAME]) ')' | attribute
+    pattern    := primary '+'*
+    primary    := SEQ '(' seqitem (',' seqitem)* ')' | '(' pattern ')' | TYPE [ALIAS]
+    seqitem    := NOT pattern | pattern
+    condition  := or;  or := and (OR and)*;  and := cmp (AND cmp)*
+    cmp        := sum [op sum];  sum := prod (('+'|'-') prod)*;  prod := unary (('*'|'/'|'%') unary)*
+    unary      := '-' unary | atom
+    atom       := NUMBER | STRING | NAME '.' NAME | NEXT '(' NAME ')' '.' NAME | '[' names ']' | '(' or ')'
+                  | NAME   (a bare word: a string, only on the right of a comparison)
+    duration   := NUMBER [unit]
+
+Nothing here is evaluated: predicates become nodes that the analysis compiles into closures.
+"""
+
+from __future__ import annotations
+
+from hamlet.errors import QueryError
+from hamlet.language.lexer import Kind, Token, tokenize
+from fractions import Fraction
+
+from hamlet.language.nodes import (
+    UNIT_SECONDS,
+    AggregateCall,
+    Arithmetic,
+    AttributeName,
+    AttributeRef,
+    BooleanOp,
+    Comparison,
+    Duration,
+    EquivalenceList,
+    EventTypePattern,
+    Expression,
+    KleenePattern,
+    Literal,
+    NegationPattern,
+    Pattern,
+    Query,
+    SeqPattern,
+    UnaryMinus,
+    WorkloadSyntax,
+)
+
+AGGREGATE_FUNCTIONS = ("COUNT", "SUM", "MIN", "MAX", "AVG")
+COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
+CLAUSES = ("PATTERN", "WHERE", "GROUP-BY", "WITHIN", "SLIDE")
+
+
+def parse_workload_text(source: str) -> WorkloadSyntax:
+    """Parse a whole workload; raises QueryError with line and column on the first problem."""
+    return _Parser(source).workload()
+
+
+class _Parser:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        # Tokens are read lazily so that a lexical error knows which query it is in.
+        self.pending = tokenize(source)
+        self.tokens: list[Token] = []
+        self.i = 0
+        self.query_name: str | None = None
+
+    # ---- token helpers ---------------------------------------------------------------------------------
+
+    def _fill(self, index: int) -> Token:
+        while len(self.tokens) <= index and not (self.tokens and self.tokens[-1].kind is Kind.END):
+            try:
+                self.tokens.append(next(self.pending))
+            except QueryError as e:
+                raise QueryError(e.message, line=e.line, column=e.column, query=self.query_name,
+                                 expected=e.expected, source=self.source) from None  # fmt: skip
+        return self.tokens[min(index, len(self.tokens) - 1)]
+
+    @property
+    def tok(self) -> Token:
+        return self._fill(self.i)
+
+    def peek(self, offset: int = 1) -> Token:
+        return self._fill(self.i + offset)
+
+    def advance(self) -> Token:
+        token = self._fill(self.i)
+        if token.kind is not Kind.END:
+            self.i += 1
+        return token
+
+    def error(self, expected: str, token: Token | None = None, message: str | None = None) -> QueryError:
+        token = token or self.tok
+        return QueryError(
+            message or f"expected {expected}, found {token.describe()}",
+            line=token.line,
+            column=token.column,
+            query=self.query_name,
+            expected=expected,
+            source=self.source,
+        )
+
+    def expect_symbol(self, symbol: str, expected: str | None = None) -> Token:
+        if not self.tok.is_symbol(symbol):
+            raise self.error(expected or f"'{symbol}'")
+        return self.advance()
+
+    def expect_keyword(self, word: str) -> Token:
+        if not self.tok.is_keyword(word):
+            raise self.error(word)
+        return self.advance()
+
+    def expect_name(self, what: str) -> Token:
+        if self.tok.kind is not Kind.IDENT:
+            if self.tok.kind is Kind.KEYWORD:
+                raise self.error(what, message=f"expected {what}, found keyword {self.tok.text} (reserved)")
+            raise self.error(what)
+        return self.advance()
+
+    # ---- workload and query ----------------------------------------------------------------------------
+
+    def workload(self) -> WorkloadSyntax:
+        queries: list[Query] = []
+        seen: dict[str, Query] = {}
+        while self.tok.kind is not Kind.END:
+            query = self.query()
+            if query.name in seen:
+                first = seen[query.name]
+                raise QueryError(
+                    f"query name {query.name!r} is used twice (first at line {first.line})",
+                    line=query.line, column=query.column, query=query.name, source=self.source,
+                )  # fmt: skip
+            seen[query.name] = query
+            queries.append(query)
+        if not queries:
+            raise QueryError("the workload holds no query", line=1, column=1, expected="a query 'name: RETURN ...'",
+                             source=self.source)  # fmt: skip
+        return WorkloadSyntax(tuple(queries), self.source)
+
+    def query(self) -> Query:
+        self.query_name = None
+        name = self.expect_name("a query name followed by ':'")
+        self.query_name = name.text
+        self.expect_symbol(":", "':' after the query name")
+        start_offset = self._offset(name)
+        self.expect_keyword("RETURN")
+        returns = [self.return_item()]
+        while self.tok.is_symbol(","):
+            self.advance()
+            returns.append(self.return_item())
+        if not self.tok.is_keyword("PATTERN"):
+            raise self.error("',' or PATTERN")
+        self.advance()
+        pattern = self.pattern()
+        where = None
+        if self.tok.is_keyword("WHERE"):
+            self.advance()
+            where = self.condition()
+        group_by: list[AttributeName] = []
+        if self.tok.is_keyword("GROUP-BY"):
+            self.advance()
+            group_by.append(self.attribute_name("a grouping attribute"))
+            while self.tok.is_symbol(","):
+                self.advance()
+                group_by.append(self.attribute_name("a grouping attribute"))
+        if not self.tok.is_keyword("WITHIN"):
+            expected = {0: "WHERE, GROUP-BY or WITHIN", 1: "GROUP-BY or WITHIN", 2: "WITHIN"}
+            stage = 2 if group_by else (1 if where is not None else 0)
+            raise self.error(expected[stage])
+        self.advance()
+        within = self.duration()
+        slide = None
+        if self.tok.is_keyword("SLIDE"):
+            self.advance()
+            slide = self.duration()
+        end = self._offset(self.tok)
+        if self.tok.kind is not Kind.END and not (self.tok.kind is Kind.IDENT and self.peek().is_symbol(":")):
+            raise self.error("SLIDE or the next query 'name:'" if slide is None else "the next query 'name:'")
+        return Query(
+            name.line, name.column, name.text, tuple(returns), pattern, where, tuple(group_by), within, slide,
+            text=self.source[start_offset:end].strip(),
+        )  # fmt: skip
+
+    def _offset(self, token: Token) -> int:
+        offset = 0
+        for _ in range(token.line - 1):
+            offset = self.source.index("\n", offset) + 1
+        return offset + token.column - 1
+
+    def return_item(self) -> AttributeName | AggregateCall:
+        tok = self.tok
+        if tok.kind is Kind.IDENT and tok.text.upper() in AGGREGATE_FUNCTIONS and self.peek().is_symbol("("):
+            function = tok.text.upper()
+            self.advance()
+            self.advance()
+            if self.tok.is_symbol("*"):
+                if function != "COUNT":
+                    raise self.error(f"an event type in {function}(...)", message=f"{function}(*) is not defined; "
+                                     f"write {function}(Type.attribute)")  # fmt: skip
+                self.advance()
+                target, attribute = None, None
+            else:
+                target = self.expect_name("'*' or an event type" if function == "COUNT" else "Type.attribute").text
+                attribute = None
+                if self.tok.is_symbol("."):
+                    self.advance()
+                    attribute = self.expect_name("an attribute name").text
+                if function == "COUNT" and attribute is not None:
+                    raise self.error("')'", message=f"COUNT takes '*' or an event type, not an attribute "
+                                     f"(COUNT({target}) counts the {target} events of all trends)")  # fmt: skip
+                if function != "COUNT" and attribute is None:
+                    raise self.error("'.' and an attribute", message=f"{function} needs Type.attribute, "
+                                     f"found {function}({target})")  # fmt: skip
+            self.expect_symbol(")", "')' closing the aggregate")
+            return AggregateCall(tok.line, tok.column, function, target, attribute)
+        if tok.kind is Kind.IDENT:
+            return self.attribute_name("an aggregate or a grouping attribute")
+        raise self.error("an aggregate (COUNT, SUM, MIN, MAX, AVG) or a grouping attribute")
+
+    def attribute_name(self, what: str) -> AttributeName:
+        first = self.expect_name(what)
+        if self.tok.is_symbol("."):
+            self.advance()
+            attribute = self.expect_name("an attribute name")
+            return AttributeName(first.line, first.column, first.text, attribute.text)
+        return AttributeName(first.line, first.column, None, first.text)
+
+    def duration(self) -> Duration:
+        tok = self.tok
+        negative = False
+        if tok.is_symbol("-"):
+            negative = True
+            self.advance()
+        if self.tok.kind is not Kind.NUMBER:
+            raise self.error("a duration such as '30 min'", token=self.tok)
+        number = self.advance()
+        seconds = Fraction(number.text) if isinstance(number.value, float) else Fraction(number.value or 0)
+        text = number.text
+        if self.tok.kind is Kind.IDENT and self.tok.text.lower() in UNIT_SECONDS:
+            unit = self.advance()
+            seconds *= UNIT_SECONDS[unit.text.lower()]
+            text += f" {unit.text}"
+        elif self.tok.kind is Kind.IDENT and not self.peek().is_symbol(":"):
+            raise self.error("a time unit (ms, s, min, h, d)", message=f"unknown time unit '{self.tok.text}'; "
+                             "use ms, s|sec|second(s), min|minute(s), h|hour(s) or d|day(s)")  # fmt: skip
+        if negative:
+            seconds, text = -seconds, "-" + text
+        if seconds <= 0:
+            raise QueryError(f"a window length must be positive, found {text}", line=tok.line, column=tok.column,
+                             query=self.query_name, expected="a positive duration", source=self.source)  # fmt: skip
+        return Duration(tok.line, tok.column, seconds, text)
+
+    # ---- patterns --------------------------------------------------------------------------------------
+
+    def pattern(self) -> Pattern:
+        result = self.primary()
+        while self.tok.is_symbol("+"):
+            self.advance()
+            result = KleenePattern(result.line, result.column, result)
+        return result
+
+    def primary(self) -> Pattern:
+        tok = self.tok
+        if tok.is_keyword("SEQ"):
+            self.advance()
+            self.expect_symbol("(", "'(' after SEQ")
+            items: list[Pattern | NegationPattern] = [self.seq_item()]
+            while self.tok.is_symbol(","):
+                self.advance()
+                items.append(self.seq_item())
+            self.expect_symbol(")", "',' or ')' in SEQ(...)")
+            return SeqPattern(tok.line, tok.column, tuple(items))
+        if tok.is_symbol("("):
+            self.advance()
+            if self.tok.is_keyword("NOT"):
+                raise self.error("a pattern", message="NOT may only stand inside SEQ(...), between or around "
+                                 "positive sub-patterns; (NOT P) and (NOT P)+ are not patterns")  # fmt: skip
+            inner = self.pattern()
+            self.expect_symbol(")", "')' closing the parenthesised pattern")
+            return inner
+        if tok.is_keyword("NOT"):
+            raise self.error("a pattern", message="NOT may only stand inside SEQ(...), never as the outermost "
+                             "operator")  # fmt: skip
+        type_token = self.expect_name("an event type, SEQ(...) or '('")
+        alias = None
+        if self.tok.kind is Kind.IDENT:
+            alias = self.advance().text
+        return EventTypePattern(tok.line, tok.column, type_token.text, alias)
+
+    def seq_item(self) -> Pattern | NegationPattern:
+        if self.tok.is_keyword("NOT"):
+            tok = self.advance()
+            if self.tok.is_keyword("NOT"):
+                raise self.error("a pattern after NOT", message="NOT NOT is not a pattern")
+            return NegationPattern(tok.line, tok.column, self.pattern())
+        return self.pattern()
+
+    # ---- conditions ------------------------------------------------------------------------------------
+
+    def condition(self) -> Expression:
+        return self.or_expr()
+
+    def or_expr(self) -> Expression:
+        first = self.and_expr()
+        operands = [first]
+        while self.tok.is_keyword("OR"):
+            self.advance()
+            operands.append(self.and_expr())
+        return first if len(operands) == 1 else BooleanOp(first.line, first.column, "OR", tuple(operands))
+
+    def and_expr(self) -> Expression:
+        first = self.comparison()
+        operands = [first]
+        while self.tok.is_keyword("AND"):
+            self.advance()
+            operands.append(self.comparison())
+        return first if len(operands) == 1 else BooleanOp(first.line, first.column, "AND", tuple(operands))
+
+    def comparison(self) -> Expression:
+        left = self.additive(bare_word_ok=False)
+        if self.tok.kind is Kind.SYMBOL and self.tok.text in COMPARISONS:
+            op = self.advance()
+            right = self.additive(bare_word_ok=True)
+            if self.tok.kind is Kind.SYMBOL and self.tok.text in COMPARISONS:
+                raise self.error("AND, OR or the next clause", message="comparisons do not chain; "
+                                 "write 'a < b AND b < c'")  # fmt: skip
+            return Comparison(left.line, left.column, op.text, left, right)
+        return left
+
+    def additive(self, bare_word_ok: bool) -> Expression:
+        left = self.multiplicative(bare_word_ok)
+        while self.tok.kind is Kind.SYMBOL and self.tok.text in ("+", "-"):
+            op = self.advance()
+            left = Arithmetic(left.line, left.column, op.text, left, self.multiplicative(bare_word_ok))
+        return left
+
+    def multiplicative(self, bare_word_ok: bool) -> Expression:
+        left = self.unary(bare_word_ok)
+        while self.tok.kind is Kind.SYMBOL and self.tok.text in ("*", "/", "%"):
+            op = self.advance()
+            left = Arithmetic(left.line, left.column, op.text, left, self.unary(bare_word_ok))
+        return left
+
+    def unary(self, bare_word_ok: bool) -> Expression:
+        if self.tok.is_symbol("-"):
+            op = self.advance()
+            return UnaryMinus(op.line, op.column, self.unary(bare_word_ok))
+        return self.atom(bare_word_ok)
+
+    def atom(self, bare_word_ok: bool) -> Expression:
+        tok = self.tok
+        if tok.kind is Kind.NUMBER:
+            self.advance()
+            assert tok.value is not None
+            return Literal(tok.line, tok.column, tok.value)
+        if tok.kind is Kind.STRING:
+            self.advance()
+            return Literal(tok.line, tok.column, tok.text)
+        if tok.is_keyword("NEXT"):
+            self.advance()
+            self.expect_symbol("(", "'(' after NEXT")
+            name = self.expect_name("an event type or alias in NEXT(...)")
+            self.expect_symbol(")", "')' after NEXT(Type")
+            self.expect_symbol(".", "'.' and an attribute after NEXT(...)")
+            attribute = self.expect_name("an attribute name")
+            return AttributeRef(tok.line, tok.column, name.text, attribute.text, next=True)
+        if tok.is_symbol("["):
+            self.advance()
+            names = [self._equivalence_attribute()]
+            while self.tok.is_symbol(","):
+                self.advance()
+                names.append(self._equivalence_attribute())
+            self.expect_symbol("]", "',' or ']' in the equivalence list")
+            return EquivalenceList(tok.line, tok.column, tuple(names))
+        if tok.is_symbol("("):
+            self.advance()
+            inner = self.or_expr()
+            self.expect_symbol(")", "')' closing the parenthesised condition")
+            return inner
+        if tok.kind is Kind.IDENT:
+            self.advance()
+            if self.tok.is_symbol("."):
+                self.advance()
+                attribute = self.expect_name("an attribute name after '.'")
+                return AttributeRef(tok.line, tok.column, tok.text, attribute.text)
+            if self.tok.is_symbol("("):
+                raise self.error("Type.attribute", token=tok, message=f"'{tok.text}(' is not allowed here: "
+                                 "predicates hold attributes, numbers, strings and operators, no function calls")  # fmt: skip
+            if bare_word_ok:
+                return Literal(tok.line, tok.column, tok.text)
+            raise self.error("Type.attribute", token=tok, message=f"expected Type.attribute, found bare word "
+                             f"'{tok.text}' (a bare word is a string only on the right of a comparison)")  # fmt: skip
+        raise self.error("Type.attribute, a number, a string, NEXT(Type).attribute or '['")
+
+    def _equivalence_attribute(self) -> str:
+        first = self.expect_name("an attribute name")
+        if self.tok.is_symbol("."):
+            self.advance()
+            return self.expect_name("an attribute name").text
+        return first.text

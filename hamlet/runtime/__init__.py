@@ -1,0 +1,1 @@
+"""Executors: GRETA graphs over one aggregate algebra, driven per stream partition."""

@@ -1,0 +1,215 @@
+"""The aggregate algebra propagated along trend graphs (GRETA Theorem 9.1).
+
+Every event of a graph carries, per window, the aggregate of the trends that end at it: the number of
+those trends (COUNT(*)) and, for the query's RETURN clause, COUNT(E), SUM(E.a), MIN(E.a), MAX(E.a).
+When event e arrives, the aggregates of its predecessor events are combined (``add``) and then extended by
+e itself (``extend``): e starts one new trend if it is of the start type, and e's attribute values enter
+every trend that now ends at e. Counts and sums add; MIN and MAX take the extreme. AVG is SUM / COUNT and is
+derived only when results are read.
+
+Exactness: counts are Python ints (they reach 2^n). SUM over an attribute that holds floats is kept as an
+integer number of 2^-1074 (every double is a whole multiple of it), so sums are exact whatever the order of
+additions and every strategy reports the same double.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from typing import Any, Callable
+
+from hamlet.analysis.predicates import is_number
+from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
+from hamlet.errors import EvaluationError
+from hamlet.events import Event
+
+FLOAT_SCALE_BITS = 1074  # 2^-1074 is the smallest positive double: every double is a multiple of it
+
+
+class CountAlgebra:
+    """COUNT(*) only: the aggregate is the trend count itself, a plain int."""
+
+    zero: Any = 0
+    add = staticmethod(operator.add)
+
+    @staticmethod
+    def extend(acc: int, event: Event, start: bool) -> int | None:
+        count = acc + 1 if start else acc
+        return count or None
+
+    @staticmethod
+    def count(agg: int) -> int:
+        return agg
+
+    def results(self, agg: int, aggregates: Sequence[AggregateSpec]) -> list[Any]:
+        return [agg for _ in aggregates]
+
+
+def _min(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else (a if a <= b else b)
+
+
+def _max(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else (a if a >= b else b)
+
+
+class VectorAlgebra:
+    """COUNT(*) plus per-type fields, as a tuple: slot 0 is the trend count.
+
+    Field kinds: ``count`` (E events in the trends), ``sum`` (of E.a, exact), ``nonnull`` (E occurrences
+    with a non-null a: the divisor of AVG and what makes SUM null), ``floats`` (occurrences with a float a:
+    the SUM is reported as a float when there are any), ``min`` and ``max``.
+    """
+
+    def __init__(self, query: AnalyzedQuery, events: Iterable[Event]) -> None:
+        fields: list[tuple[str, str | None, str | None]] = [("trends", None, None)]
+        for spec in query.aggregates:
+            for field in _fields(spec):
+                if field not in fields:
+                    fields.append(field)
+        self.fields = fields
+        self.index = {f: i for i, f in enumerate(fields)}
+        scaled = {(f[1], f[2]) for f in fields if f[0] == "sum"}
+        self.scaled = {
+            key for key in scaled if any(e.type == key[0] and isinstance(e.get(key[1] or ""), float) for e in events)
+        }
+        self.zero = tuple(None if kind in ("min", "max") else 0 for kind, _, _ in fields)
+        ops = [operator.add if kind not in ("min", "max") else (_min if kind == "min" else _max) for kind, _, _ in fields]
+        linear = all(op is operator.add for op in ops)
+        self.add: Callable[[tuple, tuple], tuple]
+        if linear:
+            self.add = lambda a, b: tuple(map(operator.add, a, b))
+        else:
+            self.add = lambda a, b: tuple(map(_apply, ops, a, b))
+        # Per event type, the fields its events update: (index, kind, attribute, scaled).
+        self.updates: dict[str, list[tuple[int, str, str | None, bool]]] = {}
+        for i, (kind, event_type, attribute) in enumerate(fields):
+            if event_type is not None:
+                self.updates.setdefault(event_type, []).append(
+                    (i, kind, attribute, (event_type, attribute) in self.scaled)
+                )
+
+    def extend(self, acc: tuple, event: Event, start: bool) -> tuple | None:
+        count = acc[0] + 1 if start else acc[0]
+        if not count:
+            return None
+        updates = self.updates.get(event.type)
+        if not updates:
+            return (count,) + acc[1:]
+        out = list(acc)
+        out[0] = count
+        for i, kind, attribute, scaled in updates:
+            if kind == "count":
+                out[i] += count
+                continue
+            value = event.attributes.get(attribute)  # type: ignore[arg-type]
+            if value is None:
+                continue
+            if kind == "sum":
+                out[i] += _summand(value, scaled, event, attribute) * count
+            elif kind == "nonnull":
+                out[i] += count
+            elif kind == "floats":
+                if isinstance(value, float):
+                    out[i] += count
+            elif kind == "min":
+                out[i] = _extreme(_min, out[i], value, event, attribute)
+            else:
+                out[i] = _extreme(_max, out[i], value, event, attribute)
+        return tuple(out)
+
+    @staticmethod
+    def count(agg: tuple) -> int:
+        return agg[0]
+
+    def results(self, agg: tuple, aggregates: Sequence[AggregateSpec]) -> list[Any]:
+        out = []
+        for spec in aggregates:
+            if spec.function == "COUNT":
+                out.append(agg[0] if spec.event_type is None else agg[self.index[("count", spec.event_type, None)]])
+            elif spec.function in ("MIN", "MAX"):
+                out.append(agg[self.index[(spec.function.lower(), spec.event_type, spec.attribute)]])
+            else:
+                key = (spec.event_type, spec.attribute)
+                nonnull = agg[self.index[("nonnull", *key)]]
+                if not nonnull:
+                    out.append(None)
+                    continue
+                total = agg[self.index[("sum", *key)]]
+                exact = Fraction(total, 1 << FLOAT_SCALE_BITS) if key in self.scaled else Fraction(total)
+                if spec.function == "AVG":
+                    out.append(float(exact / nonnull))
+                elif agg[self.index[("floats", *key)]]:
+                    out.append(float(exact))
+                else:
+                    out.append(int(exact))
+        return out
+
+
+def _fields(spec: AggregateSpec) -> list[tuple[str, str | None, str | None]]:
+    if spec.function == "COUNT":
+        return [] if spec.event_type is None else [("count", spec.event_type, None)]
+    if spec.function in ("MIN", "MAX"):
+        return [(spec.function.lower(), spec.event_type, spec.attribute)]
+    key = (spec.event_type, spec.attribute)
+    return [("sum", *key), ("nonnull", *key), ("floats", *key)]
+
+
+def _apply(op: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+    return op(a, b)
+
+
+def _summand(value: Any, scaled: bool, event: Event, attribute: str | None) -> int:
+    if not is_number(value):
+        raise EvaluationError(
+            f"SUM/AVG over {event.type}.{attribute}: the {event.type} event at time {event.time} has "
+            f"non-numeric value {value!r}"
+        )
+    if not scaled:
+        return value  # an int: sums of ints stay exact ints
+    numerator, denominator = value.as_integer_ratio()
+    return numerator * ((1 << FLOAT_SCALE_BITS) // denominator)
+
+
+def _extreme(op: Callable[[Any, Any], Any], current: Any, value: Any, event: Event, attribute: str | None) -> Any:
+    try:
+        return op(current, value)
+    except TypeError:
+        raise EvaluationError(
+            f"MIN/MAX over {event.type}.{attribute}: the {event.type} event at time {event.time} has "
+            f"{value!r}, not comparable with {current!r}"
+        ) from None
+
+
+class LatestStartAlgebra:
+    """For negative sub-patterns: the latest start time of the matches ending at an event (None: none).
+
+    A negation only asks whether some match lies in an interval; with the latest start L of all matches
+    completed before time t, "a match lies strictly between x and t" is exactly "x.time < L".
+    """
+
+    zero: Any = None
+
+    @staticmethod
+    def add(a: Any, b: Any) -> Any:
+        return b if a is None else a if b is None else (a if a >= b else b)
+
+    @staticmethod
+    def extend(acc: Any, event: Event, start: bool) -> Any:
+        if start and (acc is None or event.time > acc):
+            return event.time
+        return acc
+
+    @staticmethod
+    def count(agg: Any) -> int:
+        return 0 if agg is None else 1
+
+
+Algebra = CountAlgebra | VectorAlgebra | LatestStartAlgebra
+
+
+def algebra_for(query: AnalyzedQuery, events: Iterable[Event]) -> CountAlgebra | VectorAlgebra:
+    if all(spec.function == "COUNT" and spec.event_type is None for spec in query.aggregates):
+        return CountAlgebra()
+    return VectorAlgebra(query, events)

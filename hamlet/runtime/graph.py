@@ -1,0 +1,168 @@
+"""The GRETA graph of one sub-pattern in one stream partition (GRETA §4.2, §5.2, §6).
+
+Events are vertices; edges are never stored: when an event arrives, its predecessor sources hand over
+the combined aggregates of its predecessor events, per window, and the event's own aggregate follows
+(``Algebra.extend``). The graph of the query's positive pattern keeps one aggregate per window an event
+falls into (windows share one graph, GRETA §6) and a final aggregate per window from its END events. The
+graph of a negative sub-pattern needs no windows: it tracks the latest start of its matches, which its
+parent reads as a threshold:
+
+* middle ``SEQ(P1, NOT N, P2)``: an end(P1) event x may precede a start(P2) event only if x.time ≥ L;
+* leading ``SEQ(NOT N, P)``: a START event starts a trend in window w only if L < w.start;
+* trailing ``SEQ(P, NOT N)``: an END event counts in window w only if its time ≥ L at the window's end,
+
+where L is the latest start of an N match completed before the time in question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from hamlet.analysis.query import AnalyzedQuery
+from hamlet.analysis.split import SubPattern
+from hamlet.events import Event
+from hamlet.runtime.aggregates import Algebra, LatestStartAlgebra
+from hamlet.runtime.sources import IndexedSource, QueueSource, RunningSource, ScanSource, Source, Threshold
+
+GLOBAL_WINDOW = (0,)
+
+
+class TrendGraph:
+    def __init__(self, query: AnalyzedQuery, part: SubPattern, algebra: Algebra, events: Sequence[Event],
+                 windowed: bool, plain_scan: bool = False) -> None:  # fmt: skip
+        """``plain_scan`` makes every transition use the general scan (GRETA's own algorithm): the other
+        sources are optimisations, and tests hold them to the scan's results."""
+        self.query = query
+        self.template = part.template
+        self.algebra = algebra
+        self.windowed = windowed
+        self.children = [
+            (negation, TrendGraph(query, negation.part, LatestStartAlgebra(), events, False, plain_scan))
+            for negation in part.negations
+        ]
+        self.latest_match_start: Any = None  # for a negative sub-pattern: L, the latest start of a match
+        leading = [g for n, g in self.children if n.previous is None]
+        trailing = [g for n, g in self.children if n.following is None]
+        self.leading = leading
+        self.trailing = trailing
+        self.trailing_limit = _latest_of(trailing)
+        self.incoming: dict[str, list[Source]] = {t: [] for t in self.template.types}
+        self.outgoing: dict[str, list[Source]] = {t: [] for t in self.template.types}
+        running: dict[str, RunningSource] = {}  # plain transitions from one type share its running totals
+        for transition in self.template.transitions:
+            source, target = transition.source, transition.target
+            guards = [g for n, g in self.children if n.previous == source and n.following == target]
+            src = _choose_source(query, source, target, algebra, events, _latest_of(guards), plain_scan)
+            if src is None:
+                if source not in running:
+                    running[source] = RunningSource(source, algebra)
+                    self.outgoing[source].append(running[source])
+                src = running[source]
+            else:
+                self.outgoing[source].append(src)
+            self.incoming[target].append(src)
+        self.sources = [s for ss in self.outgoing.values() for s in ss]
+        # Final aggregates per window; with a trailing NOT, the END contributions wait for the window's end.
+        self.finals: dict[int, Any] = {}
+        self.pending_ends: dict[int, list[tuple[Any, Any]]] = {}
+
+    def graphs(self) -> Iterator[TrendGraph]:
+        yield self
+        for _, child in self.children:
+            yield from child.graphs()
+
+    def windows(self, time: Any) -> Sequence[int]:
+        return self.query.window.indexes(time) if self.windowed else GLOBAL_WINDOW
+
+    def compute(self, event: Event) -> dict[int, Any]:
+        """The aggregates of ``event`` per window, from what is committed (all earlier timestamps)."""
+        windows = self.windows(event.time)
+        if not windows:
+            return {}
+        sources = self.incoming[event.type]
+        algebra = self.algebra
+        if len(sources) == 1:
+            accs = sources[0].collect(event, windows)
+        else:
+            accs = [algebra.zero] * len(windows)
+            add = algebra.add
+            for src in sources:
+                accs = [add(a, b) for a, b in zip(accs, src.collect(event, windows))]
+        is_start = event.type == self.template.start
+        extend = algebra.extend
+        out: dict[int, Any] = {}
+        for k, acc in zip(windows, accs):
+            start = is_start and (not self.leading or self._may_start(k))
+            agg = extend(acc, event, start)
+            if agg is not None:
+                out[k] = agg
+        return out
+
+    def _may_start(self, k: int) -> bool:
+        window_start = self.query.window.start(k)
+        return all(g.latest_match_start is None or g.latest_match_start < window_start for g in self.leading)
+
+    def commit(self, event: Event, aggregates: dict[int, Any]) -> None:
+        if not aggregates:
+            return
+        for src in self.outgoing[event.type]:
+            src.insert(event, aggregates)
+        if event.type != self.template.end:
+            return
+        if not self.windowed:
+            self.latest_match_start = self.algebra.add(self.latest_match_start, aggregates[0])
+            return
+        if self.trailing:
+            for k, agg in aggregates.items():
+                self.pending_ends.setdefault(k, []).append((event.time, agg))
+            return
+        add = self.algebra.add
+        for k, agg in aggregates.items():
+            current = self.finals.get(k)
+            self.finals[k] = agg if current is None else add(current, agg)
+
+    def close(self, k: int) -> Any:
+        """Forget window k and return its final aggregate (None when no trend matched)."""
+        for src in self.sources:
+            src.close(k)
+        if self.trailing:
+            limit = self.trailing_limit()  # type: ignore[misc]
+            result = None
+            add = self.algebra.add
+            for time, agg in self.pending_ends.pop(k, ()):
+                if limit is None or time >= limit:
+                    result = agg if result is None else add(result, agg)
+            return result
+        return self.finals.pop(k, None)
+
+
+def _choose_source(query: AnalyzedQuery, source: str, target: str, algebra: Algebra, events: Sequence[Event],
+                   threshold: Threshold | None, plain_scan: bool) -> Source | None:  # fmt: skip
+    """The cheapest source that answers the transition exactly; None for a shared running total."""
+    predicates = query.edge_predicates_of(source, target)
+    if plain_scan or len(predicates) > 1 or (predicates and (threshold is not None or predicates[0].key_op is None)):
+        return ScanSource(source, algebra, [p.test for p in predicates], threshold, query.window.within)
+    if threshold is not None:
+        return QueueSource(source, algebra, threshold)
+    if not predicates:
+        return None
+    p = predicates[0]
+    assert p.key_op is not None and p.source_key is not None and p.target_key is not None
+    values = [p.source_key(e) for e in events if e.type == source]
+    return IndexedSource(source, algebra, p.key_op, p.source_key, p.target_key, values)
+
+
+def _latest_of(graphs: Iterable[TrendGraph]) -> Threshold | None:
+    graphs = tuple(graphs)
+    if not graphs:
+        return None
+    if len(graphs) == 1:
+        only = graphs[0]
+        return lambda: only.latest_match_start
+
+    def latest() -> Any:
+        starts = [g.latest_match_start for g in graphs if g.latest_match_start is not None]
+        return max(starts) if starts else None
+
+    return latest

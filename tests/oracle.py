@@ -1,0 +1,301 @@
+"""A brute-force, two-step oracle for trend aggregation: construct every trend, then aggregate.
+
+This module is what the engine (``hamlet.runtime``) is checked against, so it is written to be obviously
+correct rather than fast, and it shares nothing with the engine's algorithm (no graph, no propagation, no
+running sums). It reads only the analysed query (predicates, window, aggregates) and the pattern *as written*
+(``AnalyzedQuery.syntax.pattern``, with its ``NOT`` items in place). Exponential time: meant for small
+inputs (about 14 events per partition and window).
+
+The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by step:
+
+1. **Relevant events.** A query reads the event types of its pattern, positive and negated. Events of other
+   types, events that fail a local predicate of their type, and events with a null (or missing) value in a
+   GROUP-BY or equivalence attribute are dropped.
+2. **Partitions.** The remaining events are partitioned by their values of the GROUP-BY ∪ equivalence
+   attributes. A trend, and every match of a negative sub-pattern that may invalidate it, is made of the
+   events of one partition.
+3. **Windows.** Window k is ``[k*SLIDE, k*SLIDE + WITHIN)``. A trend belongs to window k when all its events
+   lie in it. Every window holding at least one event of the partition is considered.
+4. **Trends.** A trend of a positive pattern is a sequence of events with *strictly increasing* times
+   (so events with equal times are never in the same trend) that the pattern matches: ``E`` one event of
+   type E, ``SEQ(P1, ..., Pn)`` a match of each Pi one after another, ``P+`` one or more matches of P one
+   after another. Any event may be skipped, so the oracle simply tries every subsequence of the window's
+   events (:func:`_subsequences`) and keeps those the pattern matches (:func:`_ends`). A trend is a
+   *sequence of events*: when a pattern can parse one sequence in several ways (``(A+)+``), it is still one
+   trend.
+5. **Edge predicates.** ``X.a op NEXT(Y).b`` must hold for every pair of consecutive events (x, y) of a trend
+   with x of type X and y of type Y. Consecutive means adjacent in the trend, also across a ``NOT``
+   (``SEQ(A, NOT C, B)``: a and b are adjacent). The same rule holds for the matches of negative
+   sub-patterns (each type appears once in a pattern, so predicates never mix the two).
+6. **Negation.** For ``SEQ(..., P1, NOT N, P2, ...)`` no match of N may lie strictly between the last event
+   of the P1 part and the first event of the P2 part (start time > last(P1).time and end time <
+   first(P2).time). A leading ``NOT N`` (first item of the top-level SEQ): no match of N in
+   ``[window start, first event of the trend)``. A trailing ``NOT N``: no match of N in
+   ``(last event of the trend, window end)``. A match of N is a trend of N by the same rules (its own
+   nested NOTs, predicates and partition); a match that crosses a window bound does not count. Inside a
+   Kleene plus, each iteration's P1 → P2 boundary is checked.
+7. **Aggregates** per (query, window, group), where the group is the GROUP-BY values (several partitions
+   that differ only in equivalence attributes pool their trends). A row is reported only when at least one
+   trend matched. ``COUNT(*)``: number of trends; ``COUNT(E)``: number of E events summed over all trends;
+   ``SUM(E.a)``, ``MIN(E.a)``, ``MAX(E.a)``, ``AVG(E.a)``: over every occurrence of an E event in every
+   trend (an event in 3 trends counts 3 times) whose ``a`` is a number; ``None`` when there is none. SUM is
+   exact: an int when every contributing value is an int, else the float nearest to the exact sum; AVG is
+   the float nearest to the exact sum divided by the number of contributing occurrences.
+8. **Output** rows ``ResultRow(query, window_start, window_end, group, aggregate, value)``, one per aggregate
+   in RETURN order, sorted by (query position in the workload, window start, group, aggregate position).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
+from hamlet.analysis.windows import as_number
+from hamlet.analysis.workload import Workload
+from hamlet.events import Event
+from hamlet.language.nodes import EventTypePattern, KleenePattern, NegationPattern, Pattern, SeqPattern
+from hamlet.results import ResultRow, group_key
+
+Trend = tuple[Event, ...]
+
+__all__ = ["evaluate_bruteforce", "evaluate_query", "trends_in_window"]
+
+
+# ---- entry points --------------------------------------------------------------------------------------
+
+
+def evaluate_bruteforce(workload: Workload, events: list[Event]) -> list[ResultRow]:
+    """Every result row of every query of ``workload`` over ``events`` (in any order), sorted."""
+    rows: list[tuple[tuple[Any, ...], ResultRow]] = []
+    for query_index, query in enumerate(workload.queries):
+        for row_key, row in evaluate_query(query, events):
+            rows.append(((query_index,) + row_key, row))
+    rows.sort(key=lambda item: item[0])
+    return [row for _, row in rows]
+
+
+def evaluate_query(query: AnalyzedQuery, events: Sequence[Event]) -> list[tuple[tuple[Any, ...], ResultRow]]:
+    """The rows of one query, each with its sort key (window start, group key, aggregate position)."""
+    assert query.syntax is not None, "the oracle reads the pattern as written (AnalyzedQuery.syntax)"
+    pattern = query.syntax.pattern
+    window = query.window
+
+    # Steps 1 and 2: relevant events, partitioned.
+    types = _all_types(pattern)
+    partitions: dict[tuple[Any, ...], list[Event]] = {}
+    for event in events:
+        if event.type not in types:
+            continue
+        if not all(p.test(event) for p in query.local_predicates if p.event_type == event.type):
+            continue
+        values = tuple(event.attributes.get(a) for a in query.partition_attributes)
+        if any(v is None for v in values):
+            continue
+        partitions.setdefault(values, []).append(event)
+
+    # Steps 3 to 6: the trends of every partition in every window, pooled by (window, group).
+    pooled: dict[tuple[int, tuple[Any, ...]], list[Trend]] = {}
+    for values, partition in partitions.items():
+        partition.sort(key=lambda e: e.time)
+        group_values = tuple(values[query.partition_attributes.index(a)] for a in query.group_by)
+        windows = sorted({k for e in partition for k in window.indexes(e.time)})
+        for k in windows:
+            start, end = window.start(k), window.end(k)
+            in_window = [e for e in partition if start <= e.time < end]
+            found = trends_in_window(query, pattern, in_window)
+            if found:
+                pooled.setdefault((k, group_values), []).extend(found)
+
+    # Steps 7 and 8: aggregate.
+    out: list[tuple[tuple[Any, ...], ResultRow]] = []
+    for (k, group_values), trends in pooled.items():
+        group = dict(zip(query.group_by, group_values))
+        for position, spec in enumerate(query.aggregates):
+            row = ResultRow(
+                query=query.name,
+                window_start=as_number(window.start(k)),
+                window_end=as_number(window.end(k)),
+                group=group,
+                aggregate=spec.text,
+                value=aggregate(spec, trends),
+            )
+            out.append(((window.start(k), group_key(group), position), row))
+    return out
+
+
+def trends_in_window(query: AnalyzedQuery, pattern: Pattern, events: Sequence[Event]) -> list[Trend]:
+    """Every trend of ``pattern`` made of ``events``: all the query's events of one partition in one
+    window, in time order (negation looks for its matches among them too)."""
+    context = _Context(query, tuple(events))
+    positive = _positive_types(pattern)
+    candidates = [e for e in events if e.type in positive]
+    return [trend for trend in _subsequences(candidates, context) if _matches(pattern, trend, context)]
+
+
+# ---- trends --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Context:
+    """What matching needs besides the candidate sequence: the query (edge predicates) and every event of
+    the partition in the window (where negative sub-patterns look for matches)."""
+
+    query: AnalyzedQuery
+    events: tuple[Event, ...]
+    negation_cache: dict[tuple[int, Any, Any], bool] = field(default_factory=dict)
+
+    def edge_ok(self, x: Event, y: Event) -> bool:
+        return all(
+            p.test(x, y) for p in self.query.edge_predicates if p.source == x.type and p.target == y.type
+        )
+
+
+def _subsequences(events: Sequence[Event], context: _Context) -> Iterator[Trend]:
+    """Every non-empty subsequence of ``events`` (sorted by time) with strictly increasing times whose
+    consecutive pairs satisfy the edge predicates.
+
+    Extending a sequence keeps its consecutive pairs, so a prefix with a failing pair is not extended.
+    """
+
+    def extend(prefix: Trend, first: int) -> Iterator[Trend]:
+        for index in range(first, len(events)):
+            event = events[index]
+            if prefix and (event.time <= prefix[-1].time or not context.edge_ok(prefix[-1], event)):
+                continue
+            trend = prefix + (event,)
+            yield trend
+            yield from extend(trend, index + 1)
+
+    return extend((), 0)
+
+
+def _matches(pattern: Pattern, trend: Trend, context: _Context) -> bool:
+    """Whether ``pattern`` matches the whole of ``trend``, negations included."""
+    memo: dict[tuple[int, int], frozenset[int]] = {}
+    return len(trend) in _ends(pattern, trend, 0, context, memo)
+
+
+def _ends(
+    pattern: Pattern, trend: Trend, i: int, context: _Context, memo: dict[tuple[int, int], frozenset[int]]
+) -> frozenset[int]:
+    """Every j such that ``pattern`` matches ``trend[i:j]`` (a recogniser, like a regular expression's;
+    times already increase strictly along ``trend``)."""
+    key = (id(pattern), i)
+    if key in memo:
+        return memo[key]
+    result: set[int] = set()
+    if isinstance(pattern, EventTypePattern):
+        if i < len(trend) and trend[i].type == pattern.type_name:
+            result.add(i + 1)
+    elif isinstance(pattern, KleenePattern):
+        # One or more matches of the inner pattern, one after another.
+        todo = list(_ends(pattern.inner, trend, i, context, memo))
+        while todo:
+            j = todo.pop()
+            if j not in result:
+                result.add(j)
+                todo.extend(_ends(pattern.inner, trend, j, context, memo))
+    elif isinstance(pattern, SeqPattern):
+        positions = {i}  # where the match of the items seen so far may end
+        seen_positive = False
+        pending: NegationPattern | None = None  # a NOT waiting for the positive item after it
+        for item in pattern.items:
+            if isinstance(item, NegationPattern):
+                pending = item
+                continue
+            following: set[int] = set()
+            for j in positions:
+                if pending is not None:
+                    # Middle NOT: strictly between trend[j-1] (end of the previous part) and trend[j].
+                    # Leading NOT (nothing positive before it): from the window start to trend[j].
+                    lower = trend[j - 1].time if seen_positive else None
+                    if j >= len(trend) or _negation_matched(pending.inner, lower, trend[j].time, context):
+                        continue
+                following |= _ends(item, trend, j, context, memo)
+            positions = following
+            seen_positive = True
+            pending = None
+        if pending is not None:
+            # Trailing NOT: from the last event of the trend to the window end.
+            positions = {j for j in positions if not _negation_matched(pending.inner, trend[j - 1].time, None,
+                                                                       context)}  # fmt: skip
+        result = positions
+    else:  # pragma: no cover - the analysis rejects anything else
+        raise TypeError(f"unexpected pattern node {pattern!r}")
+    frozen = frozenset(result)
+    memo[key] = frozen
+    return frozen
+
+
+def _negation_matched(negated: Pattern, after: Any, before: Any, context: _Context) -> bool:
+    """Whether some match of ``negated`` lies strictly inside (after, before) — ``None`` standing for the
+    window bound (the context's events are exactly the partition's events in the window)."""
+    key = (id(negated), after, before)
+    if key not in context.negation_cache:
+        positive = _positive_types(negated)
+        candidates = [
+            e
+            for e in context.events
+            if e.type in positive
+            and (after is None or e.time > after)
+            and (before is None or e.time < before)
+        ]
+        context.negation_cache[key] = any(
+            _matches(negated, match, context) for match in _subsequences(candidates, context)
+        )
+    return context.negation_cache[key]
+
+
+def _positive_types(pattern: Pattern | NegationPattern) -> set[str]:
+    """The event types a trend of ``pattern`` is made of (not those under a NOT)."""
+    if isinstance(pattern, NegationPattern):
+        return set()
+    if isinstance(pattern, EventTypePattern):
+        return {pattern.type_name}
+    if isinstance(pattern, KleenePattern):
+        return _positive_types(pattern.inner)
+    return set().union(*(_positive_types(item) for item in pattern.items))
+
+
+def _all_types(pattern: Pattern | NegationPattern) -> set[str]:
+    """Every event type in ``pattern``, positive or negated."""
+    if isinstance(pattern, EventTypePattern):
+        return {pattern.type_name}
+    if isinstance(pattern, (KleenePattern, NegationPattern)):
+        return _all_types(pattern.inner)
+    return set().union(*(_all_types(item) for item in pattern.items))
+
+
+# ---- aggregates ----------------------------------------------------------------------------------------
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def aggregate(spec: AggregateSpec, trends: list[Trend]) -> int | float | None:
+    """One aggregate over a non-empty list of trends, computed from the trends themselves."""
+    if spec.function == "COUNT" and spec.event_type is None:
+        return len(trends)
+    occurrences = [e for trend in trends for e in trend if e.type == spec.event_type]
+    if spec.function == "COUNT":
+        return len(occurrences)
+    assert spec.attribute is not None
+    values: list[Any] = [v for v in (e.attributes.get(spec.attribute) for e in occurrences) if _is_number(v)]
+    if not values:
+        return None
+    if spec.function == "MIN":
+        return min(values)
+    if spec.function == "MAX":
+        return max(values)
+    exact = sum((Fraction(v) for v in values), Fraction(0))  # Fraction(float) is the float's exact value
+    if spec.function == "SUM":
+        if any(isinstance(v, float) for v in values):
+            return float(exact)
+        return sum(values)  # ints only: exact
+    if spec.function == "AVG":
+        return float(exact / len(values))
+    raise ValueError(f"unknown aggregate function {spec.function}")  # pragma: no cover
