@@ -7,13 +7,13 @@ from hamlet.events import Event
 from hamlet.results import ResultRow
 
 __all__ = [
-    "Event",
+    "STRATEGIES",
     "EvaluationError",
+    "Event",
     "EventError",
     "HamletError",
     "QueryError",
     "ResultRow",
-    "STRATEGIES",
     "Workload",
     "evaluate",
     "parse_workload",

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
-from typing import Any, Callable
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import as_number
@@ -113,8 +113,8 @@ def event_time(value: Any, where: str) -> Number:
         value = value.to_pydatetime()
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
-        delta = value - datetime(1970, 1, 1, tzinfo=timezone.utc)
+            value = value.replace(tzinfo=UTC)
+        delta = value - datetime(1970, 1, 1, tzinfo=UTC)
         micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
         return micros // 1_000_000 if micros % 1_000_000 == 0 else micros / 1_000_000
     value = _plain(value)

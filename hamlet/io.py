@@ -6,7 +6,7 @@ import csv
 import json
 import re
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import IO, Any
 
 from hamlet.api import event_time
@@ -40,7 +40,7 @@ def parse_time(text: str, where: str) -> int | float:
     except ValueError:
         raise EventError(f"event_time {text!r} is neither a number of seconds nor an ISO-8601 time", where=where) from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return event_time(moment, where)
 
 

@@ -9,12 +9,12 @@ from functools import partial
 
 import pandas
 import pytest
+from streams import stream
 
 from hamlet import evaluate, parse_workload
 from hamlet.api import evaluate_with
 from hamlet.cli import main
 from hamlet.runtime.greta import run_partition
-from streams import stream
 
 FIGURE_4 = "a1 a2 c3 b4 b5 b6 b7 a8 a9 c10 c11 c12 b13 b14"
 FIGURE_6 = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9"
@@ -24,14 +24,18 @@ FIGURE_12_X = {"a1": 5, "a3": 6, "a4": 4}
 # (workload, stream, {query: [values in RETURN order]})
 EXAMPLES = [
     (
-        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 100 SLIDE 100\n"
-        "q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 100 SLIDE 100",
+        (
+            "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 100 SLIDE 100\n"
+            "q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 100 SLIDE 100"
+        ),
         FIGURE_4,
         {"q1": [132], "q2": [72]},
     ),
     (
-        "q: RETURN COUNT(*), COUNT(A), MIN(A.x), MAX(A.x), SUM(A.x), AVG(A.x) "
-        "PATTERN (SEQ(A+, B))+ WITHIN 100 SLIDE 100",
+        (
+            "q: RETURN COUNT(*), COUNT(A), MIN(A.x), MAX(A.x), SUM(A.x), AVG(A.x) "
+            "PATTERN (SEQ(A+, B))+ WITHIN 100 SLIDE 100"
+        ),
         FIGURE_12,
         {"q": [11, 20, 4, 6, 100, 5.0]},
     ),

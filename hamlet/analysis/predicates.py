@@ -14,8 +14,9 @@ false.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from hamlet.events import Event
 from hamlet.language.nodes import (

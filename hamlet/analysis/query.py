@@ -212,14 +212,12 @@ class _Analyzer:
             raise self.fail(expr, f"edge predicate '{text}': an {source} event is never immediately followed "
                             f"by a {target} event in this pattern")  # fmt: skip
         key = index_key(expr)
-        edge.append(
-            EdgePredicate(source, target, compile_expression(expr), text,
-                          *(key if key is not None else (None, None, None)))  # fmt: skip
-        )
+        key_op, source_key, target_key = key if key is not None else (None, None, None)
+        edge.append(EdgePredicate(source, target, compile_expression(expr), text, key_op, source_key, target_key))
 
 
 def _kleene_subpatterns(p: Pattern | NegationPattern) -> list[str]:
-    if isinstance(p, EventTypePattern) or isinstance(p, NegationPattern):
+    if isinstance(p, (EventTypePattern, NegationPattern)):
         return []
     if isinstance(p, KleenePattern):
         return [canonical(p)] + _kleene_subpatterns(p.inner)

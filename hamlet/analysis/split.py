@@ -8,8 +8,8 @@ it); a leading NOT has no previous type and a trailing NOT no following type.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from hamlet.analysis.template import Template, build_template, canonical, end_type, start_type
 from hamlet.errors import QueryError

@@ -8,6 +8,7 @@ comes from a Kleene plus. Each pattern has one start type and one end type (GRET
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Literal
 
 from hamlet.language.nodes import EventTypePattern, KleenePattern, NegationPattern, Pattern, SeqPattern
@@ -79,7 +80,7 @@ def build_template(pattern: Pattern) -> Template:
             items = _positive_items(p)
             for item in items:
                 visit(item)
-            for left, right in zip(items, items[1:]):
+            for left, right in pairwise(items):
                 _add(transitions, Transition(end_type(left), start_type(right), "SEQ"))
 
     visit(pattern)

@@ -135,4 +135,4 @@ def parse_workload(text: str) -> Workload:
     return Workload(tuple(analyze_query(q, text) for q in syntax.queries), text)
 
 
-__all__ = ["Workload", "parse_workload", "QueryError", "SharableQuerySet", "MergedTemplate"]
+__all__ = ["MergedTemplate", "QueryError", "SharableQuerySet", "Workload", "parse_workload"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Union
 
 UNIT_SECONDS: dict[str, Fraction] = {
     "ms": Fraction(1, 1000),
@@ -57,7 +56,7 @@ class NegationPattern(Node):
     inner: Pattern
 
 
-Pattern = Union[EventTypePattern, KleenePattern, SeqPattern]
+Pattern = EventTypePattern | KleenePattern | SeqPattern
 
 
 # ---- expressions ---------------------------------------------------------------------------------------
@@ -109,7 +108,7 @@ class EquivalenceList(Node):
     attributes: tuple[str, ...]
 
 
-Expression = Union[Literal, AttributeRef, UnaryMinus, Arithmetic, Comparison, BooleanOp, EquivalenceList]
+Expression = Literal | AttributeRef | UnaryMinus | Arithmetic | Comparison | BooleanOp | EquivalenceList
 
 
 # ---- queries -------------------------------------------------------------------------------------------

@@ -21,10 +21,10 @@ Nothing here is evaluated: predicates become nodes that the analysis compiles in
 
 from __future__ import annotations
 
-from hamlet.errors import QueryError
-from hamlet.language.lexer import Kind, Token, tokenize
 from fractions import Fraction
 
+from hamlet.errors import QueryError
+from hamlet.language.lexer import Kind, Token, tokenize
 from hamlet.language.nodes import (
     UNIT_SECONDS,
     AggregateCall,

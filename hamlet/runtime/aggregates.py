@@ -15,9 +15,9 @@ additions and every strategy reports the same double.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 from hamlet.analysis.predicates import is_number
 from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
@@ -47,11 +47,11 @@ class CountAlgebra:
 
 
 def _min(a: Any, b: Any) -> Any:
-    return b if a is None else a if b is None else (a if a <= b else b)
+    return b if a is None else a if b is None else (min(a, b))
 
 
 def _max(a: Any, b: Any) -> Any:
-    return b if a is None else a if b is None else (a if a >= b else b)
+    return b if a is None else a if b is None else (max(a, b))
 
 
 class VectorAlgebra:
@@ -193,7 +193,7 @@ class LatestStartAlgebra:
 
     @staticmethod
     def add(a: Any, b: Any) -> Any:
-        return b if a is None else a if b is None else (a if a >= b else b)
+        return b if a is None else a if b is None else (max(a, b))
 
     @staticmethod
     def extend(acc: Any, event: Event, start: bool) -> Any:

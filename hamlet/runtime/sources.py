@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Sequence
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from hamlet.analysis.predicates import EdgeFn, LocalFn, is_number
 from hamlet.events import Event, Number
@@ -54,7 +54,7 @@ class RunningSource:
 class _TwoStackQueue:
     """A FIFO of (time, aggregate) whose combined aggregate is O(1) amortised, for any associative add."""
 
-    __slots__ = ("add", "zero", "front", "back", "back_total")
+    __slots__ = ("add", "back", "back_total", "front", "zero")
 
     def __init__(self, add: Callable[[Any, Any], Any], zero: Any) -> None:
         self.add, self.zero = add, zero
@@ -127,10 +127,11 @@ class QueueSource:
 class _Fenwick:
     """Prefix-combine over ranks 0..size-1 for an insert-only multiset; sparse (a dict), so cheap to open."""
 
-    __slots__ = ("size", "tree", "add")
+    __slots__ = ("add", "size", "tree")
 
     def __init__(self, size: int, add: Callable[[Any, Any], Any]) -> None:
-        self.size, self.tree, self.add = size, {}, add
+        self.size, self.add = size, add
+        self.tree: dict[int, Any] = {}
 
     def insert(self, rank: int, agg: Any) -> None:
         tree, add = self.tree, self.add

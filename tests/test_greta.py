@@ -1,0 +1,103 @@
+"""GRETA on hand-counted cases: window and negation boundaries, equal timestamps, exactness."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from fractions import Fraction
+
+import pytest
+
+from hamlet import Event, EvaluationError, evaluate
+from streams import stream
+
+
+def counts(workload: str, events) -> dict[tuple, object]:
+    return {(r.query, r.window_start, r.window_end, r.aggregate): r.value for r in evaluate(workload, events)}
+
+
+def test_leading_not_at_the_window_start_invalidates_trends_of_that_window():
+    # e5 is in [5, 15) at its very start: a6, a7 may not start trends there. [0, 10): only trends from a1.
+    got = counts("q: RETURN COUNT(*) PATTERN SEQ(NOT E, A+) WITHIN 10 SLIDE 5", stream("a1 e5 a6 a7"))
+    assert got == {("q", -5, 5, "COUNT(*)"): 1, ("q", 0, 10, "COUNT(*)"): 4}
+
+
+def test_trailing_not_counts_only_matches_strictly_after_the_trend():
+    # e2 follows a1 (cuts trends ending at a1) but not a2 (same time); trends ending at a2 and a3 stay: 2 + 4.
+    assert counts("q: RETURN COUNT(*) PATTERN SEQ(A+, NOT E) WITHIN 10", stream("a1 a2 e2 a3")) == {
+        ("q", 0, 10, "COUNT(*)"): 6
+    }
+
+
+def test_trailing_not_after_the_window_end_does_not_cut():
+    got = counts("q: RETURN COUNT(*) PATTERN SEQ(A+, NOT E) WITHIN 10 SLIDE 5", stream("a1 a6 e11"))
+    # [0, 10): (a1), (a6), (a1, a6); e11 lies beyond it. [5, 15): (a6) is cut by e11. [-5, 5): (a1).
+    assert got == {("q", -5, 5, "COUNT(*)"): 1, ("q", 0, 10, "COUNT(*)"): 3}
+
+
+@pytest.mark.parametrize("text, expected", [("a1 c1 b2", 1), ("a1 c2 b2", 1), ("a1 c2 b3", None)])
+def test_middle_not_must_lie_strictly_between(text, expected):
+    got = counts("q: RETURN COUNT(*) PATTERN SEQ(A, NOT C, B) WITHIN 10", stream(text))
+    assert got.get(("q", 0, 10, "COUNT(*)")) == expected
+
+
+def test_equal_timestamps_are_never_adjacent():
+    assert counts("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10", stream("a1 b1 b2 b2 a3")) == {
+        ("q", 0, 10, "COUNT(*)"): 2  # (a1, b2) and (a1, b2'); never (a1, b1) nor (a1, b2, b2')
+    }
+
+
+def test_sliding_windows_share_one_graph():
+    got = counts("q: RETURN COUNT(*), COUNT(B) PATTERN SEQ(A, B+) WITHIN 10 SLIDE 5", stream("a1 b4 b6 b12"))
+    assert got == {
+        ("q", -5, 5, "COUNT(*)"): 1, ("q", -5, 5, "COUNT(B)"): 1,
+        ("q", 0, 10, "COUNT(*)"): 3, ("q", 0, 10, "COUNT(B)"): 4,
+    }  # fmt: skip
+
+
+def test_counts_are_exact_integers_of_any_size():
+    events = [Event("A", t, {"x": 3}) for t in range(300)]
+    got = counts("q: RETURN COUNT(*), COUNT(A), SUM(A.x) PATTERN A+ WITHIN 1000", events)
+    trends = 2**300 - 1
+    occurrences = 300 * 2**299  # each event is in half of the 2^300 subsets
+    assert got == {("q", 0, 1000, "COUNT(*)"): trends, ("q", 0, 1000, "COUNT(A)"): occurrences,
+                   ("q", 0, 1000, "SUM(A.x)"): 3 * occurrences}  # fmt: skip
+
+
+def test_float_sums_are_exact_then_rounded_once():
+    events = [Event("A", t, {"x": 0.1}) for t in range(60)]
+    got = counts("q: RETURN SUM(A.x), AVG(A.x) PATTERN A+ WITHIN 100", events)
+    exact = Fraction(0.1) * 60 * 2**59
+    assert got == {("q", 0, 100, "SUM(A.x)"): float(exact), ("q", 0, 100, "AVG(A.x)"): 0.1}
+
+
+def test_nulls_are_skipped_by_sum_min_max_avg():
+    events = [Event("A", 1, {"x": None}), Event("A", 2, {"x": 4})]
+    got = counts("q: RETURN COUNT(*), SUM(A.x), MIN(A.x), AVG(A.x) PATTERN A+ WITHIN 10", events)
+    # Trends (a1), (a2), (a1, a2): x=4 occurs twice, the null twice.
+    assert got == {("q", 0, 10, "COUNT(*)"): 3, ("q", 0, 10, "SUM(A.x)"): 8, ("q", 0, 10, "MIN(A.x)"): 4,
+                   ("q", 0, 10, "AVG(A.x)"): 4.0}  # fmt: skip
+    only_nulls = counts("q: RETURN COUNT(*), SUM(A.x), MAX(A.x) PATTERN A+ WITHIN 10", events[:1])
+    assert only_nulls == {("q", 0, 10, "COUNT(*)"): 1, ("q", 0, 10, "SUM(A.x)"): None, ("q", 0, 10, "MAX(A.x)"): None}
+
+
+def test_groups_and_equivalence_partition_the_stream():
+    events = [
+        Event("A", 1, {"d": "n", "k": 1}), Event("A", 2, {"d": "n", "k": 2}), Event("B", 3, {"d": "n", "k": 1}),
+        Event("B", 4, {"d": "n", "k": 2}), Event("B", 5, {"d": "s", "k": 1}), Event("A", 6, {"d": None, "k": 1}),
+    ]  # fmt: skip
+    rows = evaluate("q: RETURN d, COUNT(*) PATTERN SEQ(A, B) WHERE [k] GROUP-BY d WITHIN 10", events)
+    # Group n pools partitions k=1 (a1,b3) and k=2 (a2,b4); group s has a B but no A; a6 has a null d.
+    assert [(r.group, r.value) for r in rows] == [({"d": "n"}, 2)]
+
+
+def test_sum_of_a_string_is_an_error_naming_the_event():
+    with pytest.raises(EvaluationError, match=r"A\.x: the A event at time 1 has non-numeric value 'x'"):
+        evaluate("q: RETURN SUM(A.x) PATTERN A+ WITHIN 10", [Event("A", 1, {"x": "x"})])
+
+
+def test_datetimes_become_seconds_and_windows_are_aligned_to_the_epoch():
+    events = [{"event_type": "A", "event_time": datetime(2026, 1, 5, 8, 0, 5)},
+              {"event_type": "B", "event_time": datetime(2026, 1, 5, 8, 0, 7, 500000, tzinfo=timezone.utc)}]  # fmt: skip
+    rows = evaluate("q: RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 1 min", events)
+    start = int(datetime(2026, 1, 5, 8, 0, tzinfo=timezone.utc).timestamp())
+    assert [(r.window_start, r.window_end, r.value) for r in rows] == [(start, start + 60, 1)]
