@@ -36,16 +36,16 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise HamletError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
     try:
         with open(args.events, encoding="utf-8", newline="") as f:
-            events = read_events_csv(f, args.events)
+            events_file = read_events_csv(f, args.events)
     except OSError as e:
         raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
-    rows = evaluate(workload, events, strategy=args.strategy)
+    rows = evaluate(workload, events_file.events, strategy=args.strategy)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
             write_jsonl(rows, out)
         print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
     else:
-        print(format_table(rows) if rows else "no trend matched: no rows")
+        print(format_table(rows, events_file.iso_times) if rows else "no trend matched: no rows")
     return 0
 
 

@@ -6,6 +6,7 @@ import csv
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any
 
@@ -44,7 +45,13 @@ def parse_time(text: str, where: str) -> int | float:
     return event_time(moment, where)
 
 
-def read_events_csv(stream: IO[str], name: str) -> list[Event]:
+@dataclass(frozen=True)
+class EventsFile:
+    events: list[Event]
+    iso_times: bool  # some event_time was written as an ISO-8601 time (show windows that way too)
+
+
+def read_events_csv(stream: IO[str], name: str) -> EventsFile:
     """Events from CSV with columns ``event_type``, ``event_time`` and attributes; errors name the line."""
     reader = csv.reader(stream)
     try:
@@ -60,6 +67,7 @@ def read_events_csv(stream: IO[str], name: str) -> list[Event]:
         raise EventError(f"duplicate column(s) {', '.join(sorted(duplicates))}", where=f"{name}:1")
     type_at, time_at = header.index("event_type"), header.index("event_time")
     events = []
+    iso_times = False
     for row in reader:
         where = f"{name}:{reader.line_num}"
         if not row or (len(row) == 1 and not row[0].strip()):
@@ -70,8 +78,9 @@ def read_events_csv(stream: IO[str], name: str) -> list[Event]:
         if not event_type:
             raise EventError("event_type is empty", where=where)
         attributes = {h: parse_value(v) for i, (h, v) in enumerate(zip(header, row)) if i not in (type_at, time_at)}
+        iso_times = iso_times or not isinstance(parse_value(row[time_at].strip()), (int, float))
         events.append(Event(event_type, parse_time(row[time_at], where), attributes))
-    return events
+    return EventsFile(events, iso_times)
 
 
 def write_jsonl(rows: Iterable[ResultRow], out: IO[str]) -> None:
@@ -90,12 +99,18 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def format_table(rows: list[ResultRow]) -> str:
+def _moment(seconds: float, iso: bool) -> str:
+    if not iso:
+        return str(seconds)
+    return datetime.fromtimestamp(seconds, tz=UTC).isoformat().replace("+00:00", "Z")
+
+
+def format_table(rows: list[ResultRow], iso_times: bool = False) -> str:
     header = ("query", "window", "group", "aggregate", "value")
     body = [
         (
             r.query,
-            f"[{r.window_start}, {r.window_end})",
+            f"[{_moment(r.window_start, iso_times)}, {_moment(r.window_end, iso_times)})",
             ", ".join(f"{k}={v}" for k, v in r.group.items()) or "-",
             r.aggregate,
             _cell(r.value),

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from fractions import Fraction
 
 import pytest
-
-from hamlet import Event, EvaluationError, evaluate
 from streams import stream
+
+from hamlet import EvaluationError, Event, evaluate
 
 
 def counts(workload: str, events) -> dict[tuple, object]:
@@ -97,7 +97,7 @@ def test_sum_of_a_string_is_an_error_naming_the_event():
 
 def test_datetimes_become_seconds_and_windows_are_aligned_to_the_epoch():
     events = [{"event_type": "A", "event_time": datetime(2026, 1, 5, 8, 0, 5)},
-              {"event_type": "B", "event_time": datetime(2026, 1, 5, 8, 0, 7, 500000, tzinfo=timezone.utc)}]  # fmt: skip
+              {"event_type": "B", "event_time": datetime(2026, 1, 5, 8, 0, 7, 500000, tzinfo=UTC)}]  # fmt: skip
     rows = evaluate("q: RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 1 min", events)
-    start = int(datetime(2026, 1, 5, 8, 0, tzinfo=timezone.utc).timestamp())
+    start = int(datetime(2026, 1, 5, 8, 0, tzinfo=UTC).timestamp())
     assert [(r.window_start, r.window_end, r.value) for r in rows] == [(start, start + 60, 1)]

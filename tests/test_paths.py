@@ -10,13 +10,13 @@ from functools import partial
 
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
+from workloads import events, types_of
 
 from hamlet import parse_workload
 from hamlet.api import evaluate_with
 from hamlet.runtime.graph import TrendGraph
 from hamlet.runtime.greta import run_partition
 from hamlet.runtime.sources import IndexedSource, QueueSource, RunningSource, ScanSource
-from workloads import events, types_of
 
 SHAPES = [
     # (query, the source kind the optimised path must pick for its transitions)

@@ -11,12 +11,12 @@ from functools import partial
 
 from hypothesis import given, note
 from hypothesis import strategies as st
+from oracle import evaluate_bruteforce
+from workloads import events, types_of, workloads
 
 from hamlet import parse_workload
 from hamlet.api import evaluate_with
 from hamlet.runtime.greta import run_partition
-from oracle import evaluate_bruteforce
-from workloads import events, types_of, workloads
 
 
 @given(workloads(), st.data())

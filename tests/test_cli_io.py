@@ -1,0 +1,98 @@
+"""The command line and the events CSV: formats, exit codes, and errors that name the line."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from hamlet import EventError
+from hamlet.cli import main
+from hamlet.io import read_events_csv
+
+WORKLOAD = "q1: RETURN COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) WHERE [k] WITHIN 10\n"
+
+
+def read(text: str):
+    return read_events_csv(io.StringIO(text), "e.csv")
+
+
+def test_csv_values_times_and_nulls():
+    parsed = read("event_type,event_time,v,s,k\nA,1,7,x,\nB,2.5,1e3,,1\nB,2026-01-05T08:00:00,-3,12ab,2\n")
+    assert parsed.iso_times
+    a, b1, b2 = parsed.events
+    assert (a.type, a.time, dict(a.attributes)) == ("A", 1, {"v": 7, "s": "x", "k": None})
+    assert (b1.time, b1.get("v"), b1.get("s")) == (2.5, 1000.0, None)
+    assert (b2.time, b2.get("v"), b2.get("s")) == (1767600000, -3, "12ab")
+    assert not read("event_type,event_time\nA,1\n").iso_times
+
+
+@pytest.mark.parametrize(
+    "text, where, message",
+    [
+        ("", "e.csv", "the file is empty"),
+        ("type,event_time\nA,1\n", "e.csv:1", "the header has no event_type column (found: type, event_time)"),
+        ("event_type,event_time,v,v\nA,1,2,3\n", "e.csv:1", "duplicate column(s) v"),
+        ("event_type,event_time,v\nA,1,2\nB,2\n", "e.csv:3", "2 fields, but the header has 3"),
+        ("event_type,event_time\nA,1\n,2\n", "e.csv:3", "event_type is empty"),
+        ("event_type,event_time\nA,1\nB,\n", "e.csv:3", "event_time is empty"),
+        ("event_type,event_time\nA,1\nB,yesterday\n", "e.csv:3", "'yesterday' is neither a number of seconds"),
+    ],
+)
+def test_bad_csv_names_the_line(text, where, message):
+    with pytest.raises(EventError) as caught:
+        read(text)
+    assert caught.value.where == where
+    assert message in caught.value.message
+
+
+def test_check_and_explain(tmp_path, capsys):
+    path = tmp_path / "w.hamlet"
+    path.write_text(WORKLOAD + "q2: RETURN COUNT(*) PATTERN SEQ(C, NOT D, B+) WHERE [k] WITHIN 10 SLIDE 5\n")
+    assert main(["check", str(path)]) == 0
+    assert capsys.readouterr().out == f"{path}: 2 queries OK (q1, q2)\n"
+    assert main(["explain", str(path)]) == 0
+    out = capsys.readouterr().out
+    for line in [
+        "    negative sub-pattern NOT D (previous: C, following: B): D",
+        "  pane (gcd of all windows and slides): 5 s",
+        "    B -+-> B   {q1, q2}",
+        "    B+   {q1, q2}",
+        "    {q1, q2}: shares B+ by {q1, q2}; partitioned by k; pane 5 s",
+    ]:
+        assert line in out.splitlines()
+
+
+def test_check_reports_file_line_and_column(tmp_path, capsys):
+    path = tmp_path / "bad.hamlet"
+    path.write_text("q1: RETURN COUNT(*)\n  PATTERN SEQ(A, B+\n  WITHIN 10\n")
+    assert main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"error: {path}:3:3: query 'q1': expected ',' or ')' in SEQ(...), found 'WITHIN'",
+        "    WITHIN 10",
+        "    ^",
+    ]
+
+
+def test_evaluate_errors_exit_1_with_a_message(tmp_path, capsys):
+    (tmp_path / "w.hamlet").write_text(WORKLOAD)
+    (tmp_path / "e.csv").write_text("event_type,event_time,v,k\nA,1,2,1\nB,x,3,1\n")
+    assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]) == 1
+    assert capsys.readouterr().err == f"error: {tmp_path / 'e.csv'}:3: event_time 'x' is neither a number of " \
+        "seconds nor an ISO-8601 time\n"  # fmt: skip
+    assert main(["evaluate", "--workload", str(tmp_path / "missing.hamlet"), "--events", "e.csv"]) == 1
+    assert "cannot read workload" in capsys.readouterr().err
+
+
+def test_table_shortens_huge_counts_but_jsonl_keeps_every_digit(tmp_path, capsys):
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN A+ WITHIN 1000\n")
+    (tmp_path / "e.csv").write_text("event_type,event_time\n" + "".join(f"A,{t}\n" for t in range(100)))
+    args = ["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]
+    assert main(args) == 0
+    assert capsys.readouterr().out.splitlines()[2].endswith("COUNT(*)   126765…(31 digits)")
+    assert main([*args, "--output", str(tmp_path / "o.jsonl")]) == 0
+    assert (tmp_path / "o.jsonl").read_text() == (
+        '{"query": "q", "window_start": 0, "window_end": 1000, "group": {}, "aggregate": "COUNT(*)", '
+        f'"value": {2**100 - 1}}}\n'
+    )
