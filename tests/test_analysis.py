@@ -1,0 +1,95 @@
+"""Analysis: GRETA templates, the pattern split for negation, predicates, panes, sharing (HAMLET §3.1)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from hamlet import parse_workload
+from hamlet.analysis.template import Transition
+from hamlet.analysis.windows import Window, pane_size
+
+
+def query(text: str):
+    return parse_workload(f"q: RETURN COUNT(*) PATTERN {text} WITHIN 10").queries[0]
+
+
+def test_template_of_nested_kleene_greta_figure_5():
+    t = query("(SEQ(A+, B))+").pattern.template
+    assert (t.types, t.start, t.end) == (("A", "B"), "A", "B")
+    assert set(t.transitions) == {Transition("A", "A", "+"), Transition("A", "B", "SEQ"), Transition("B", "A", "+")}
+    assert t.predecessor_types("A") == ("A", "B") and t.predecessor_types("B") == ("A",)
+
+
+def test_template_of_flat_sequence_hamlet_figure_3():
+    t = query("SEQ(A, B+)").pattern.template
+    assert (t.start, t.end, set(t.transitions)) == ("A", "B", {Transition("B", "B", "+"), Transition("A", "B", "SEQ")})
+    assert query("(A+)+").pattern.template.transitions == (Transition("A", "A", "+"),)
+
+
+def test_pattern_split_greta_example_2():
+    part = query("(SEQ(A+, NOT SEQ(C, NOT E, D), B))+").pattern
+    assert part.template.types == ("A", "B")
+    [negation] = part.negations
+    assert (negation.previous, negation.following, negation.text) == ("A", "B", "NOT SEQ(C, NOT E, D)")
+    assert negation.part.template.types == ("C", "D")
+    [nested] = negation.part.negations
+    assert (nested.previous, nested.following, nested.part.template.types) == ("C", "D", ("E",))
+    assert [p.template.types for p in part.walk()] == [("A", "B"), ("C", "D"), ("E",)]
+
+
+def test_leading_and_trailing_negation_have_no_previous_or_following():
+    part = query("SEQ(NOT E, A+, NOT SEQ(C, D))").pattern
+    assert [(n.previous, n.following) for n in part.negations] == [(None, "A"), ("A", None)]
+    assert part.template.types == ("A",)
+
+
+def test_predicates_are_classified():
+    q = parse_workload(
+        "q: RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+) "
+        "WHERE [driver, T.rider] AND T.speed < 10 AND (R.kind = Pool OR R.kind = 'Shared') "
+        "AND T.speed * 1.05 > NEXT(T).speed AND R.t + NEXT(T).d > 2 GROUP-BY T.district WITHIN 30 min SLIDE 1 min"
+    ).queries[0]
+    assert q.equivalence == ("driver", "rider") and q.group_by == ("district",)
+    assert q.partition_attributes == ("district", "driver", "rider")
+    assert [(p.event_type, p.text) for p in q.local_predicates] == [
+        ("Travel", "T.speed < 10"), ("Request", "(R.kind = 'Pool' OR R.kind = 'Shared')")]  # fmt: skip
+    edges = [(e.source, e.target, e.key_op) for e in q.edge_predicates]
+    assert edges == [("Travel", "Travel", ">"), ("Request", "Travel", None)]
+    assert q.window == Window(Fraction(1800), Fraction(60))
+
+
+def test_windows_of_an_event():
+    w = Window(Fraction(10), Fraction(3))
+    assert list(w.indexes(9)) == [0, 1, 2, 3]  # [0,10) [3,13) [6,16) [9,19)
+    assert list(w.indexes(9.5)) == [0, 1, 2, 3]
+    assert list(Window(Fraction(1, 2), Fraction(1, 4)).indexes(0.25)) == [0, 1]
+    assert list(Window(Fraction(2), Fraction(5)).indexes(3)) == []  # in the gap between hopping windows
+
+
+def test_pane_is_the_gcd_of_windows_and_slides():
+    assert pane_size([Fraction(600), Fraction(300), Fraction(900), Fraction(300)]) == 300  # HAMLET §3.1
+    assert pane_size([Fraction(1, 2), Fraction(1, 3)]) == Fraction(1, 6)
+
+
+RIDES = """
+q1: RETURN COUNT(*) PATTERN SEQ(Request, Travel+) WHERE [driver] WITHIN 10 min
+q2: RETURN COUNT(*), SUM(Travel.d) PATTERN SEQ(Pickup, Travel+, Dropoff) WHERE [driver] WITHIN 15 min SLIDE 5 min
+q3: RETURN COUNT(*) PATTERN SEQ(Cancel, Travel+) WITHIN 10 min
+q4: RETURN MIN(Travel.d) PATTERN SEQ(Accept, Travel+) WHERE [driver] WITHIN 10 min
+q5: RETURN COUNT(*) PATTERN SEQ(Accept, Dropoff+) WHERE [driver] WITHIN 10 min
+"""
+
+
+def test_merged_template_and_sharable_query_sets():
+    w = parse_workload(RIDES)
+    merged = w.merged_template()
+    labels = {(t.source, t.target, t.label): t.queries for t in merged.transitions}
+    assert labels[("Travel", "Travel", "+")] == ("q1", "q2", "q3", "q4")
+    assert labels[("Travel", "Dropoff", "SEQ")] == ("q2",)
+    assert merged.start["Accept"] == ("q4", "q5") and merged.end["Travel"] == ("q1", "q3", "q4")
+    assert w.sharable_kleene_subpatterns() == {"Travel+": ("q1", "q2", "q3", "q4")}
+    # q3 partitions differently, q4 asks MIN, q5 shares no Kleene sub-pattern: each is alone.
+    sets = {s.queries: s for s in w.sharable_query_sets()}
+    assert set(sets) == {("q1", "q2"), ("q3",), ("q4",), ("q5",)}
+    assert sets[("q1", "q2")].kleene_subpatterns == {"Travel+": ("q1", "q2")}
+    assert sets[("q1", "q2")].pane == 300 and w.pane == 300
