@@ -19,7 +19,7 @@ from functools import partial
 
 from hamlet import Event, parse_workload
 from hamlet.api import evaluate_with
-from hamlet.runtime.greta import run_partition
+from hamlet.runtime.greta import run_greta
 
 QUERIES = {
     "no edge predicate": "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 1000000",
@@ -34,7 +34,7 @@ def stream(n: int, seed: int = 7) -> list[Event]:
 
 def measure(query: str, n: int, repeat: int, plain_scan: bool) -> tuple[float, int]:
     workload, events = parse_workload(query), stream(n)
-    executor = partial(run_partition, plain_scan=plain_scan)
+    executor = partial(run_greta, plain_scan=plain_scan)
     best = float("inf")
     for _ in range(repeat):
         started = time.perf_counter()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,57 +13,103 @@ from hamlet.analysis.windows import as_number
 from hamlet.analysis.workload import Workload, parse_workload
 from hamlet.errors import EventError, HamletError
 from hamlet.events import Event, Number
+from hamlet.partials import PartialRow
 from hamlet.results import ResultRow, group_key
 from hamlet.runtime.aggregates import Algebra, algebra_for
-from hamlet.runtime.greta import run_partition
-from hamlet.runtime.partition import group_of, partition_events
+from hamlet.runtime.greta import run_greta
+from hamlet.runtime.partition import group_of, partition_stream
+from hamlet.stats import EvaluationStats
 
-Executor = Callable[[AnalyzedQuery, Algebra, list[Event]], Iterable[tuple[int, Any]]]
+# A strategy runs a sharable query set on one stream partition: (query, window k, final aggregate) out.
+Executor = Callable[[Sequence[AnalyzedQuery], Mapping[str, Algebra], list[Event], EvaluationStats],
+                    Iterable[tuple[str, int, Any]]]  # fmt: skip
 
-STRATEGIES: dict[str, Executor] = {"greta": run_partition}
+STRATEGIES: dict[str, Executor] = {"greta": run_greta}
 
 
-def evaluate(workload: Workload | str, events: Any, strategy: str = "greta") -> list[ResultRow]:
+def evaluate(workload: Workload | str, events: Any, strategy: str = "greta",
+             stats: EvaluationStats | None = None) -> list[ResultRow]:  # fmt: skip
     """Evaluate every query of ``workload`` over ``events``.
 
     ``events``: Event objects, dicts with ``event_type``, ``event_time`` and attributes, or a pandas
     DataFrame with those columns. Times are seconds (int or float) or datetimes (naive means UTC).
     Rows come sorted by query (workload order), window start, group and aggregate (RETURN order).
     """
-    if isinstance(workload, str):
-        workload = parse_workload(workload)
+    return finalize(evaluate_partials(workload, events, strategy, stats))
+
+
+def _executor(strategy: str) -> Executor:
     if strategy not in STRATEGIES:
         known = ", ".join(sorted(STRATEGIES))
         raise HamletError(f"unknown strategy {strategy!r}; known strategies: {known}")
-    return evaluate_with(workload, events, STRATEGIES[strategy])
+    return STRATEGIES[strategy]
 
 
 def evaluate_with(workload: Workload, events: Any, executor: Executor) -> list[ResultRow]:
     """``evaluate`` with an explicit executor (tests use it to force one predecessor-source path)."""
+    return finalize(partials_with(workload, events, executor))
+
+
+def evaluate_partials(workload: Workload | str, events: Any, strategy: str = "greta",
+                      stats: EvaluationStats | None = None) -> list[PartialRow]:  # fmt: skip
+    """Like ``evaluate`` but each row holds a mergeable ``AggregateState``: results of several calls over
+    disjoint partitions (GROUP-BY ∪ equivalence values) merge into the result over their union. Pass an
+    ``EvaluationStats`` to have it filled with what the strategy did."""
+    if isinstance(workload, str):
+        workload = parse_workload(workload)
+    stats = stats if stats is not None else EvaluationStats()
+    stats.strategy = strategy
+    return partials_with(workload, events, _executor(strategy), stats)
+
+
+def finalize(partials: Iterable[PartialRow]) -> list[ResultRow]:
+    """Merge partials with the same (query, window, group, aggregate) and compute their values."""
+    merged: dict[tuple, PartialRow] = {}
+    for p in partials:
+        key = p.key()
+        previous = merged.get(key)
+        merged[key] = p if previous is None else replace(p, state=previous.state.merge(p.state))
+    return [ResultRow(p.query, p.window_start, p.window_end, p.group, p.aggregate, p.state.value())
+            for p in merged.values()]  # fmt: skip
+
+
+def partials_with(workload: Workload, events: Any, executor: Executor,
+                  stats: EvaluationStats | None = None) -> list[PartialRow]:  # fmt: skip
+    """Every sharable query set runs on its own partitions of the stream (its queries partition alike)."""
     stream = sorted(to_events(events), key=lambda e: e.time)  # stable: equal times keep input order
-    rows: list[ResultRow] = []
-    for query in workload.queries:
-        rows.extend(_evaluate_query(query, stream, executor))
-    return rows
+    stats = stats if stats is not None else EvaluationStats()
+    by_query: dict[str, list[PartialRow]] = {}
+    for query_set in workload.sharable_query_sets():
+        queries = [workload.query(name) for name in query_set.queries]
+        by_query.update(_evaluate_set(queries, query_set.partition_attributes, stream, executor, stats))
+    return [row for q in workload.queries for row in by_query[q.name]]
 
 
-def _evaluate_query(query: AnalyzedQuery, stream: list[Event], executor: Executor) -> list[ResultRow]:
-    partitions = partition_events(query, stream)
-    algebra = algebra_for(query, (e for events in partitions.values() for e in events))
-    finals: dict[tuple[int, tuple], tuple[dict, Any]] = {}
+def _evaluate_set(queries: list[AnalyzedQuery], attributes: tuple[str, ...], stream: list[Event],
+                  executor: Executor, stats: EvaluationStats) -> dict[str, list[PartialRow]]:  # fmt: skip
+    types = {t for q in queries for t in q.types}
+    partitions = partition_stream(attributes, types, stream)
+    everything = [e for events in partitions.values() for e in events]
+    algebras = {q.name: algebra_for(q, everything) for q in queries}
+    finals: dict[tuple[str, int, tuple], tuple[dict, Any]] = {}
     for key, events in partitions.items():
-        group = group_of(query, key)
-        gkey = tuple(group.items())
-        for k, agg in executor(query, algebra, events):
+        for name, k, agg in executor(queries, algebras, events, stats):
+            group = group_of(workload_query(queries, name), attributes, key)
             # Partitions that differ only in equivalence attributes form one group: their trends add up.
-            previous = finals.get((k, gkey))
-            finals[(k, gkey)] = (group, agg if previous is None else algebra.add(previous[1], agg))
-    rows = []
-    for (k, _), (group, agg) in sorted(finals.items(), key=lambda item: (item[0][0], group_key(item[1][0]))):
+            slot = (name, k, tuple(group.items()))
+            previous = finals.get(slot)
+            finals[slot] = (group, agg if previous is None else algebras[name].add(previous[1], agg))
+    out: dict[str, list[PartialRow]] = {q.name: [] for q in queries}
+    for (name, k, _), (group, agg) in sorted(finals.items(), key=lambda item: (item[0][1], group_key(item[1][0]))):
+        query = workload_query(queries, name)
         start, end = as_number(query.window.start(k)), as_number(query.window.end(k))
-        for spec, value in zip(query.aggregates, algebra.results(agg, query.aggregates)):
-            rows.append(ResultRow(query.name, start, end, group, spec.text, value))
-    return rows
+        for spec, state in zip(query.aggregates, algebras[name].states(agg, query.aggregates)):
+            out[name].append(PartialRow(name, start, end, group, spec.text, state))
+    return out
+
+
+def workload_query(queries: list[AnalyzedQuery], name: str) -> AnalyzedQuery:
+    return next(q for q in queries if q.name == name)
 
 
 def to_events(events: Any) -> list[Event]:

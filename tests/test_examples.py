@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from oracle import evaluate_bruteforce
 
 from hamlet import parse_workload
 from hamlet.api import evaluate
 from hamlet.cli import main
 from hamlet.io import read_events_csv
-from oracle import evaluate_bruteforce
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ["rideshare", "stock", "cluster", "traffic"]

@@ -15,7 +15,7 @@ from workloads import events, types_of
 from hamlet import parse_workload
 from hamlet.api import evaluate_with
 from hamlet.runtime.graph import TrendGraph
-from hamlet.runtime.greta import run_partition
+from hamlet.runtime.greta import run_greta
 from hamlet.runtime.sources import IndexedSource, QueueSource, RunningSource, ScanSource
 
 SHAPES = [
@@ -42,8 +42,8 @@ def test_optimised_sources_equal_the_plain_scan(shape, data):
     note(text)
     kinds = {type(s) for s in TrendGraph(query, query.pattern, _algebra(query, stream), stream, True).sources}
     assert kind in kinds
-    expected = evaluate_with(workload, stream, partial(run_partition, plain_scan=True))
-    assert evaluate_with(workload, stream, run_partition) == expected
+    expected = evaluate_with(workload, stream, partial(run_greta, plain_scan=True))
+    assert evaluate_with(workload, stream, run_greta) == expected
 
 
 def _algebra(query, stream):

@@ -16,7 +16,7 @@ from workloads import events, types_of, workloads
 
 from hamlet import parse_workload
 from hamlet.api import evaluate_with
-from hamlet.runtime.greta import run_partition
+from hamlet.runtime.greta import run_greta
 
 
 @given(workloads(), st.data())
@@ -34,5 +34,5 @@ def check(text, stream):
     note(repr(stream))
     workload = parse_workload(text)
     expected = evaluate_bruteforce(workload, stream)
-    assert evaluate_with(workload, stream, run_partition) == expected
-    assert evaluate_with(workload, stream, partial(run_partition, plain_scan=True)) == expected
+    assert evaluate_with(workload, stream, run_greta) == expected
+    assert evaluate_with(workload, stream, partial(run_greta, plain_scan=True)) == expected

@@ -14,7 +14,7 @@ from streams import stream
 from hamlet import evaluate, parse_workload
 from hamlet.api import evaluate_with
 from hamlet.cli import main
-from hamlet.runtime.greta import run_partition
+from hamlet.runtime.greta import run_greta
 
 FIGURE_4 = "a1 a2 c3 b4 b5 b6 b7 a8 a9 c10 c11 c12 b13 b14"
 FIGURE_6 = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9"
@@ -49,7 +49,7 @@ EXAMPLES = [
     ("q: RETURN COUNT(*) PATTERN SEQ(NOT E, A+) WITHIN 100 SLIDE 100", FIGURE_6, {"q": [12]}),
 ]
 
-EXECUTORS = {"greta": run_partition, "greta-plain-scan": partial(run_partition, plain_scan=True)}
+EXECUTORS = {"greta": run_greta, "greta-plain-scan": partial(run_greta, plain_scan=True)}
 
 
 def _events(text: str):

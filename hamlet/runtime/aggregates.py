@@ -23,6 +23,7 @@ from hamlet.analysis.predicates import is_number
 from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
 from hamlet.errors import EvaluationError
 from hamlet.events import Event
+from hamlet.partials import AggregateState
 
 FLOAT_SCALE_BITS = 1074  # 2^-1074 is the smallest positive double: every double is a multiple of it
 
@@ -42,8 +43,8 @@ class CountAlgebra:
     def count(agg: int) -> int:
         return agg
 
-    def results(self, agg: int, aggregates: Sequence[AggregateSpec]) -> list[Any]:
-        return [agg for _ in aggregates]
+    def states(self, agg: int, aggregates: Sequence[AggregateSpec]) -> list[AggregateState]:
+        return [AggregateState("COUNT", count=agg) for _ in aggregates]
 
 
 def _min(a: Any, b: Any) -> Any:
@@ -123,27 +124,21 @@ class VectorAlgebra:
     def count(agg: tuple) -> int:
         return agg[0]
 
-    def results(self, agg: tuple, aggregates: Sequence[AggregateSpec]) -> list[Any]:
+    def states(self, agg: tuple, aggregates: Sequence[AggregateSpec]) -> list[AggregateState]:
         out = []
         for spec in aggregates:
             if spec.function == "COUNT":
-                out.append(agg[0] if spec.event_type is None else agg[self.index[("count", spec.event_type, None)]])
+                count = agg[0] if spec.event_type is None else agg[self.index[("count", spec.event_type, None)]]
+                out.append(AggregateState("COUNT", count=count))
             elif spec.function in ("MIN", "MAX"):
-                out.append(agg[self.index[(spec.function.lower(), spec.event_type, spec.attribute)]])
+                extreme = agg[self.index[(spec.function.lower(), spec.event_type, spec.attribute)]]
+                out.append(AggregateState(spec.function, extreme=extreme))
             else:
                 key = (spec.event_type, spec.attribute)
-                nonnull = agg[self.index[("nonnull", *key)]]
-                if not nonnull:
-                    out.append(None)
-                    continue
                 total = agg[self.index[("sum", *key)]]
                 exact = Fraction(total, 1 << FLOAT_SCALE_BITS) if key in self.scaled else Fraction(total)
-                if spec.function == "AVG":
-                    out.append(float(exact / nonnull))
-                elif agg[self.index[("floats", *key)]]:
-                    out.append(float(exact))
-                else:
-                    out.append(int(exact))
+                out.append(AggregateState(spec.function, count=agg[self.index[("nonnull", *key)]], total=exact,
+                                          floats=agg[self.index[("floats", *key)]]))  # fmt: skip
         return out
 
 

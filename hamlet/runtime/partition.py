@@ -1,8 +1,9 @@
-"""Stream partitioning per query (GRETA §6): local predicates filter, GROUP-BY ∪ equivalence partition."""
+"""Stream partitioning (GRETA §6, HAMLET §3.1): GROUP-BY ∪ equivalence values split the stream; local
+predicates filter each query's events."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.events import Event
@@ -10,19 +11,12 @@ from hamlet.events import Event
 PartitionKey = tuple
 
 
-def partition_events(query: AnalyzedQuery, events: Iterable[Event]) -> dict[PartitionKey, list[Event]]:
-    """The query's events by partition, in input order; events failing a local predicate or with a null in a
-    partition attribute are not matched by the query and left out."""
-    types = set(query.types)
-    tests: dict[str, list] = {t: [] for t in types}
-    for predicate in query.local_predicates:
-        tests[predicate.event_type].append(predicate.test)
-    attributes = query.partition_attributes
+def partition_stream(attributes: Sequence[str], types: set[str], events: Iterable[Event]) -> dict[PartitionKey, list[Event]]:
+    """Events of ``types`` by their values of ``attributes``, in input order. An event with a null in one
+    of them is matched by no query partitioned by it, and left out."""
     partitions: dict[PartitionKey, list[Event]] = {}
     for event in events:
         if event.type not in types:
-            continue
-        if not all(test(event) for test in tests[event.type]):
             continue
         key = tuple(event.attributes.get(a) for a in attributes)
         if None in key:
@@ -31,6 +25,14 @@ def partition_events(query: AnalyzedQuery, events: Iterable[Event]) -> dict[Part
     return partitions
 
 
-def group_of(query: AnalyzedQuery, key: PartitionKey) -> dict:
-    values = dict(zip(query.partition_attributes, key))
+def matched_events(query: AnalyzedQuery, events: Iterable[Event]) -> list[Event]:
+    """The events of the query's types that pass its local predicates."""
+    tests: dict[str, list] = {t: [] for t in query.types}
+    for predicate in query.local_predicates:
+        tests[predicate.event_type].append(predicate.test)
+    return [e for e in events if e.type in tests and all(test(e) for test in tests[e.type])]
+
+
+def group_of(query: AnalyzedQuery, attributes: Sequence[str], key: PartitionKey) -> dict:
+    values = dict(zip(attributes, key))
     return {a: values[a] for a in query.group_by}

@@ -1,0 +1,73 @@
+"""Mergeable partial aggregates: what a partition contributes to a (query, window, group) result.
+
+Trends never cross partitions (GROUP-BY ∪ equivalence values), so partitions that share a group combine
+exactly: counts and sums add, MIN/MAX take the extreme, AVG is SUM / non-null count at the very end. The
+Spark job merges partials from many engine calls this way; ``hamlet.evaluate`` merges them in memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AggregateState:
+    """One RETURN aggregate, not yet finalised.
+
+    ``count``: COUNT's value; for SUM and AVG the number of non-null occurrences. ``total``: the exact sum
+    (SUM, AVG). ``floats``: occurrences with a float value (a SUM is reported as a float when > 0).
+    ``extreme``: MIN's or MAX's value so far (None: no non-null value yet).
+    """
+
+    function: str
+    count: int = 0
+    total: Fraction = Fraction(0)
+    floats: int = 0
+    extreme: Any = None
+
+    def merge(self, other: AggregateState) -> AggregateState:
+        if self.function != other.function:
+            raise ValueError(f"cannot merge {self.function} with {other.function}")
+        if self.function in ("MIN", "MAX"):
+            if self.extreme is None or other.extreme is None:
+                return self if other.extreme is None else other
+            pick = min if self.function == "MIN" else max
+            return replace(self, extreme=pick(self.extreme, other.extreme))
+        return replace(self, count=self.count + other.count, total=self.total + other.total,
+                       floats=self.floats + other.floats)  # fmt: skip
+
+    def value(self) -> int | float | str | None:
+        if self.function == "COUNT":
+            return self.count
+        if self.function in ("MIN", "MAX"):
+            return self.extreme
+        if not self.count:
+            return None
+        if self.function == "AVG":
+            return float(self.total / self.count)
+        return float(self.total) if self.floats else int(self.total)
+
+    def exact_text(self) -> str | None:
+        """The value as text with every digit: integers in full (counts exceed any fixed-width type), floats
+        as their shortest round-trip repr, strings as they are."""
+        value = self.value()
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return str(value)
+        return str(value) if isinstance(value, int) else repr(value)
+
+
+@dataclass(frozen=True)
+class PartialRow:
+    query: str
+    window_start: Any
+    window_end: Any
+    group: dict[str, Any]
+    aggregate: str  # as written in RETURN
+    state: AggregateState
+
+    def key(self) -> tuple:
+        return (self.query, self.window_start, self.window_end, tuple(self.group.items()), self.aggregate)

@@ -1,0 +1,34 @@
+"""What an evaluation did: per strategy counters that the CLI prints and the Spark job stores."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+
+@dataclass
+class EvaluationStats:
+    """Counters of one evaluation (all queries, all partitions).
+
+    ``events``: events read by at least one query's graph. The burst counters are HAMLET's: ``bursts`` of
+    a sharable Kleene type (Definition 4.1), how many were ``shared_bursts``, graphlet ``splits`` and
+    ``merges`` (§4.2), snapshots created at graphlet level (Definition 3.9) and at event level
+    (Definition 3.11), and the time the optimizer spent deciding. GRETA fills only ``events``.
+    """
+
+    strategy: str = ""
+    events: int = 0
+    bursts: int = 0
+    shared_bursts: int = 0
+    splits: int = 0
+    merges: int = 0
+    graphlet_snapshots: int = 0
+    event_snapshots: int = 0
+    decision_seconds: float = 0.0
+
+    def add(self, other: EvaluationStats) -> None:
+        for f in fields(self):
+            if f.name != "strategy":
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
