@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,6 +18,7 @@ from hamlet.partials import PartialRow
 from hamlet.results import ResultRow, group_key
 from hamlet.runtime.aggregates import Algebra, algebra_for
 from hamlet.runtime.greta import run_greta
+from hamlet.runtime.shared import run_shared
 from hamlet.runtime.partition import group_of, partition_stream
 from hamlet.stats import EvaluationStats
 
@@ -24,7 +26,11 @@ from hamlet.stats import EvaluationStats
 Executor = Callable[[Sequence[AnalyzedQuery], Mapping[str, Algebra], list[Event], EvaluationStats],
                     Iterable[tuple[str, int, Any]]]  # fmt: skip
 
-STRATEGIES: dict[str, Executor] = {"greta": run_greta}
+STRATEGIES: dict[str, Executor] = {
+    "greta": run_greta,
+    "static": partial(run_shared, sharing="static"),
+    "hamlet": partial(run_shared, sharing="hamlet"),
+}
 
 
 def evaluate(workload: Workload | str, events: Any, strategy: str = "greta",

@@ -1,4 +1,4 @@
-"""Property: on random small workloads and streams, GRETA equals the brute-force two-step oracle exactly.
+"""Property: on random small workloads and streams, every strategy equals the brute-force oracle exactly.
 
 Workloads nest Kleene plus and SEQ, put NOT first, between and last (and nested inside NOT), and mix local,
 equivalence and edge predicates (indexed and scanned), several windows, groups, nulls, floats and equal
@@ -12,9 +12,9 @@ from functools import partial
 from hypothesis import given, note
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
-from workloads import events, types_of, workloads
+from workloads import bursty_events, events, sharing_workloads, types_of, workloads
 
-from hamlet import parse_workload
+from hamlet import STRATEGIES, parse_workload
 from hamlet.api import evaluate_with
 from hamlet.runtime.greta import run_greta
 
@@ -36,3 +36,11 @@ def check(text, stream):
     expected = evaluate_bruteforce(workload, stream)
     assert evaluate_with(workload, stream, run_greta) == expected
     assert evaluate_with(workload, stream, partial(run_greta, plain_scan=True)) == expected
+    for strategy in ("static", "hamlet"):
+        assert evaluate_with(workload, stream, STRATEGIES[strategy]) == expected, strategy
+
+
+@given(sharing_workloads(), bursty_events())
+def test_shared_strategies_equal_bruteforce(text, stream):
+    """Queries sharing B+ with differing predecessors, predicates, windows and negation over bursty streams."""
+    check(text, stream)

@@ -130,3 +130,52 @@ def types_of(text: str) -> str:
     workload = parse_workload(text)
     positive = "".join(t for q in workload.queries for t in q.pattern.template.types)
     return positive * 3 + "".join(t for q in workload.queries for t in q.types) + "Z"
+
+
+SHARED_SHAPES = [
+    "SEQ(P, B+)", "SEQ(P, B+, Q)", "SEQ(B+, P)", "SEQ(NOT N, P, B+)", "SEQ(P, B+, NOT N)", "SEQ(P, NOT N, B+)",
+    "B+", "(SEQ(P, B+))+", "SEQ(P+, B+)",
+]  # fmt: skip
+
+
+@st.composite
+def sharing_workloads(draw) -> str:
+    """2–4 queries around a shared B+ with differing other types, local predicates on B, windows and
+    negation; all partitioned alike (sometimes by k, sometimes grouped by g), mostly COUNT(*)."""
+    partition = draw(st.sampled_from(["", " WHERE [k]", " GROUP-BY g", " WHERE [k] GROUP-BY g"]))
+    queries = []
+    for i in range(draw(st.integers(2, 4))):
+        shape = draw(st.sampled_from(SHARED_SHAPES))
+        p, q, n = draw(st.permutations("ACDEF"))[:3]
+        pattern = re.sub(r"\b[PQN]\b", lambda m: {"P": p, "Q": q, "N": n}[m.group()], shape)
+        predicates = []
+        if draw(st.integers(0, 2)) == 0:
+            predicates.append(draw(st.sampled_from(["B.x < 3", "B.x % 2 = 0", "B.y > 0", "B.x >= 1"])))
+        if draw(st.integers(0, 4)) == 0:
+            edges = ["B.x < NEXT(B).x"] + ([f"{p}.x <= NEXT(B).y"] if shape not in ("B+", "SEQ(B+, P)") else [])
+            predicates.append(draw(st.sampled_from(edges)))
+        where = " WHERE [k]" if "WHERE" in partition else ""
+        group = " GROUP-BY g" if "GROUP-BY" in partition else ""
+        if predicates:
+            where = (where + " AND " if where else " WHERE ") + " AND ".join(predicates)
+        returns = ("g, " if group else "") + draw(st.sampled_from(["COUNT(*)"] * 4 + ["COUNT(*), SUM(B.x)"]))
+        within = draw(st.sampled_from([4, 6, 8, 15]))
+        slide = draw(st.sampled_from([within, within // 2]))
+        queries.append(f"q{i}: RETURN {returns} PATTERN {pattern}{where}{group} WITHIN {within} SLIDE {slide}")
+    return "\n".join(queries)
+
+
+@st.composite
+def bursty_events(draw, types: str = "ABCDEF", max_runs: int = 7) -> list[Event]:
+    """Runs of one type (bursts), mostly B, at increasing times, sometimes sharing a timestamp."""
+    out: list[Event] = []
+    t = 0
+    for _ in range(draw(st.integers(0, max_runs))):
+        event_type = draw(st.sampled_from("BBB" + types))
+        for _ in range(draw(st.integers(1, 4))):
+            t += draw(st.sampled_from([0, 1, 1, 1, 2]))
+            out.append(Event(event_type, t, {
+                "x": draw(st.integers(0, 4)), "y": draw(st.integers(0, 2)),
+                "g": draw(st.sampled_from([1, 2])), "k": draw(st.sampled_from(["p", "q"])),
+            }))  # fmt: skip
+    return out

@@ -22,7 +22,7 @@ from typing import Any
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
 from hamlet.events import Event
-from hamlet.runtime.aggregates import Algebra, LatestStartAlgebra
+from hamlet.runtime.aggregates import Algebra, CountAlgebra, LatestStartAlgebra
 from hamlet.runtime.sources import IndexedSource, QueueSource, RunningSource, ScanSource, Source, Threshold
 
 GLOBAL_WINDOW = (0,)
@@ -75,29 +75,56 @@ class TrendGraph:
     def windows(self, time: Any) -> Sequence[int]:
         return self.query.window.indexes(time) if self.windowed else GLOBAL_WINDOW
 
+    def predecessors(self, event: Event, windows: Sequence[int]) -> list[Any]:
+        """The combined aggregate of the event's predecessor events, per window."""
+        sources = self.incoming[event.type]
+        if len(sources) == 1:
+            return sources[0].collect(event, windows)
+        algebra = self.algebra
+        accs = [algebra.zero] * len(windows)
+        for src in sources:
+            accs = [algebra.add(a, b) for a, b in zip(accs, src.collect(event, windows))]
+        return accs
+
     def compute(self, event: Event) -> dict[int, Any]:
         """The aggregates of ``event`` per window, from what is committed (all earlier timestamps)."""
         windows = self.windows(event.time)
         if not windows:
             return {}
-        sources = self.incoming[event.type]
-        algebra = self.algebra
-        if len(sources) == 1:
-            accs = sources[0].collect(event, windows)
-        else:
-            accs = [algebra.zero] * len(windows)
-            add = algebra.add
-            for src in sources:
-                accs = [add(a, b) for a, b in zip(accs, src.collect(event, windows))]
         is_start = event.type == self.template.start
-        extend = algebra.extend
+        extend = self.algebra.extend
         out: dict[int, Any] = {}
-        for k, acc in zip(windows, accs):
-            start = is_start and (not self.leading or self._may_start(k))
-            agg = extend(acc, event, start)
+        for k, acc in zip(windows, self.predecessors(event, windows)):
+            agg = extend(acc, event, is_start and (not self.leading or self._may_start(k)))
             if agg is not None:
                 out[k] = agg
         return out
+
+    # ---- bursts (HAMLET): a run of same-type events applied at once -------------------------------------
+
+    def closed_form(self, event_type: str) -> bool:
+        """Whether a burst of ``event_type`` events can be applied at once: trend counts only, and nothing
+        the burst's events meet depends on the event itself — predecessors come from running totals (or a
+        negation threshold, constant while no other type arrives), successors read running totals, and no
+        trailing NOT waits for each END event's time."""
+        return (
+            isinstance(self.algebra, CountAlgebra)
+            and self.windowed
+            and event_type in self.incoming
+            and all(isinstance(s, (RunningSource, QueueSource)) for s in self.incoming[event_type])
+            and all(isinstance(s, RunningSource) for s in self.outgoing[event_type])
+            and not (event_type == self.template.end and self.trailing)
+        )
+
+    def is_kleene(self, event_type: str) -> bool:
+        return self.template.transition(event_type, event_type) is not None
+
+    def snapshot(self, event: Event, windows: Sequence[int]) -> list[Any]:
+        """The graphlet-level snapshot x of a burst (HAMLET Definition 3.9) per window: what one event of
+        the burst gets from outside it — its predecessors before the burst, and one if it starts trends."""
+        is_start = event.type == self.template.start
+        return [acc + 1 if is_start and (not self.leading or self._may_start(k)) else acc
+                for k, acc in zip(windows, self.predecessors(event, windows))]  # fmt: skip
 
     def _may_start(self, k: int) -> bool:
         window_start = self.query.window.start(k)

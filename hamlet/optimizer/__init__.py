@@ -1,0 +1,1 @@
+"""HAMLET's dynamic sharing optimizer (§4): the benefit model and the choice of the query set per burst."""

@@ -1,0 +1,66 @@
+"""The dynamic sharing benefit (HAMLET Definition 4.2, Eq. 7) — the paper's, and ours re-derived.
+
+The paper's cost terms assume GRETA's O(n) predecessor scan: a shared burst costs b·n·s_p (every event
+scans n predecessors, carrying s_p snapshots) plus s_c·k·g·t (each new snapshot's value is summed per
+query over the g events of t predecessor graphlets); not sharing costs k·b·n.
+
+Our executor does not scan. A burst of b events of type E in G timestamp groups reaches a query as one
+graphlet-level snapshot x per window (the sum of its predecessors, from running totals: O(1)), and the
+burst's trends follow from one factor Φ = Π_g (1 + events matched in group g) (Kleene E+) or Σ_g matched
+(plain E), the same for every query that matches the same events. So, per burst:
+
+* not shared, query q: ``b·evaluate`` (its local predicates on E, if any) + ``G·factor`` + ``w·apply``;
+* shared by S: ``G·factor`` once, and per query ``w·apply``, plus for a query with local predicates on E
+  ``b·evaluate`` and, per event it rejects (an event-level snapshot, Definition 3.11), ``snapshot``.
+
+The constants are seconds per operation, measured by ``bench/calibrate_costs.py`` on this machine.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+CALIBRATION = Path(__file__).with_name("calibration.json")
+
+
+def paper_shared_cost(b: int, n: int, s_p: int, s_c: int, k: int, g: int, t: int) -> int:
+    """Shared(G_E, Q_E) = b·n·s_p + s_c·k·g·t (Eq. 7)."""
+    return b * n * s_p + s_c * k * g * t
+
+
+def paper_nonshared_cost(k: int, b: int, n: int) -> int:
+    """NonShared(G_E^i, Q_E) = k·b·n (Eq. 7)."""
+    return k * b * n
+
+
+def paper_benefit(b: int, n: int, s_p: int, s_c: int, k: int, g: int, t: int) -> int:
+    return paper_nonshared_cost(k, b, n) - paper_shared_cost(b, n, s_p, s_c, k, g, t)
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Seconds per operation of our executor (see the module docstring)."""
+
+    evaluate: float = 4e-7  # a local predicate on one event
+    factor: float = 1e-7  # one timestamp group folded into Φ
+    apply: float = 6e-7  # Φ applied to one window of one query, committed
+    snapshot: float = 3e-7  # an event-level snapshot folded into one query's own factor
+
+    @classmethod
+    def calibrated(cls) -> CostModel:
+        if CALIBRATION.exists():
+            return cls(**json.loads(CALIBRATION.read_text()))
+        return cls()
+
+    def nonshared(self, b: int, groups: int, windows: int, filtered: bool) -> float:
+        return (b * self.evaluate if filtered else 0.0) + groups * self.factor + windows * self.apply
+
+    def shared_extra(self, b: int, windows: int, filtered: bool, rejected: int) -> float:
+        """What one more query adds to a shared burst (the shared factor is paid once for the group)."""
+        return (b * self.evaluate if filtered else 0.0) + rejected * self.snapshot + windows * self.apply
+
+    def benefit(self, b: int, groups: int, windows: int, filtered: bool, rejected: int) -> float:
+        """> 0 when sharing the burst with this query is cheaper than processing it alone."""
+        return self.nonshared(b, groups, windows, filtered) - self.shared_extra(b, windows, filtered, rejected)
