@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from functools import partial
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
@@ -18,8 +18,8 @@ from hamlet.partials import PartialRow
 from hamlet.results import ResultRow, group_key
 from hamlet.runtime.aggregates import Algebra, algebra_for
 from hamlet.runtime.greta import run_greta
-from hamlet.runtime.shared import run_shared
 from hamlet.runtime.partition import group_of, partition_stream
+from hamlet.runtime.shared import run_shared
 from hamlet.stats import EvaluationStats
 
 # A strategy runs a sharable query set on one stream partition: (query, window k, final aggregate) out.

@@ -11,6 +11,7 @@ from hamlet.api import STRATEGIES, evaluate
 from hamlet.errors import EventError, HamletError, QueryError
 from hamlet.explain import explain
 from hamlet.io import format_table, read_events_csv, write_jsonl
+from hamlet.stats import EvaluationStats
 
 
 def _load_workload(path: str) -> Workload:
@@ -39,13 +40,16 @@ def _evaluate(args: argparse.Namespace) -> int:
             events_file = read_events_csv(f, args.events)
     except OSError as e:
         raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
-    rows = evaluate(workload, events_file.events, strategy=args.strategy)
+    stats = EvaluationStats()
+    rows = evaluate(workload, events_file.events, strategy=args.strategy, stats=stats)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
             write_jsonl(rows, out)
         print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
     else:
         print(format_table(rows, events_file.iso_times) if rows else "no trend matched: no rows")
+    if args.stats:
+        print("\n".join(f"{name}: {value}" for name, value in stats.as_dict().items()), file=sys.stderr)
     return 0
 
 
@@ -68,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--events", required=True, help="CSV: event_type, event_time, attribute columns")
     ev.add_argument("--strategy", default="greta", help=f"execution strategy: {', '.join(STRATEGIES)}")
     ev.add_argument("--output", help="write JSON lines here instead of printing a table")
+    ev.add_argument("--stats", action="store_true", help="print what the strategy did (bursts, sharing, snapshots)")
     ev.set_defaults(run=_evaluate)
     check = sub.add_parser("check", help="parse and validate a workload; exit 1 with the error")
     check.add_argument("workload")

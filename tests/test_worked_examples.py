@@ -11,7 +11,7 @@ import pandas
 import pytest
 from streams import stream
 
-from hamlet import evaluate, parse_workload
+from hamlet import STRATEGIES, evaluate, parse_workload
 from hamlet.api import evaluate_with
 from hamlet.cli import main
 from hamlet.runtime.greta import run_greta
@@ -49,7 +49,12 @@ EXAMPLES = [
     ("q: RETURN COUNT(*) PATTERN SEQ(NOT E, A+) WITHIN 100 SLIDE 100", FIGURE_6, {"q": [12]}),
 ]
 
-EXECUTORS = {"greta": run_greta, "greta-plain-scan": partial(run_greta, plain_scan=True)}
+EXECUTORS = {
+    "greta": run_greta,
+    "greta-plain-scan": partial(run_greta, plain_scan=True),
+    "static": STRATEGIES["static"],
+    "hamlet": STRATEGIES["hamlet"],
+}
 
 
 def _events(text: str):
@@ -99,7 +104,14 @@ def test_console_script_prints_table_and_errors_without_traceback(tmp_path):
     bad = run([sys.executable, "-m", "hamlet.cli", "evaluate", "--workload", "w.hamlet", "--events", "e.csv",
                "--strategy", "fastest"])  # fmt: skip
     assert bad.returncode == 1
-    assert bad.stderr == "error: unknown strategy 'fastest'; choose one of: greta\n"
+    assert bad.stderr == "error: unknown strategy 'fastest'; choose one of: greta, static, hamlet\n"
+    stats = run([sys.executable, "-m", "hamlet.cli", "evaluate", "--workload", "w.hamlet", "--events", "e.csv",
+                 "--strategy", "hamlet", "--stats"])  # fmt: skip
+    assert stats.returncode == 0 and stats.stdout == ok.stdout
+    lines = stats.stderr.splitlines()
+    assert lines[:8] == ["strategy: hamlet", "events: 14", "bursts: 2", "shared_bursts: 2", "splits: 0", "merges: 1",
+                         "graphlet_snapshots: 2", "event_snapshots: 0"]  # fmt: skip
+    assert lines[8].startswith("decision_seconds: ")
 
 
 def test_api_accepts_dicts_and_dataframes():

@@ -1,0 +1,89 @@
+"""HAMLET: the paper's snapshot example, the benefit model's numbers, and split/merge decisions."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+from streams import stream
+
+from hamlet import Event, parse_workload
+from hamlet.api import evaluate, evaluate_with
+from hamlet.optimizer.benefit import CostModel, paper_benefit, paper_nonshared_cost, paper_shared_cost
+from hamlet.optimizer.choice import Candidate, choose_sharing
+from hamlet.runtime.shared import run_shared
+from hamlet.stats import EvaluationStats
+
+FIGURE_4 = "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 100\nq2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 100"
+
+
+@pytest.mark.parametrize("sharing", ["static", "hamlet"])
+def test_snapshots_of_figure_4_and_table_4(sharing):
+    trace: list = []
+    executor = partial(run_shared, sharing=sharing, trace=trace)
+    rows = evaluate_with(parse_workload(FIGURE_4), stream("a1 a2 c3 b4 b5 b6 b7 a8 a9 c10 c11 c12 b13 b14"), executor)
+    assert [(r.query, r.value) for r in rows] == [("q1", 132), ("q2", 72)]
+    # Burst b4..b7 shares snapshot x, burst b13 b14 snapshot y (values per query, window [0, 100)).
+    assert trace == [
+        {"type": "B", "queries": ["q1", "q2"], "snapshot": {"q1": {0: 2}, "q2": {0: 1}}},
+        {"type": "B", "queries": ["q1", "q2"], "snapshot": {"q1": {0: 34}, "q2": {0: 19}}},
+    ]
+
+
+@pytest.mark.parametrize(
+    "b, n, s_p, s_c, k, g, t, shared, nonshared",
+    [
+        (4, 7, 1, 1, 2, 4, 2, 44, 56),  # Eq. 8: share B3
+        (4, 11, 2, 1, 2, 8, 2, 120, 88),  # Eq. 9: split B3
+        (4, 15, 1, 1, 2, 4, 2, 76, 120),  # Eq. 10: merge into B6
+    ],
+)
+def test_paper_benefit_model(b, n, s_p, s_c, k, g, t, shared, nonshared):
+    assert paper_shared_cost(b, n, s_p, s_c, k, g, t) == shared
+    assert paper_nonshared_cost(k, b, n) == nonshared
+    assert paper_benefit(b, n, s_p, s_c, k, g, t) == nonshared - shared
+
+
+def test_query_set_choice_follows_the_pruning_principles():
+    model = CostModel(evaluate=1.0, factor=1.0, apply=1.0, snapshot=1.0)
+    candidates = [
+        Candidate("q1", filtered=False, rejected=0, windows=1),  # no snapshot: always shared (Thm 4.3)
+        Candidate("q2", filtered=True, rejected=0, windows=1),  # no snapshot either
+        Candidate("q3", filtered=True, rejected=3, windows=1),  # 3 snapshots < 10 groups: beneficial
+        Candidate("q4", filtered=True, rejected=12, windows=1),  # 12 snapshots > 10 groups: not (Thm 4.5)
+    ]
+    assert choose_sharing(candidates, b=20, groups=10, model=model) == {"q1", "q2", "q3"}
+    assert choose_sharing(candidates[3:], b=20, groups=10, model=model) == set()  # one query shares nothing
+
+
+def _burst(start: int, xs: list[int]) -> list[Event]:
+    return [Event("B", start + i, {"x": x}) for i, x in enumerate(xs)]
+
+
+def test_hamlet_splits_when_event_snapshots_pile_up_and_merges_when_they_stop():
+    workload = parse_workload(
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 1000\n"
+        "q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WHERE B.x < 5 WITHIN 1000"
+    )
+    events = (
+        [Event("A", 1), Event("C", 2)] + _burst(10, [1, 1, 1, 1])  # q2 matches every b: shared
+        + [Event("A", 20)] + _burst(30, [9, 9, 1, 9, 9, 9, 1, 9])  # q2 rejects 6 of 8: split
+        + [Event("C", 40)] + _burst(50, [2, 2, 2])  # all matched again: merged
+    )  # fmt: skip
+    results = {}
+    for strategy in ("greta", "static", "hamlet"):
+        stats = EvaluationStats()
+        results[strategy] = evaluate(workload, events, strategy, stats)
+        if strategy == "hamlet":
+            assert (stats.bursts, stats.shared_bursts, stats.splits, stats.merges) == (3, 2, 1, 2)
+            assert (stats.graphlet_snapshots, stats.event_snapshots) == (2, 0)
+        if strategy == "static":
+            assert (stats.bursts, stats.shared_bursts, stats.splits, stats.merges) == (3, 3, 0, 1)
+            assert (stats.graphlet_snapshots, stats.event_snapshots) == (3, 6)
+    assert results["greta"] == results["static"] == results["hamlet"]
+    assert [r.value for r in results["greta"]] == [
+        # q1: a1 starts 2^15 - 1 trends over the 15 b's; a20 2^11 - 1 over the 11 after it.
+        (2**15 - 1) + (2**11 - 1),
+        # q2 matches 4 + 2 + 3 = 9 b's: c2 reaches all 9, c40 the last 3.
+        (2**9 - 1) + (2**3 - 1),
+    ]
