@@ -147,7 +147,8 @@ def sharing_workloads(draw) -> str:
     for i in range(draw(st.integers(2, 4))):
         shape = draw(st.sampled_from(SHARED_SHAPES))
         p, q, n = draw(st.permutations("ACDEF"))[:3]
-        pattern = re.sub(r"\b[PQN]\b", lambda m: {"P": p, "Q": q, "N": n}[m.group()], shape)
+        names = {"P": p, "Q": q, "N": n}
+        pattern = re.sub(r"\b[PQN]\b", lambda m, names=names: names[m.group()], shape)
         predicates = []
         if draw(st.integers(0, 2)) == 0:
             predicates.append(draw(st.sampled_from(["B.x < 3", "B.x % 2 = 0", "B.y > 0", "B.x >= 1"])))

@@ -14,23 +14,27 @@ class Window:
     within: Fraction
     slide: Fraction
 
-    @property
-    def integral(self) -> bool:
-        return self.within.denominator == 1 and self.slide.denominator == 1
+    def __post_init__(self) -> None:
+        # Whole-second windows (the common case) use int arithmetic: Fractions are slow on the hot path.
+        integral = self.within.denominator == 1 and self.slide.denominator == 1
+        object.__setattr__(self, "_ints", (int(self.within), int(self.slide)) if integral else None)
 
     def indexes(self, time: Number) -> range:
         """The k of every window that contains ``time`` (WITHIN/SLIDE of them, rounded up, or none)."""
-        if type(time) is int and self.integral:
-            w, s = int(self.within), int(self.slide)
+        ints = self._ints  # type: ignore[attr-defined]
+        if ints is not None and type(time) is int:
+            w, s = ints
             return range((time - w) // s + 1, time // s + 1)
         t = Fraction(time)
         return range(math.floor((t - self.within) / self.slide) + 1, math.floor(t / self.slide) + 1)
 
-    def start(self, k: int) -> Fraction:
-        return k * self.slide
+    def start(self, k: int) -> Fraction | int:
+        ints = self._ints  # type: ignore[attr-defined]
+        return k * ints[1] if ints is not None else k * self.slide
 
-    def end(self, k: int) -> Fraction:
-        return k * self.slide + self.within
+    def end(self, k: int) -> Fraction | int:
+        ints = self._ints  # type: ignore[attr-defined]
+        return k * ints[1] + ints[0] if ints is not None else k * self.slide + self.within
 
     def describe(self) -> str:
         if self.slide == self.within:
@@ -38,8 +42,10 @@ class Window:
         return f"WITHIN {seconds_text(self.within)} SLIDE {seconds_text(self.slide)}"
 
 
-def as_number(value: Fraction) -> Number:
+def as_number(value: Fraction | int) -> Number:
     """A window bound as users see it: an int when whole, else a float."""
+    if isinstance(value, int):
+        return value
     return int(value) if value.denominator == 1 else float(value)
 
 
