@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
 from hamlet.analysis.template import canonical
@@ -35,6 +37,18 @@ def explain(workload: Workload) -> str:
         partition = ", ".join(s.partition_attributes) or "none"
         out.append(f"    {{{', '.join(s.queries)}}}: shares {shares}; partitioned by {partition}; "
                    f"pane {seconds_text(s.pane)}")  # fmt: skip
+    out.append("  static plan (strategy static; hamlet decides per burst within it):")
+    for s in workload.sharable_query_sets():
+        for pattern, queries in s.kleene_subpatterns.items():
+            event_type = pattern[:-1]
+            if not re.fullmatch(r"\w+", event_type):
+                out.append(f"    {pattern}: not shared (only single-type Kleene sub-patterns E+ share graphlets)")
+                continue
+            obstacles = {q: workload.query(q).burst_obstacle(event_type) for q in queries}
+            sharing = [q for q, why in obstacles.items() if why is None]
+            line = f"    {pattern}: shared by {{{', '.join(sharing)}}}" if len(sharing) > 1 else f"    {pattern}: not shared"
+            alone = "; ".join(f"{q} one event at a time ({why})" for q, why in obstacles.items() if why)
+            out.append(line + (f"; {alone}" if alone else ""))
     return "\n".join(out)
 
 

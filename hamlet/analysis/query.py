@@ -84,6 +84,27 @@ class AnalyzedQuery:
     def edge_predicates_of(self, source: str, target: str) -> tuple[EdgePredicate, ...]:
         return tuple(p for p in self.edge_predicates if p.source == source and p.target == target)
 
+    def burst_obstacle(self, event_type: str) -> str | None:
+        """Why a burst of ``event_type`` events cannot be applied to this query at once (None: it can).
+
+        At once means: one graphlet-level snapshot per window and one factor for the whole burst. That
+        needs trend counts only, and nothing the burst's events meet may depend on the event itself.
+        """
+        root = self.pattern
+        if any(a.function != "COUNT" or a.event_type is not None for a in self.aggregates):
+            return "aggregates other than COUNT(*) propagate per event"
+        if event_type not in root.template.types:
+            return f"{event_type} is negated"
+        guarded = {(n.previous, n.following) for n in root.negations}
+        for t in root.template.transitions:
+            if t.target == event_type and self.edge_predicates_of(t.source, t.target):
+                return f"edge predicate on {t.source} -> {t.target}"
+            if t.source == event_type and (self.edge_predicates_of(t.source, t.target) or (t.source, t.target) in guarded):
+                return f"{t.source} -> {t.target} needs each {event_type} event on its own"
+        if event_type == root.template.end and any(n.following is None for n in root.negations):
+            return f"a trailing NOT waits for each {event_type} event's time"
+        return None
+
 
 def analyze_query(query: nodes.Query, source: str) -> AnalyzedQuery:
     return _Analyzer(query, source).run()

@@ -22,7 +22,7 @@ from typing import Any
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
 from hamlet.events import Event
-from hamlet.runtime.aggregates import Algebra, CountAlgebra, LatestStartAlgebra
+from hamlet.runtime.aggregates import Algebra, LatestStartAlgebra
 from hamlet.runtime.sources import IndexedSource, QueueSource, RunningSource, ScanSource, Source, Threshold
 
 GLOBAL_WINDOW = (0,)
@@ -34,6 +34,7 @@ class TrendGraph:
         """``plain_scan`` makes every transition use the general scan (GRETA's own algorithm): the other
         sources are optimisations, and tests hold them to the scan's results."""
         self.query = query
+        self.plain_scan = plain_scan
         self.template = part.template
         self.algebra = algebra
         self.windowed = windowed
@@ -103,18 +104,9 @@ class TrendGraph:
     # ---- bursts (HAMLET): a run of same-type events applied at once -------------------------------------
 
     def closed_form(self, event_type: str) -> bool:
-        """Whether a burst of ``event_type`` events can be applied at once: trend counts only, and nothing
-        the burst's events meet depends on the event itself — predecessors come from running totals (or a
-        negation threshold, constant while no other type arrives), successors read running totals, and no
-        trailing NOT waits for each END event's time."""
-        return (
-            isinstance(self.algebra, CountAlgebra)
-            and self.windowed
-            and event_type in self.incoming
-            and all(isinstance(s, (RunningSource, QueueSource)) for s in self.incoming[event_type])
-            and all(isinstance(s, RunningSource) for s in self.outgoing[event_type])
-            and not (event_type == self.template.end and self.trailing)
-        )
+        """Whether a burst of ``event_type`` events can be applied at once (``AnalyzedQuery.burst_obstacle``);
+        the plain-scan test mode never does."""
+        return self.windowed and not self.plain_scan and self.query.burst_obstacle(event_type) is None
 
     def is_kleene(self, event_type: str) -> bool:
         return self.template.transition(event_type, event_type) is not None
