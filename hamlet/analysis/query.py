@@ -87,12 +87,10 @@ class AnalyzedQuery:
     def burst_obstacle(self, event_type: str) -> str | None:
         """Why a burst of ``event_type`` events cannot be applied to this query at once (None: it can).
 
-        At once means: one graphlet-level snapshot per window and one factor for the whole burst. That
-        needs trend counts only, and nothing the burst's events meet may depend on the event itself.
+        At once means: one graphlet-level snapshot per window and one factor for the whole burst, so
+        nothing the burst's events meet may depend on the event itself.
         """
         root = self.pattern
-        if any(a.function != "COUNT" or a.event_type is not None for a in self.aggregates):
-            return "aggregates other than COUNT(*) propagate per event"
         if event_type not in root.template.types:
             return f"{event_type} is negated"
         guarded = {(n.previous, n.following) for n in root.negations}

@@ -17,6 +17,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
+from math import prod
 from typing import Any
 
 from hamlet.analysis.predicates import is_number
@@ -42,6 +43,19 @@ class CountAlgebra:
     @staticmethod
     def count(agg: int) -> int:
         return agg
+
+    @staticmethod
+    def started(acc: int) -> int:
+        """The aggregate with one more trend starting here (a START event's own trend)."""
+        return acc + 1
+
+    @staticmethod
+    def burst_vector(groups: Sequence[Sequence[Event]], kleene: bool) -> None:
+        return None
+
+    @staticmethod
+    def burst_total(x: int, multiplier: int, vector: None) -> int:
+        return multiplier * x
 
     def states(self, agg: int, aggregates: Sequence[AggregateSpec]) -> list[AggregateState]:
         return [AggregateState("COUNT", count=agg) for _ in aggregates]
@@ -123,6 +137,52 @@ class VectorAlgebra:
     @staticmethod
     def count(agg: tuple) -> int:
         return agg[0]
+
+    @staticmethod
+    def started(acc: tuple) -> tuple:
+        return (acc[0] + 1,) + acc[1:]
+
+    # A burst of events of one type, applied at once (HAMLET's shared graphlets; see runtime/shared.py).
+    # Each event maps its input I to I + I.count·d, d holding what one trend gains from the event (1 for
+    # COUNT(E), its value for SUM, ...). With X the graphlet-level snapshot, m_g the events of timestamp
+    # group g and P = Π_g (1 + m_g), a Kleene burst adds (P − 1)·X + X.count·V with
+    # V = Σ_g D_g·P/(1 + m_g), D_g the sum of d over group g; a burst without E → E adds m·X + X.count·V,
+    # V = Σ d. MIN/MAX: every event of the burst ends some trend exactly when X.count > 0, so the burst's
+    # extreme is the extreme of X and of the burst's own values (the shared local extreme).
+
+    def burst_vector(self, groups: Sequence[Sequence[Event]], kleene: bool) -> list[Any]:
+        vector: list[Any] = [None if kind in ("min", "max") else 0 for kind, _, _ in self.fields]
+        product = prod(1 + len(g) for g in groups) if kleene else 1
+        for group in groups:
+            weight = product // (1 + len(group)) if kleene else 1
+            for event in group:
+                for i, kind, attribute, scaled in self.updates.get(event.type, ()):
+                    value = None if kind == "count" else event.attributes.get(attribute)  # type: ignore[arg-type]
+                    if kind == "count":
+                        vector[i] += weight
+                    elif value is None:
+                        continue
+                    elif kind == "sum":
+                        vector[i] += _summand(value, scaled, event, attribute) * weight
+                    elif kind == "nonnull":
+                        vector[i] += weight
+                    elif kind == "floats":
+                        vector[i] += weight if isinstance(value, float) else 0
+                    else:
+                        vector[i] = _extreme(_min if kind == "min" else _max, vector[i], value, event, attribute)
+        return vector
+
+    def burst_total(self, x: tuple, multiplier: int, vector: list[Any]) -> tuple:
+        count = x[0]
+        out = []
+        for (kind, _, _), xi, vi in zip(self.fields, x, vector):
+            if kind == "min":
+                out.append(_min(xi, vi))
+            elif kind == "max":
+                out.append(_max(xi, vi))
+            else:
+                out.append(multiplier * xi + count * vi)
+        return tuple(out)
 
     def states(self, agg: tuple, aggregates: Sequence[AggregateSpec]) -> list[AggregateState]:
         out = []

@@ -115,7 +115,8 @@ class TrendGraph:
         """The graphlet-level snapshot x of a burst (HAMLET Definition 3.9) per window: what one event of
         the burst gets from outside it — its predecessors before the burst, and one if it starts trends."""
         is_start = event.type == self.template.start
-        return [acc + 1 if is_start and (not self.leading or self._may_start(k)) else acc
+        started = self.algebra.started  # type: ignore[union-attr]
+        return [started(acc) if is_start and (not self.leading or self._may_start(k)) else acc
                 for k, acc in zip(windows, self.predecessors(event, windows))]  # fmt: skip
 
     def _may_start(self, k: int) -> bool:

@@ -114,7 +114,7 @@ class _SharedRun:
                 run.step(mine)
 
     def _burst(self, event_type: str, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
-        sizes = [len(batch) for _, batch in batches]
+        sizes = self._sizes = [len(batch) for _, batch in batches]
         closed: dict[str, list[int]] = {}  # query → events it matches per timestamp group
         for q in self.readers.get(event_type, ()):
             if not self.closed[(q.name, event_type)]:
@@ -142,7 +142,7 @@ class _SharedRun:
                 factor = prod(1 + c for c in counts)
             else:
                 factor = sum(counts)
-            yield from self._apply(name, event_type, batches, counts, factor - 1 if kleene else factor)
+            yield from self._apply(name, event_type, batches, counts, factor - 1 if kleene else factor, kleene)
 
     def _choose(self, event_type: str, closed: dict[str, list[int]], sizes: list[int],
                 batches: Sequence[tuple[Any, list[Event]]]) -> set[str]:  # fmt: skip
@@ -182,9 +182,9 @@ class _SharedRun:
         return shared
 
     def _apply(self, name: str, event_type: str, batches: Sequence[tuple[Any, list[Event]]], counts: list[int],
-               multiplier: int) -> Iterator[tuple[str, int, Any]]:  # fmt: skip
+               multiplier: int, kleene: bool) -> Iterator[tuple[str, int, Any]]:  # fmt: skip
         """Commit a burst to one query: each window's running total (and final, at an END type) grows by
-        ``multiplier`` times the graphlet-level snapshot x."""
+        ``multiplier`` times the graphlet-level snapshot x, plus what the burst's own values add."""
         run = self.runs[name]
         first = next(i for i, c in enumerate(counts) if c)
         time, batch = batches[first]
@@ -195,4 +195,15 @@ class _SharedRun:
         x = run.root.snapshot(event, windows)
         if self.trace is not None and self.trace and self.trace[-1]["type"] == event_type and name in self.trace[-1]["queries"]:
             self.trace[-1]["snapshot"][name] = dict(zip(windows, x))
-        run.root.commit(event, {k: v * multiplier for k, v in zip(windows, x) if v and multiplier})
+        algebra = run.root.algebra
+        if counts is self._sizes:
+            groups = [batch for _, batch in batches]
+        else:
+            matched = self.matched[name]
+            groups = [[e for e in batch if id(e) in matched] for _, batch in batches]
+        vector = algebra.burst_vector(groups, kleene)  # type: ignore[union-attr]
+        totals = {}
+        for k, xk in zip(windows, x):
+            if algebra.count(xk):
+                totals[k] = algebra.burst_total(xk, multiplier, vector)  # type: ignore[union-attr]
+        run.root.commit(event, totals)
