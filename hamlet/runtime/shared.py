@@ -115,6 +115,7 @@ class _SharedRun:
 
     def _burst(self, event_type: str, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
         sizes = self._sizes = [len(batch) for _, batch in batches]
+        self._vectors: dict[tuple, Any] = {}
         closed: dict[str, list[int]] = {}  # query → events it matches per timestamp group
         for q in self.readers.get(event_type, ()):
             if not self.closed[(q.name, event_type)]:
@@ -197,11 +198,16 @@ class _SharedRun:
             self.trace[-1]["snapshot"][name] = dict(zip(windows, x))
         algebra = run.root.algebra
         if counts is self._sizes:
-            groups = [batch for _, batch in batches]
+            # Queries that match every event and aggregate alike share the burst's vector too.
+            fields = tuple(getattr(algebra, "fields", ()))
+            key = (type(algebra), fields, frozenset(getattr(algebra, "scaled", ())), kleene)
+            if key not in self._vectors:
+                self._vectors[key] = algebra.burst_vector([b for _, b in batches], kleene)  # type: ignore[union-attr]
+            vector = self._vectors[key]
         else:
             matched = self.matched[name]
             groups = [[e for e in batch if id(e) in matched] for _, batch in batches]
-        vector = algebra.burst_vector(groups, kleene)  # type: ignore[union-attr]
+            vector = algebra.burst_vector(groups, kleene)  # type: ignore[union-attr]
         totals = {}
         for k, xk in zip(windows, x):
             if algebra.count(xk):
