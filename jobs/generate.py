@@ -1,0 +1,234 @@
+"""Bursty synthetic event streams for demos, tests and benchmarks, written to a Delta events table.
+
+    hamlet generate --scenario rideshare|stock --start ISO --hours H --events-per-hour R --table PATH [--seed S]
+    spark-submit jobs/generate.py (same arguments)
+
+Every hour holds exactly R events, made in chunks of at most ``CHUNK`` events; chunk c of hour h depends
+only on (scenario, seed, h, c), so the output is the same whatever the cluster, partitioning or order.
+Rerunning replaces the generated hours (replaceWhere on their partitions), it never duplicates them.
+
+rideshare: trips. A Request, a burst of Travel events of the driver towards the rider, then a Pickup
+(followed by a second Travel burst and a Dropoff), a Cancel, or nothing. All events of a trip share
+``driver``, ``rider`` (unique per trip), ``district``; Request has ``request_type`` (Pool or Single), Travel
+``speed`` (mph, 10 % of trips crawl below 10 mph) and ``duration`` (seconds). Events of a trip are
+5-60 s apart; a trip that would run past its hour is cut there.
+
+stock: transactions (event type Stock) of 40 companies in 8 sectors: ``price`` follows a random walk per
+company with bursts of falling prices, ``volume`` is a whole number of shares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/generate.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from jobs.schema import SCENARIOS, hour_partition_filter, scenario_schema
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+CHUNK = 50_000
+DISTRICTS = ("Downtown", "Midtown", "Uptown", "Harbor", "Airport", "Campus", "Riverside", "Oldtown",
+             "Eastside", "Westside")  # fmt: skip
+SECTORS = ("Tech", "Energy", "Finance", "Health", "Retail", "Transport", "Media", "Materials")
+
+
+def chunk_sizes(events_per_hour: int) -> list[int]:
+    chunks = max(1, math.ceil(events_per_hour / CHUNK))
+    base, extra = divmod(events_per_hour, chunks)
+    return [base + (1 if c < extra else 0) for c in range(chunks)]
+
+
+def _rng(scenario: str, seed: int, hour: int, chunk: int) -> random.Random:
+    return random.Random(f"{scenario}/{seed}/{hour}/{chunk}")
+
+
+def rideshare_chunk(seed: int, hour: int, chunk: int, size: int) -> list[tuple]:
+    """``size`` events of hour ``hour`` (hours since the epoch) as tuples in column order: event_id,
+    event_type, event_time (seconds), driver, rider, district, request_type, speed, duration."""
+    rng = _rng("rideshare", seed, hour, chunk)
+    start, end = hour * 3600, (hour + 1) * 3600
+    drivers = max(1, size // 40)
+    rows: list[tuple] = []
+    trip = 0
+    while len(rows) < size:
+        trip += 1
+        driver = f"d{chunk}-{rng.randrange(drivers)}"
+        rider = f"r{hour}-{chunk}-{trip}"
+        district = DISTRICTS[min(int(rng.paretovariate(1.2)) - 1, len(DISTRICTS) - 1)]
+        crawl = rng.random() < 0.1
+        t = rng.randrange(start, end)
+        trip_rows: list[tuple[str, int, Any, Any, Any]] = [("Request", t, rng.choice(("Pool", "Single")), None, None)]
+
+        def burst(t: int) -> int:
+            for _ in range(1 + min(int(rng.expovariate(1 / 3)), 11)):
+                t += rng.randrange(5, 61)
+                speed = round(rng.uniform(2, 9.9) if crawl else rng.uniform(5, 45), 1)
+                trip_rows.append(("Travel", t, None, speed, rng.randrange(5, 61)))
+            return t
+
+        t = burst(t)
+        outcome = rng.random()
+        if outcome < 0.6:
+            t += rng.randrange(5, 61)
+            trip_rows.append(("Pickup", t, None, None, None))
+            t = burst(t)
+            trip_rows.append(("Dropoff", t + rng.randrange(5, 61), None, None, None))
+        elif outcome < 0.85:
+            trip_rows.append(("Cancel", t + rng.randrange(5, 61), None, None, None))
+        for event_type, time, request_type, speed, duration in trip_rows:
+            if time >= end or len(rows) == size:
+                break
+            rows.append((f"{seed}-{hour}-{chunk}-{len(rows)}", event_type, time, driver, rider, district,
+                         request_type, speed, duration))  # fmt: skip
+    return rows
+
+
+def stock_chunk(seed: int, hour: int, chunk: int, size: int) -> list[tuple]:
+    """``size`` Stock transactions of hour ``hour``: event_id, event_type, event_time (seconds), company,
+    sector, price, volume. Times are spread evenly over the hour (several per second at high rates)."""
+    rng = _rng("stock", seed, hour, chunk)
+    companies = [(f"C{i:02d}", SECTORS[i % len(SECTORS)]) for i in range(40)]
+    price = {name: rng.uniform(20, 500) for name, _ in companies}
+    falling = {name: 0 for name, _ in companies}
+    start = hour * 3600
+    times = sorted(start + rng.randrange(3600) for _ in range(size))
+    rows = []
+    for i, t in enumerate(times):
+        name, sector = companies[rng.randrange(len(companies))]
+        if falling[name] == 0 and rng.random() < 0.05:
+            falling[name] = rng.randrange(3, 15)  # a burst of falling prices
+        drift = -abs(rng.gauss(0, 0.004)) if falling[name] else rng.gauss(0, 0.004)
+        falling[name] = max(0, falling[name] - 1)
+        price[name] = max(1.0, price[name] * (1 + drift))
+        rows.append((f"{seed}-{hour}-{chunk}-{i}", "Stock", t, name, sector, round(price[name], 2),
+                     rng.randrange(1, 100) * 100))  # fmt: skip
+    return rows
+
+
+MAKERS = {"rideshare": rideshare_chunk, "stock": stock_chunk}
+
+
+def chunk_table(scenario: str, seed: int, hour: int, chunk: int, size: int) -> pa.Table:
+    """One chunk as an Arrow table with the events table's columns (partition columns included)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = MAKERS[scenario](seed, hour, chunk, size)
+    attributes = SCENARIOS[scenario]
+    columns = list(zip(*rows)) if rows else [[] for _ in range(3 + len(attributes))]
+    arrow_types = {"string": pa.string(), "double": pa.float64(), "bigint": pa.int64()}
+    seconds = pa.array(columns[2], pa.int64())
+    moment = pc.multiply(seconds, 1_000_000).cast(pa.timestamp("us", tz="UTC"))
+    day = datetime.fromtimestamp(hour * 3600, UTC)
+    arrays = {
+        "event_id": pa.array(columns[0], pa.string()),
+        "event_type": pa.array(columns[1], pa.string()),
+        "event_time": moment,
+    }
+    for i, (name, kind) in enumerate(attributes.items()):
+        arrays[name] = pa.array(columns[3 + i], arrow_types[kind])
+    arrays["event_date"] = pa.array([day.date()] * len(rows), pa.date32())
+    arrays["event_hour"] = pa.array([day.hour] * len(rows), pa.int32())
+    return pa.table(arrays)
+
+
+def parse_instant(text: str) -> datetime:
+    """An ISO-8601 instant; a naive one means UTC."""
+    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def generated_frame(spark: SparkSession, scenario: str, start: datetime, hours: int, events_per_hour: int,
+                    seed: int = 1) -> DataFrame:  # fmt: skip
+    """The generated events as a DataFrame (chunks made in parallel on the executors)."""
+    if scenario not in MAKERS:
+        raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(MAKERS)}")
+    if start.minute or start.second or start.microsecond:
+        raise ValueError(f"--start must be on the hour, found {start.isoformat()}")
+    first = int(start.timestamp()) // 3600
+    tasks = [(first + h, c, size) for h in range(hours) for c, size in enumerate(chunk_sizes(events_per_hour))]
+    schema = scenario_schema(scenario)
+    plan = spark.createDataFrame(tasks, "hour long, chunk int, size int").repartition(max(1, len(tasks)))
+
+    def make(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for hour, chunk, size in zip(*(batch.column(i).to_pylist() for i in range(3))):
+                yield from chunk_table(scenario, seed, hour, chunk, size).to_batches()
+
+    return plan.mapInArrow(make, schema)
+
+
+def generate(spark: SparkSession, scenario: str, start: datetime, hours: int, events_per_hour: int, table: str,
+             seed: int = 1) -> int:  # fmt: skip
+    """Write the generated hours into the Delta table at ``table``; returns the number of events."""
+    if hours < 1 or events_per_hour < 0:
+        raise ValueError("--hours must be at least 1 and --events-per-hour at least 0")
+    frame = generated_frame(spark, scenario, start, hours, events_per_hour, seed)
+    (
+        frame.write.format("delta")
+        .mode("overwrite")
+        .option("replaceWhere", hour_partition_filter(start, start + timedelta(hours=hours)))
+        .partitionBy("event_date", "event_hour")
+        .save(table)
+    )
+    return hours * events_per_hour
+
+
+def build_parser(prog: str = "hamlet generate") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Write bursty synthetic events into a Delta events "
+                                     "table (deterministic for a seed; rerunning replaces those hours).")  # fmt: skip
+    parser.add_argument("--scenario", required=True, choices=sorted(MAKERS))
+    parser.add_argument("--start", required=True, help="first hour, ISO-8601 on the hour (naive means UTC)")
+    parser.add_argument("--hours", type=int, default=1, help="number of hours (default 1)")
+    parser.add_argument("--events-per-hour", type=int, required=True)
+    parser.add_argument("--table", required=True, help="Delta events table (path or URI)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--master", help="Spark master URL (default: conf/spark/$HAMLET_ENV.toml, local[*])")
+    return parser
+
+
+def main(argv: list[str] | None = None, prog: str = "hamlet generate") -> int:
+    from jobs.session import reexec_without_submit_jvm
+
+    reexec_without_submit_jvm()
+    args = build_parser(prog).parse_args(argv)
+    try:
+        start = parse_instant(args.start)
+    except ValueError:
+        print(f"error: --start {args.start!r} is not an ISO-8601 time", file=sys.stderr)
+        return 1
+    if start.minute or start.second or start.microsecond or args.hours < 1 or args.events_per_hour < 0:
+        print("error: --start must be on the hour, --hours at least 1, --events-per-hour at least 0", file=sys.stderr)
+        return 1
+    from jobs.session import build_session
+
+    spark = None
+    try:
+        spark = build_session("hamlet-generate", master=args.master)
+        started = time.perf_counter()
+        count = generate(spark, args.scenario, start, args.hours, args.events_per_hour, args.table, args.seed)
+        print(f"{count} {args.scenario} events ({args.hours} h from {start.isoformat()}) written to {args.table} "
+              f"in {time.perf_counter() - started:.1f}s")  # fmt: skip
+        return 0
+    except Exception as e:
+        print(f"error: generation failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if spark is not None:
+            spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main(prog="spark-submit jobs/generate.py"))

@@ -1,0 +1,121 @@
+"""Table schemas, defined once: the events table, ``trend_aggregates`` and ``run_stats``.
+
+Events: ``event_id``, ``event_type``, ``event_time`` (TIMESTAMP, UTC), the attribute columns of a scenario,
+and the partition columns ``event_date`` (DATE) and ``event_hour`` (INT, 0-23) derived from ``event_time``.
+An events table holds the attributes of one scenario; ``SCENARIOS`` lists them with their types. A table
+that exists already is authoritative: the CSV loader checks rows against the table's own schema.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql.types import DataType, StructType
+
+EVENT_PARTITIONS = ("event_date", "event_hour")
+OUTPUT_PARTITIONS = ("workload", "window_end_date")
+
+# Attribute columns per scenario: name → Spark SQL type. Strings identify, numbers measure.
+SCENARIOS: dict[str, dict[str, str]] = {
+    "rideshare": {
+        "driver": "string",
+        "rider": "string",
+        "district": "string",
+        "request_type": "string",
+        "speed": "double",
+        "duration": "bigint",
+    },
+    "stock": {
+        "company": "string",
+        "sector": "string",
+        "price": "double",
+        "volume": "bigint",
+    },
+}
+
+BASE_COLUMNS = (("event_id", "string", False), ("event_type", "string", False), ("event_time", "timestamp", False))
+PARTITION_COLUMNS = (("event_date", "date", False), ("event_hour", "int", False))
+
+
+def _type(name: str) -> DataType:
+    from pyspark.sql.types import (
+        BooleanType,
+        DateType,
+        DoubleType,
+        IntegerType,
+        LongType,
+        StringType,
+        TimestampType,
+    )
+
+    types = {"string": StringType(), "double": DoubleType(), "bigint": LongType(), "int": IntegerType(),
+             "timestamp": TimestampType(), "date": DateType(), "boolean": BooleanType()}  # fmt: skip
+    return types[name]
+
+
+def events_schema(attributes: dict[str, str]) -> StructType:
+    """The events table: base columns, the given attribute columns (nullable), partition columns."""
+    from pyspark.sql.types import StructField, StructType
+
+    reserved = {name for name, _, _ in BASE_COLUMNS + PARTITION_COLUMNS}
+    clash = sorted(reserved & set(attributes))
+    if clash:
+        raise ValueError(f"attribute column(s) {', '.join(clash)} clash with the events table's own columns")
+    fields = [StructField(n, _type(t), nullable) for n, t, nullable in BASE_COLUMNS]
+    fields += [StructField(n, _type(t), True) for n, t in attributes.items()]
+    fields += [StructField(n, _type(t), nullable) for n, t, nullable in PARTITION_COLUMNS]
+    return StructType(fields)
+
+
+def scenario_schema(scenario: str) -> StructType:
+    if scenario not in SCENARIOS:
+        raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+    return events_schema(SCENARIOS[scenario])
+
+
+def attribute_columns(schema: StructType) -> list[str]:
+    fixed = {name for name, _, _ in BASE_COLUMNS + PARTITION_COLUMNS}
+    return [f.name for f in schema.fields if f.name not in fixed]
+
+
+def hour_partition_filter(start: datetime, end: datetime) -> str:
+    """A predicate on (event_date, event_hour) alone that keeps every hour overlapping [start, end): Delta
+    prunes the files of all other partitions before reading anything."""
+    first = _floor_hour(start)
+    last = _floor_hour(end - timedelta(microseconds=1))  # end is exclusive
+    d0, h0, d1, h1 = first.date().isoformat(), first.hour, last.date().isoformat(), last.hour
+    # No BETWEEN: Spark 4 rewrites it into a With expression that Delta's replaceWhere fails to resolve
+    # ("Invalid call to nullable on unresolved object").
+    if d0 == d1:
+        return f"event_date = DATE'{d0}' AND event_hour >= {h0} AND event_hour <= {h1}"
+    return (
+        f"event_date >= DATE'{d0}' AND event_date <= DATE'{d1}'"
+        f" AND (event_date > DATE'{d0}' OR event_hour >= {h0})"
+        f" AND (event_date < DATE'{d1}' OR event_hour <= {h1})"
+    )
+
+
+def _floor_hour(moment: datetime) -> datetime:
+    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0, tzinfo=None)
+
+
+TREND_AGGREGATES_DDL = (
+    "workload STRING NOT NULL, query STRING NOT NULL, window_start TIMESTAMP NOT NULL, "
+    "window_end TIMESTAMP NOT NULL, `group` MAP<STRING, STRING> NOT NULL, group_key STRING NOT NULL, "
+    "aggregate STRING NOT NULL, value DOUBLE, value_exact STRING, strategy STRING NOT NULL, "
+    "run_id STRING NOT NULL, computed_at TIMESTAMP NOT NULL, window_end_date DATE NOT NULL"
+)
+
+RUN_STATS_DDL = (
+    "run_id STRING NOT NULL, workload STRING NOT NULL, strategy STRING NOT NULL, "
+    "range_start TIMESTAMP NOT NULL, range_end TIMESTAMP NOT NULL, read_start TIMESTAMP NOT NULL, "
+    "query_set INT NOT NULL, queries ARRAY<STRING> NOT NULL, partition_attributes ARRAY<STRING> NOT NULL, "
+    "events_read BIGINT NOT NULL, set_events BIGINT NOT NULL, partitions BIGINT NOT NULL, "
+    "engine_calls BIGINT NOT NULL, rows_written BIGINT NOT NULL, "
+    "engine_stats MAP<STRING, DOUBLE> NOT NULL, "
+    "read_seconds DOUBLE NOT NULL, shuffle_seconds DOUBLE NOT NULL, engine_seconds DOUBLE NOT NULL, "
+    "engine_cpu_seconds DOUBLE NOT NULL, combine_seconds DOUBLE NOT NULL, write_seconds DOUBLE NOT NULL, "
+    "total_seconds DOUBLE NOT NULL, computed_at TIMESTAMP NOT NULL"
+)
