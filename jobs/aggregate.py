@@ -1,0 +1,482 @@
+"""The aggregation job: events (Delta) in, exact per-window trend aggregates (Delta) out.
+
+    hamlet aggregate --workload W --start ISO --end ISO --events-table PATH --output-table PATH
+                     [--stats-table PATH] [--strategy greta] [--master URL] [--run-id ID] [--buckets N]
+    spark-submit jobs/aggregate.py (same arguments)
+
+A run for [start, end) reads the events in [start - longest WITHIN, end), pruning the Delta partitions
+(event_date, event_hour) outside it, and emits exactly the windows whose end lies in (start, end]: every
+event of such a window lies in what was read, so the union of hourly runs equals one run over the whole
+range. Per sharable query set it keeps only the set's event types and the columns its queries name,
+drops events with a null partition attribute (no query can match them), and shuffles by GROUP-BY ∪
+equivalence attributes: ``bucket = pmod(xxhash64(attributes), N)``, so one engine call gets whole stream
+partitions (many of them: a call per partition costs more than the engine on small partitions; with
+``--buckets 0`` every partition is its own group). ``applyInArrow`` keeps int64 exact (``applyInPandas``
+would turn a nullable long into a float64). Partials of the same group from different calls are merged in
+a second shuffle by (query, window, group, aggregate), with exact arithmetic in Python.
+
+Output: ``trend_aggregates`` written with replaceWhere on exactly (workload, window_end in (start, end]) —
+a rerun replaces its rows and never duplicates them, other runs' rows are not touched — and one
+``run_stats`` row per sharable query set (appended). A workload error is reported before Spark starts;
+any failure exits non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/aggregate.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hamlet import STRATEGIES
+from hamlet.analysis.workload import Workload, parse_workload
+from hamlet.errors import HamletError, QueryError
+from jobs.engine import MICROS, SetTask
+from jobs.schema import hour_partition_filter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+
+NAME = re.compile(r"[A-Za-z0-9_.\-]+")
+
+
+class JobError(Exception):
+    """A problem with the job's input, reported as ``error: ...`` with exit status 1."""
+
+
+@dataclass(frozen=True)
+class QuerySetPlan:
+    index: int
+    queries: tuple[str, ...]
+    partition_attributes: tuple[str, ...]
+    types: tuple[str, ...]
+    attributes: tuple[str, ...]  # attribute columns the engine gets (partition attributes first)
+    within_us: int  # the longest WITHIN of the set
+    workload_text: str
+
+
+@dataclass
+class Plan:
+    workload_name: str
+    strategy: str
+    start: datetime
+    end: datetime
+    events_table: str
+    output_table: str
+    stats_table: str
+    run_id: str
+    buckets: int | None
+    sets: list[QuerySetPlan] = field(default_factory=list)
+
+    @property
+    def start_us(self) -> int:
+        return _micros(self.start)
+
+    @property
+    def end_us(self) -> int:
+        return _micros(self.end)
+
+    @property
+    def read_start(self) -> datetime:
+        longest = max((s.within_us for s in self.sets), default=0)
+        return self.start - timedelta(microseconds=longest)
+
+    def columns(self) -> list[str]:
+        names = dict.fromkeys(["event_id", "event_type", "event_time"])
+        for s in self.sets:
+            names.update(dict.fromkeys(s.attributes))
+        return list(names)
+
+
+def _micros(moment: datetime) -> int:
+    delta = moment - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86400 + delta.seconds) * MICROS + delta.microseconds
+
+
+def parse_instant(text: str, what: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise JobError(f"{what} {text!r} is not an ISO-8601 time such as 2026-01-05T08:00:00Z") from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def load_workload(path: str) -> Workload:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise JobError(f"cannot read workload {path}: {e.strerror}") from None
+    try:
+        return parse_workload(text)
+    except QueryError as e:
+        query = f"query {e.query!r}: " if e.query else ""
+        excerpt = e.excerpt()
+        raise JobError(f"{path}:{e.line}:{e.column}: {query}{e.message}" + (f"\n{excerpt}" if excerpt else "")) from None
+
+
+def table_columns(path: str) -> list[str]:
+    """The columns of a Delta table, read from its log without Spark (the ``deltalake`` package)."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        return [f.name for f in DeltaTable(path).schema().fields]
+    except TableNotFoundError:
+        raise JobError(f"no Delta table at {path} (create one with `hamlet generate` or `hamlet load-events`)") from None
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def plan_sets(workload: Workload, columns: list[str]) -> list[QuerySetPlan]:
+    """Per sharable query set: its event types, partition attributes, the attribute columns its queries
+    name (a word of a query's text that is a column of the table) and its longest WITHIN."""
+    fixed = {"event_id", "event_type", "event_time", "event_date", "event_hour"}
+    attribute_columns = [c for c in columns if c not in fixed]
+    plans = []
+    for index, query_set in enumerate(workload.sharable_query_sets()):
+        queries = [workload.query(name) for name in query_set.queries]
+        missing = [a for a in query_set.partition_attributes if a not in attribute_columns]
+        if missing:
+            names = ", ".join(query_set.queries)
+            raise JobError(f"queries {names} partition the stream by {', '.join(missing)}, which the events table "
+                           f"lacks (its attribute columns: {', '.join(attribute_columns) or 'none'})")  # fmt: skip
+        words = {w for q in queries for w in _WORD.findall(q.text)}
+        named = [c for c in attribute_columns if c in words and c not in query_set.partition_attributes]
+        within = max(q.window.within for q in queries)
+        plans.append(
+            QuerySetPlan(
+                index=index,
+                queries=tuple(query_set.queries),
+                partition_attributes=tuple(query_set.partition_attributes),
+                types=tuple(sorted({t for q in queries for t in q.types})),
+                attributes=tuple(query_set.partition_attributes) + tuple(named),
+                within_us=math.ceil(within * MICROS),
+                workload_text="\n".join(q.text for q in queries),
+            )
+        )
+    return plans
+
+
+def make_plan(args: argparse.Namespace) -> Plan:
+    """Everything that can be checked without Spark: workload, strategy, times, tables, names."""
+    workload = load_workload(args.workload)
+    if args.strategy not in STRATEGIES:
+        raise JobError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
+    start, end = parse_instant(args.start, "--start"), parse_instant(args.end, "--end")
+    if not start < end:
+        raise JobError(f"--start {start.isoformat()} must be before --end {end.isoformat()}")
+    name = args.workload_name or Path(args.workload).stem
+    if not NAME.fullmatch(name):
+        raise JobError(f"workload name {name!r}: use letters, digits, '_', '.', '-' (see --workload-name)")
+    if args.buckets is not None and args.buckets < 0:
+        raise JobError("--buckets must be 0 (one engine call per stream partition) or more")
+    output = args.output_table.rstrip("/")
+    stats = args.stats_table or str(Path(output).parent / "run_stats")
+    run_id = args.run_id or f"{start:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
+    plan = Plan(name, args.strategy, start, end, args.events_table, output, stats, run_id, args.buckets)
+    plan.sets = plan_sets(workload, table_columns(args.events_table))
+    return plan
+
+
+@dataclass
+class SetResult:
+    plan: QuerySetPlan
+    results: DataFrame
+    summary: dict[str, Any]
+    shuffle_seconds: float
+    engine_seconds: float
+    combine_seconds: float
+    rows: int
+
+
+@dataclass
+class RunResult:
+    plan: Plan
+    events_read: int
+    rows_written: int
+    seconds: dict[str, float]
+    sets: list[SetResult]
+    stats_rows: list[dict[str, Any]]
+
+
+def _lap(clock: list[float]) -> float:
+    now = time.perf_counter()
+    elapsed = now - clock[0]
+    clock[0] = now
+    return elapsed
+
+
+def _timestamp_sql(moment: datetime) -> str:
+    return f"TIMESTAMP'{moment.astimezone(UTC).replace(tzinfo=None).isoformat(sep=' ')}'"
+
+
+def read_events(spark: SparkSession, plan: Plan) -> DataFrame:
+    """The events of [start - longest WITHIN, end) of the workload's types, only the needed columns; the
+    (event_date, event_hour) predicate prunes Delta partitions before any file is opened."""
+    from pyspark.sql import functions as F
+
+    types = sorted({t for s in plan.sets for t in s.types})
+    return (
+        spark.read.format("delta")
+        .load(plan.events_table)
+        .where(hour_partition_filter(plan.read_start, plan.end))
+        .where(F.col("event_time") >= F.lit(plan.read_start))
+        .where(F.col("event_time") < F.lit(plan.end))
+        .where(F.col("event_type").isin(types))
+        .select(*plan.columns())
+    )
+
+
+def run_set(spark: SparkSession, plan: Plan, query_set: QuerySetPlan, events: DataFrame, buckets: int) -> SetResult:
+    """Shuffle, engine and combine for one sharable query set; each stage is materialised (cached) so that
+    its time can be told apart, and the set's results come back cached."""
+    from pyspark.sql import functions as F
+
+    from jobs.engine import PARTIAL_DDL, RESULT_DDL, STATS, add_summaries, combine, run_partitions
+
+    clock = [time.perf_counter()]
+    width = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
+    set_start = plan.start - timedelta(microseconds=query_set.within_us)
+    keep = F.col("event_type").isin(list(query_set.types)) & (F.col("event_time") >= F.lit(set_start))
+    for attribute in query_set.partition_attributes:
+        keep = keep & F.col(attribute).isNotNull()
+    mine = events.where(keep).select("event_id", "event_type", "event_time", *query_set.attributes)
+    keys = list(query_set.partition_attributes)
+    if keys and buckets:  # many stream partitions per engine call
+        mine = mine.withColumn("_bucket", F.pmod(F.xxhash64(*keys), F.lit(buckets)))
+        group_columns = ["_bucket"]
+    elif keys:  # one engine call per stream partition
+        group_columns = keys
+    else:  # no GROUP-BY, no equivalence: the whole stream is one partition
+        mine = mine.withColumn("_bucket", F.lit(0))
+        group_columns, width = ["_bucket"], 1
+    shuffled = mine.repartition(width, *group_columns).persist()
+    shuffled.count()
+    shuffle_seconds = _lap(clock)
+
+    task = SetTask(query_set.workload_text, plan.strategy, query_set.attributes, query_set.partition_attributes,
+                   plan.start_us, plan.end_us)  # fmt: skip
+    columns = ["event_id", "event_type", "event_time", *query_set.attributes]
+
+    def engine(table):  # type: ignore[no-untyped-def]
+        return run_partitions(task, table.select(columns))
+
+    partials = shuffled.groupBy(*group_columns).applyInArrow(engine, PARTIAL_DDL).persist()
+    partials.count()
+    engine_seconds = _lap(clock)
+    shuffled.unpersist()
+
+    summaries = [json.loads(r.state) for r in partials.where(F.col("kind") == STATS).select("state").collect()]
+    summary = add_summaries(summaries)
+    slot = F.pmod(F.xxhash64("query", "window_end_us", "group_key", "aggregate"), F.lit(width))
+    results = (
+        partials.where(F.col("kind") != STATS)
+        .drop("kind")
+        .withColumn("_slot", slot)
+        .groupBy("_slot")
+        .applyInArrow(lambda table: combine(table), RESULT_DDL)
+        .persist()
+    )
+    rows = results.count()
+    combine_seconds = _lap(clock)
+    partials.unpersist()
+    return SetResult(query_set, results, summary, shuffle_seconds, engine_seconds, combine_seconds, rows)
+
+
+def default_buckets(spark: SparkSession) -> int:
+    """Enough engine calls to spread the work evenly over the cores, few enough that the fixed cost of a
+    call (Arrow conversion, the engine's set-up) stays small next to the events."""
+    return 16 * spark.sparkContext.defaultParallelism
+
+
+def create_tables(spark: SparkSession, plan: Plan) -> None:
+    """Create ``trend_aggregates`` and ``run_stats`` with their schemas if they do not exist yet."""
+    from delta.tables import DeltaTable
+    from pyspark.sql.types import StructType
+
+    from jobs.schema import OUTPUT_PARTITIONS, RUN_STATS_DDL, TREND_AGGREGATES_DDL
+
+    for path, ddl, partitions in ((plan.output_table, TREND_AGGREGATES_DDL, OUTPUT_PARTITIONS),
+                                  (plan.stats_table, RUN_STATS_DDL, ())):  # fmt: skip
+        schema = StructType.fromDDL(ddl)
+        builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
+        if partitions:
+            builder = builder.partitionedBy(*partitions)
+        builder.execute()
+
+
+def replace_where(plan: Plan) -> str:
+    """Exactly this run's windows: its workload, window ends in (start, end]."""
+    first, last = plan.start.date().isoformat(), plan.end.date().isoformat()
+    return (
+        f"workload = '{plan.workload_name}'"
+        f" AND window_end_date >= DATE'{first}' AND window_end_date <= DATE'{last}'"  # no BETWEEN: see schema.py
+        f" AND window_end > {_timestamp_sql(plan.start)} AND window_end <= {_timestamp_sql(plan.end)}"
+    )
+
+
+def run(spark: SparkSession, plan: Plan) -> RunResult:
+    """Run the planned job on ``spark``: read, per set shuffle / engine / combine, write both tables."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    clock = [time.perf_counter()]
+    started = clock[0]
+    computed_at = datetime.now(UTC).replace(microsecond=0)
+    create_tables(spark, plan)
+    events = read_events(spark, plan).persist()
+    events_read = events.count()
+    read_seconds = _lap(clock)
+    buckets = default_buckets(spark) if plan.buckets is None else plan.buckets
+    sets = [run_set(spark, plan, s, events, buckets) for s in plan.sets]
+    events.unpersist()
+    _lap(clock)
+
+    if sets:
+        results = reduce(lambda a, b: a.unionByName(b), [s.results for s in sets])
+    else:
+        from jobs.engine import RESULT_DDL
+
+        results = spark.createDataFrame([], RESULT_DDL)
+    window_end = F.timestamp_micros("window_end_us")
+    output = results.select(
+        F.lit(plan.workload_name).alias("workload"),
+        "query",
+        F.timestamp_micros("window_start_us").alias("window_start"),
+        window_end.alias("window_end"),
+        "group",
+        "group_key",
+        "aggregate",
+        "value",
+        "value_exact",
+        F.lit(plan.strategy).alias("strategy"),
+        F.lit(plan.run_id).alias("run_id"),
+        F.lit(computed_at).alias("computed_at"),
+        F.to_date(window_end).alias("window_end_date"),
+    )
+    output.write.format("delta").mode("overwrite").option("replaceWhere", replace_where(plan)).save(plan.output_table)
+    write_seconds = _lap(clock)
+    for s in sets:
+        s.results.unpersist()
+    rows_written = sum(s.rows for s in sets)
+    seconds = {"read": read_seconds, "write": write_seconds, "total": time.perf_counter() - started}
+    stats_rows = [_stats_row(plan, s, events_read, seconds, computed_at) for s in sets]
+    if stats_rows:
+        from pyspark.sql.types import StructType
+
+        from jobs.schema import RUN_STATS_DDL
+
+        frame = spark.createDataFrame(stats_rows, StructType.fromDDL(RUN_STATS_DDL))
+        frame.write.format("delta").mode("append").save(plan.stats_table)
+    return RunResult(plan, events_read, rows_written, seconds, sets, stats_rows)
+
+
+def _stats_row(plan: Plan, s: SetResult, events_read: int, seconds: dict[str, float],
+               computed_at: datetime) -> dict[str, Any]:  # fmt: skip
+    return {
+        "run_id": plan.run_id,
+        "workload": plan.workload_name,
+        "strategy": plan.strategy,
+        "range_start": plan.start,
+        "range_end": plan.end,
+        "read_start": plan.read_start,
+        "query_set": s.plan.index,
+        "queries": list(s.plan.queries),
+        "partition_attributes": list(s.plan.partition_attributes),
+        "events_read": events_read,
+        "set_events": s.summary["events"],
+        "partitions": s.summary["partitions"],
+        "engine_calls": s.summary["calls"],
+        "rows_written": s.rows,
+        "engine_stats": {k: float(v) for k, v in s.summary["engine"].items()},
+        "read_seconds": seconds["read"],
+        "shuffle_seconds": s.shuffle_seconds,
+        "engine_seconds": s.engine_seconds,
+        "engine_cpu_seconds": s.summary["engine_seconds"],
+        "combine_seconds": s.combine_seconds,
+        "write_seconds": seconds["write"],
+        "total_seconds": seconds["total"],
+        "computed_at": computed_at,
+    }
+
+
+def build_parser(prog: str = "hamlet aggregate") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Per-window trend aggregates of a workload over a "
+                                     "Delta events table, written to a Delta table (exactly the windows that "
+                                     "end in (start, end]).")  # fmt: skip
+    parser.add_argument("--workload", required=True, help="workload file (queries)")
+    parser.add_argument("--start", required=True, help="ISO-8601 start of the range (naive means UTC)")
+    parser.add_argument("--end", required=True, help="ISO-8601 end of the range, exclusive")
+    parser.add_argument("--events-table", required=True, help="Delta table of events (path or URI)")
+    parser.add_argument("--output-table", required=True, help="Delta table trend_aggregates (path or URI)")
+    parser.add_argument("--stats-table", help="Delta table run_stats (default: run_stats beside the output)")
+    parser.add_argument("--strategy", default="greta", help=f"engine strategy: {', '.join(STRATEGIES)}")
+    parser.add_argument("--master", help="Spark master URL (default: conf/spark/$HAMLET_ENV.toml, local[*])")
+    parser.add_argument("--workload-name", help="name stored in the output (default: the file name's stem)")
+    parser.add_argument("--run-id", help="identifier of this run (default: start time and a random suffix)")
+    parser.add_argument("--buckets", type=int, help="engine calls per query set (stream partitions are hashed "
+                        "into this many groups; 0: one call per partition; default 16 per core)")  # fmt: skip
+    return parser
+
+
+def report(result: RunResult) -> str:
+    lines = [f"run {result.plan.run_id}: {result.events_read} events read, {result.rows_written} rows written to "
+             f"{result.plan.output_table} (windows ending in ({result.plan.start.isoformat()}, "
+             f"{result.plan.end.isoformat()}])"]  # fmt: skip
+    for s in result.sets:
+        lines.append(
+            f"  set {s.plan.index} ({', '.join(s.plan.queries)}): {s.summary['events']} events, "
+            f"{s.summary['partitions']} partitions, {s.summary['calls']} engine calls, {s.rows} rows; "
+            f"shuffle {s.shuffle_seconds:.2f}s engine {s.engine_seconds:.2f}s (in the engine "
+            f"{s.summary['engine_seconds']:.2f}s) combine {s.combine_seconds:.2f}s"
+        )
+    lines.append(f"  read {result.seconds['read']:.2f}s write {result.seconds['write']:.2f}s "
+                 f"total {result.seconds['total']:.2f}s")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None, prog: str = "hamlet aggregate") -> int:
+    from jobs.session import reexec_without_submit_jvm
+
+    reexec_without_submit_jvm()
+    args = build_parser(prog).parse_args(argv)
+    try:
+        plan = make_plan(args)  # before Spark: a bad workload or range never starts a JVM
+    except (JobError, HamletError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    from jobs.session import build_session
+
+    spark = None
+    try:
+        spark = build_session("hamlet-aggregate", master=args.master)
+        result = run(spark, plan)
+        print(report(result))
+        return 0
+    except Exception as e:  # Spark, Delta, the engine: report, exit non-zero
+        print(f"error: aggregation failed: {type(e).__name__}: {_message(e)}", file=sys.stderr)
+        return 1
+    finally:
+        if spark is not None:
+            spark.stop()
+
+
+def _message(error: BaseException, limit: int = 4000) -> str:
+    text = str(error).strip()
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+if __name__ == "__main__":
+    sys.exit(main(prog="spark-submit jobs/aggregate.py"))

@@ -1,0 +1,213 @@
+"""What runs inside the Spark tasks: Arrow batches of events in, the engine, exact partial aggregates out.
+
+No Spark import here (pyarrow and ``hamlet`` only), so all of it is unit-tested without a JVM.
+
+Stage 1 (``run_partitions``): the events of whole stream partitions (GROUP-BY ∪ equivalence values) of one
+sharable query set arrive as one Arrow table; they become ``hamlet.Event``s (int64 stays an exact Python
+int, a timestamp becomes whole seconds when it is whole) and go through ``hamlet.api.evaluate_partials``
+exactly as ``hamlet evaluate`` would run them. Out come the partial aggregates of the windows that end in
+(start, end], their states encoded as text (counts exceed every fixed-width type), and one row of
+statistics for the call.
+
+Stage 2 (``combine``): partial rows of the same (query, window, group, aggregate) from different calls
+are merged with ``AggregateState.merge`` (counts and sums add, MIN/MAX keep the extreme, AVG divides at the
+very end) and finalised: ``value`` as a double (null beyond double range or for text), ``value_exact`` as
+text with every digit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+import pyarrow as pa
+
+from hamlet.analysis.workload import Workload, parse_workload
+from hamlet.api import evaluate_partials
+from hamlet.events import Event
+from hamlet.partials import AggregateState
+from hamlet.stats import EvaluationStats
+
+# Python 3.11 refuses str(int) beyond 4300 digits by default; trend counts have many more (PITFALLS).
+sys.set_int_max_str_digits(0)
+
+MICROS = 1_000_000
+PARTIAL = "partial"
+STATS = "stats"
+
+PARTIAL_SCHEMA = pa.schema([
+    ("kind", pa.string()),
+    ("query", pa.string()),
+    ("window_start_us", pa.int64()),
+    ("window_end_us", pa.int64()),
+    ("group_key", pa.string()),
+    ("aggregate", pa.string()),
+    ("state", pa.string()),
+])  # fmt: skip
+PARTIAL_DDL = ("kind STRING, query STRING, window_start_us BIGINT, window_end_us BIGINT, group_key STRING, "
+               "aggregate STRING, state STRING")  # fmt: skip
+
+RESULT_SCHEMA = pa.schema([
+    ("query", pa.string()),
+    ("window_start_us", pa.int64()),
+    ("window_end_us", pa.int64()),
+    ("group", pa.map_(pa.string(), pa.string())),
+    ("group_key", pa.string()),
+    ("aggregate", pa.string()),
+    ("value", pa.float64()),
+    ("value_exact", pa.string()),
+])  # fmt: skip
+RESULT_DDL = ("query STRING, window_start_us BIGINT, window_end_us BIGINT, `group` MAP<STRING, STRING>, "
+              "group_key STRING, aggregate STRING, value DOUBLE, value_exact STRING")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SetTask:
+    """What a stage-1 call needs to know; small and picklable (the workload travels as text)."""
+
+    workload_text: str  # the queries of one sharable query set
+    strategy: str
+    attributes: tuple[str, ...]  # attribute columns handed to the engine
+    partition_attributes: tuple[str, ...]
+    range_start_us: int  # keep windows whose end lies in (range_start, range_end]
+    range_end_us: int
+
+
+@lru_cache(maxsize=16)
+def _workload(text: str) -> Workload:
+    return parse_workload(text)
+
+
+def seconds(micros: int) -> int | float:
+    """A timestamp as the engine wants it: whole seconds as an int (the exact, fast path), else a float."""
+    whole, rest = divmod(micros, MICROS)
+    return whole if rest == 0 else micros / MICROS
+
+
+def to_micros(value: int | float) -> int:
+    if isinstance(value, int):
+        return value * MICROS
+    return round(Fraction(value) * MICROS)  # window bounds are whole microseconds; floats only approach them
+
+
+def events_from_arrow(table: pa.Table, attributes: tuple[str, ...]) -> list[Event]:
+    """Events sorted by (time, event_id): the engine's result does not depend on the order of equal
+    times, and this makes every run see the same order whatever the shuffle did."""
+    times = table.column("event_time").cast(pa.int64()).to_pylist()
+    types = table.column("event_type").to_pylist()
+    ids = table.column("event_id").to_pylist()
+    columns = [(name, table.column(name).to_pylist()) for name in attributes]
+    order = sorted(range(len(times)), key=lambda i: (times[i], ids[i]))
+    return [Event(types[i], seconds(times[i]), {name: values[i] for name, values in columns}) for i in order]
+
+
+def text_of(value: Any) -> str | None:
+    """A value with every digit: ints in full, floats as their shortest round-trip repr."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return str(value) if isinstance(value, int) else repr(value)
+
+
+def group_key(group: dict[str, Any]) -> str:
+    """The canonical key of a group: JSON of {attribute: value} in GROUP-BY order ("{}" without GROUP-BY)."""
+    return json.dumps(group, ensure_ascii=False, separators=(",", ":"))
+
+
+def encode_state(state: AggregateState) -> str:
+    return json.dumps([state.function, state.count, state.total.numerator, state.total.denominator,
+                       state.floats, state.extreme], ensure_ascii=False)  # fmt: skip
+
+
+def decode_state(text: str) -> AggregateState:
+    function, count, numerator, denominator, floats, extreme = json.loads(text)
+    return AggregateState(function, count, Fraction(numerator, denominator), floats, extreme)
+
+
+def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
+    """Stage 1 over one group of the shuffle (whole stream partitions of one sharable query set)."""
+    started = time.perf_counter()
+    events = events_from_arrow(table, task.attributes)
+    keys = {tuple(e.attributes.get(a) for a in task.partition_attributes) for e in events}
+    converted = time.perf_counter()
+    stats = EvaluationStats()
+    partials = evaluate_partials(_workload(task.workload_text), events, task.strategy, stats)
+    engine_done = time.perf_counter()
+    columns: dict[str, list] = {name: [] for name in PARTIAL_SCHEMA.names}
+    for p in partials:
+        end = to_micros(p.window_end)
+        if not task.range_start_us < end <= task.range_end_us:
+            continue
+        columns["kind"].append(PARTIAL)
+        columns["query"].append(p.query)
+        columns["window_start_us"].append(to_micros(p.window_start))
+        columns["window_end_us"].append(end)
+        columns["group_key"].append(group_key(p.group))
+        columns["aggregate"].append(p.aggregate)
+        columns["state"].append(encode_state(p.state))
+    summary = {
+        "events": len(events),
+        "partitions": len(keys),
+        "calls": 1,
+        "convert_seconds": converted - started,
+        "engine_seconds": engine_done - converted,
+        "encode_seconds": time.perf_counter() - engine_done,
+        "engine": {k: v for k, v in stats.as_dict().items() if k != "strategy"},
+    }
+    for name in PARTIAL_SCHEMA.names:
+        columns[name].append(None)
+    columns["kind"][-1] = STATS
+    columns["state"][-1] = json.dumps(summary)
+    return pa.Table.from_pydict(columns, schema=PARTIAL_SCHEMA)
+
+
+def add_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The statistics rows of all stage-1 calls of one query set, added up."""
+    total: dict[str, Any] = {"events": 0, "partitions": 0, "calls": 0, "convert_seconds": 0.0,
+                             "engine_seconds": 0.0, "encode_seconds": 0.0}  # fmt: skip
+    engine = EvaluationStats()
+    for s in summaries:
+        for key in total:
+            total[key] += s[key]
+        engine.add(EvaluationStats(**s["engine"]))
+    total["engine"] = {k: v for k, v in engine.as_dict().items() if k != "strategy"}
+    return total
+
+
+def _double(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # beyond double range: value_exact has it
+        return None
+
+
+def combine(table: pa.Table) -> pa.Table:
+    """Stage 2: merge the partial rows of one shuffle group by (query, window, group, aggregate)."""
+    merged: dict[tuple, AggregateState] = {}
+    rows = zip(*(table.column(n).to_pylist() for n in ("query", "window_start_us", "window_end_us",
+                                                       "group_key", "aggregate", "state")))  # fmt: skip
+    for query, start, end, key, aggregate, state in rows:
+        slot = (query, start, end, key, aggregate)
+        decoded = decode_state(state)
+        previous = merged.get(slot)
+        merged[slot] = decoded if previous is None else previous.merge(decoded)
+    columns: dict[str, list] = {name: [] for name in RESULT_SCHEMA.names}
+    for (query, start, end, key, aggregate), state in merged.items():
+        value = state.value()
+        columns["query"].append(query)
+        columns["window_start_us"].append(start)
+        columns["window_end_us"].append(end)
+        columns["group"].append([(k, text_of(v)) for k, v in json.loads(key).items()])
+        columns["group_key"].append(key)
+        columns["aggregate"].append(aggregate)
+        columns["value"].append(_double(value))
+        columns["value_exact"].append(state.exact_text())
+    return pa.Table.from_pydict(columns, schema=RESULT_SCHEMA)
