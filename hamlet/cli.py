@@ -64,6 +64,21 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+# Spark commands: their code lives in jobs/ and is imported only when one of them runs (`import hamlet` and the
+# other commands never import Spark); jobs/cli.py parses their arguments.
+SPARK_COMMANDS = {
+    "generate": "write synthetic events (rideshare, stock) into a Delta events table (Spark)",
+    "aggregate": "run a workload over a Delta events table into trend_aggregates (Spark)",
+    "load-events": "load a CSV of events into a Delta events table, rejecting bad rows with a reason (Spark)",
+}
+
+
+def _spark_command(argv: list[str]) -> int:
+    from jobs.cli import main as jobs_main
+
+    return jobs_main(argv)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hamlet", description="Exact trend aggregation over event streams.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -80,10 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("explain", help="print templates, negations, predicates, panes and sharing")
     ex.add_argument("workload")
     ex.set_defaults(run=_explain)
+    for name, text in SPARK_COMMANDS.items():
+        sub.add_parser(name, help=text, add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in SPARK_COMMANDS:
+        return _spark_command(argv)
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))

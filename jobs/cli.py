@@ -1,0 +1,27 @@
+"""``hamlet generate|aggregate|load-events``: the Spark commands, dispatched here from ``hamlet.cli`` so that
+``import hamlet`` never imports Spark."""
+
+from __future__ import annotations
+
+COMMANDS = {
+    "generate": "write bursty synthetic events (rideshare, stock) into a Delta events table",
+    "aggregate": "run a workload over a Delta events table into trend_aggregates (Spark)",
+    "load-events": "load a CSV of events into a Delta events table; rejected rows come with the reason",
+}
+
+
+def main(argv: list[str]) -> int:
+    command, rest = argv[0], argv[1:]
+    if command == "generate":
+        from jobs.generate import main as generate
+
+        return generate(rest)
+    if command == "aggregate":
+        from jobs.aggregate import main as aggregate
+
+        return aggregate(rest)
+    if command == "load-events":
+        from jobs.load_events import main as load_events
+
+        return load_events(rest)
+    raise ValueError(f"unknown command {command!r}")
