@@ -105,7 +105,7 @@ def _micros(moment: datetime) -> int:
 
 def parse_instant(text: str, what: str) -> datetime:
     try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(text.strip())
     except ValueError:
         raise JobError(f"{what} {text!r} is not an ISO-8601 time such as 2026-01-05T08:00:00Z") from None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
@@ -121,7 +121,9 @@ def load_workload(path: str) -> Workload:
     except QueryError as e:
         query = f"query {e.query!r}: " if e.query else ""
         excerpt = e.excerpt()
-        raise JobError(f"{path}:{e.line}:{e.column}: {query}{e.message}" + (f"\n{excerpt}" if excerpt else "")) from None
+        raise JobError(
+            f"{path}:{e.line}:{e.column}: {query}{e.message}" + (f"\n{excerpt}" if excerpt else "")
+        ) from None
 
 
 def table_columns(path: str) -> list[str]:
@@ -132,7 +134,9 @@ def table_columns(path: str) -> list[str]:
     try:
         return [f.name for f in DeltaTable(path).schema().fields]
     except TableNotFoundError:
-        raise JobError(f"no Delta table at {path} (create one with `hamlet generate` or `hamlet load-events`)") from None
+        raise JobError(
+            f"no Delta table at {path} (create one with `hamlet generate` or `hamlet load-events`)"
+        ) from None
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -238,7 +242,9 @@ def read_events(spark: SparkSession, plan: Plan) -> DataFrame:
     )
 
 
-def run_set(spark: SparkSession, plan: Plan, query_set: QuerySetPlan, events: DataFrame, buckets: int) -> SetResult:
+def run_set(
+    spark: SparkSession, plan: Plan, query_set: QuerySetPlan, events: DataFrame, buckets: int
+) -> SetResult:
     """Shuffle, engine and combine for one sharable query set; each stage is materialised (cached) so that
     its time can be told apart, and the set's results come back cached."""
     from pyspark.sql import functions as F
@@ -277,7 +283,9 @@ def run_set(spark: SparkSession, plan: Plan, query_set: QuerySetPlan, events: Da
     engine_seconds = _lap(clock)
     shuffled.unpersist()
 
-    summaries = [json.loads(r.state) for r in partials.where(F.col("kind") == STATS).select("state").collect()]
+    summaries = [
+        json.loads(r.state) for r in partials.where(F.col("kind") == STATS).select("state").collect()
+    ]
     summary = add_summaries(summaries)
     slot = F.pmod(F.xxhash64("query", "window_end_us", "group_key", "aggregate"), F.lit(width))
     results = (
@@ -310,6 +318,7 @@ def create_tables(spark: SparkSession, plan: Plan) -> None:
     for path, ddl, partitions in ((plan.output_table, TREND_AGGREGATES_DDL, OUTPUT_PARTITIONS),
                                   (plan.stats_table, RUN_STATS_DDL, ())):  # fmt: skip
         schema = StructType.fromDDL(ddl)
+        assert isinstance(schema, StructType)
         builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
         if partitions:
             builder = builder.partitionedBy(*partitions)
@@ -366,7 +375,9 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
         F.lit(computed_at).alias("computed_at"),
         F.to_date(window_end).alias("window_end_date"),
     )
-    output.write.format("delta").mode("overwrite").option("replaceWhere", replace_where(plan)).save(plan.output_table)
+    output.write.format("delta").mode("overwrite").option("replaceWhere", replace_where(plan)).save(
+        plan.output_table
+    )
     write_seconds = _lap(clock)
     for s in sets:
         s.results.unpersist()
@@ -378,7 +389,9 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
 
         from jobs.schema import RUN_STATS_DDL
 
-        frame = spark.createDataFrame(stats_rows, StructType.fromDDL(RUN_STATS_DDL))
+        schema = StructType.fromDDL(RUN_STATS_DDL)
+        assert isinstance(schema, StructType)
+        frame = spark.createDataFrame(stats_rows, schema)  # type: ignore[call-overload]
         frame.write.format("delta").mode("append").save(plan.stats_table)
     return RunResult(plan, events_read, rows_written, seconds, sets, stats_rows)
 
@@ -432,9 +445,10 @@ def build_parser(prog: str = "hamlet aggregate") -> argparse.ArgumentParser:
 
 
 def report(result: RunResult) -> str:
-    lines = [f"run {result.plan.run_id}: {result.events_read} events read, {result.rows_written} rows written to "
-             f"{result.plan.output_table} (windows ending in ({result.plan.start.isoformat()}, "
-             f"{result.plan.end.isoformat()}])"]  # fmt: skip
+    head = (f"run {result.plan.run_id}: {result.events_read} events read, {result.rows_written} rows written to "
+            f"{result.plan.output_table} (windows ending in ({result.plan.start.isoformat()}, "
+            f"{result.plan.end.isoformat()}])")  # fmt: skip
+    lines = [head]
     for s in result.sets:
         lines.append(
             f"  set {s.plan.index} ({', '.join(s.plan.queries)}): {s.summary['events']} events, "
@@ -457,19 +471,20 @@ def main(argv: list[str] | None = None, prog: str = "hamlet aggregate") -> int:
     except (JobError, HamletError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    from jobs.session import build_session
+    from jobs.session import build_session, owns_session
 
+    owned = owns_session()
     spark = None
     try:
         spark = build_session("hamlet-aggregate", master=args.master)
         result = run(spark, plan)
         print(report(result))
         return 0
-    except Exception as e:  # Spark, Delta, the engine: report, exit non-zero
+    except Exception as e:  # noqa: BLE001 (Spark, Delta, the engine: report, exit non-zero)
         print(f"error: aggregation failed: {type(e).__name__}: {_message(e)}", file=sys.stderr)
         return 1
     finally:
-        if spark is not None:
+        if spark is not None and owned:
             spark.stop()
 
 

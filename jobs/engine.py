@@ -89,7 +89,7 @@ def seconds(micros: int) -> int | float:
     return whole if rest == 0 else micros / MICROS
 
 
-def to_micros(value: int | float) -> int:
+def to_micros(value: float) -> int:
     if isinstance(value, int):
         return value * MICROS
     return round(Fraction(value) * MICROS)  # window bounds are whole microseconds; floats only approach them

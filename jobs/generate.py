@@ -69,30 +69,34 @@ def rideshare_chunk(seed: int, hour: int, chunk: int, size: int) -> list[tuple]:
         district = DISTRICTS[min(int(rng.paretovariate(1.2)) - 1, len(DISTRICTS) - 1)]
         crawl = rng.random() < 0.1
         t = rng.randrange(start, end)
-        trip_rows: list[tuple[str, int, Any, Any, Any]] = [("Request", t, rng.choice(("Pool", "Single")), None, None)]
+        trip_rows: list[tuple[str, int, Any, Any, Any]] = [
+            ("Request", t, rng.choice(("Pool", "Single")), None, None)
+        ]
 
-        def burst(t: int) -> int:
-            for _ in range(1 + min(int(rng.expovariate(1 / 3)), 11)):
-                t += rng.randrange(5, 61)
-                speed = round(rng.uniform(2, 9.9) if crawl else rng.uniform(5, 45), 1)
-                trip_rows.append(("Travel", t, None, speed, rng.randrange(5, 61)))
-            return t
-
-        t = burst(t)
+        t = _burst(rng, t, crawl, trip_rows)
         outcome = rng.random()
         if outcome < 0.6:
             t += rng.randrange(5, 61)
             trip_rows.append(("Pickup", t, None, None, None))
-            t = burst(t)
+            t = _burst(rng, t, crawl, trip_rows)
             trip_rows.append(("Dropoff", t + rng.randrange(5, 61), None, None, None))
         elif outcome < 0.85:
             trip_rows.append(("Cancel", t + rng.randrange(5, 61), None, None, None))
-        for event_type, time, request_type, speed, duration in trip_rows:
-            if time >= end or len(rows) == size:
+        for event_type, moment, request_type, speed, duration in trip_rows:
+            if moment >= end or len(rows) == size:
                 break
-            rows.append((f"{seed}-{hour}-{chunk}-{len(rows)}", event_type, time, driver, rider, district,
+            rows.append((f"{seed}-{hour}-{chunk}-{len(rows)}", event_type, moment, driver, rider, district,
                          request_type, speed, duration))  # fmt: skip
     return rows
+
+
+def _burst(rng: random.Random, t: int, crawl: bool, trip_rows: list) -> int:
+    """Append a burst of Travel events after time ``t``; returns the time of the last one."""
+    for _ in range(1 + min(int(rng.expovariate(1 / 3)), 11)):
+        t += rng.randrange(5, 61)
+        speed = round(rng.uniform(2, 9.9) if crawl else rng.uniform(5, 45), 1)
+        trip_rows.append(("Travel", t, None, speed, rng.randrange(5, 61)))
+    return t
 
 
 def stock_chunk(seed: int, hour: int, chunk: int, size: int) -> list[tuple]:
@@ -127,7 +131,7 @@ def chunk_table(scenario: str, seed: int, hour: int, chunk: int, size: int) -> p
 
     rows = MAKERS[scenario](seed, hour, chunk, size)
     attributes = SCENARIOS[scenario]
-    columns = list(zip(*rows)) if rows else [[] for _ in range(3 + len(attributes))]
+    columns: list[Any] = list(zip(*rows)) if rows else [() for _ in range(3 + len(attributes))]
     arrow_types = {"string": pa.string(), "double": pa.float64(), "bigint": pa.int64()}
     seconds = pa.array(columns[2], pa.int64())
     moment = pc.multiply(seconds, 1_000_000).cast(pa.timestamp("us", tz="UTC"))
@@ -146,7 +150,7 @@ def chunk_table(scenario: str, seed: int, hour: int, chunk: int, size: int) -> p
 
 def parse_instant(text: str) -> datetime:
     """An ISO-8601 instant; a naive one means UTC."""
-    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    moment = datetime.fromisoformat(text.strip())
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
@@ -158,7 +162,9 @@ def generated_frame(spark: SparkSession, scenario: str, start: datetime, hours: 
     if start.minute or start.second or start.microsecond:
         raise ValueError(f"--start must be on the hour, found {start.isoformat()}")
     first = int(start.timestamp()) // 3600
-    tasks = [(first + h, c, size) for h in range(hours) for c, size in enumerate(chunk_sizes(events_per_hour))]
+    tasks = [
+        (first + h, c, size) for h in range(hours) for c, size in enumerate(chunk_sizes(events_per_hour))
+    ]
     schema = scenario_schema(scenario)
     plan = spark.createDataFrame(tasks, "hour long, chunk int, size int").repartition(max(1, len(tasks)))
 
@@ -210,10 +216,14 @@ def main(argv: list[str] | None = None, prog: str = "hamlet generate") -> int:
         print(f"error: --start {args.start!r} is not an ISO-8601 time", file=sys.stderr)
         return 1
     if start.minute or start.second or start.microsecond or args.hours < 1 or args.events_per_hour < 0:
-        print("error: --start must be on the hour, --hours at least 1, --events-per-hour at least 0", file=sys.stderr)
+        print(
+            "error: --start must be on the hour, --hours at least 1, --events-per-hour at least 0",
+            file=sys.stderr,
+        )
         return 1
-    from jobs.session import build_session
+    from jobs.session import build_session, owns_session
 
+    owned = owns_session()
     spark = None
     try:
         spark = build_session("hamlet-generate", master=args.master)
@@ -222,11 +232,11 @@ def main(argv: list[str] | None = None, prog: str = "hamlet generate") -> int:
         print(f"{count} {args.scenario} events ({args.hours} h from {start.isoformat()}) written to {args.table} "
               f"in {time.perf_counter() - started:.1f}s")  # fmt: skip
         return 0
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 (any failure: report it, exit 1)
         print(f"error: generation failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     finally:
-        if spark is not None:
+        if spark is not None and owned:
             spark.stop()
 
 

@@ -77,12 +77,12 @@ def _cell(kind: str, name: str, text: str) -> Any:
         return value
     if kind == "double":
         try:
-            value = float(text.strip())
+            number = float(text.strip())
         except ValueError:
             raise ValueError(f"{name} {text!r} is not a number") from None
-        if not math.isfinite(value):
+        if not math.isfinite(number):
             raise ValueError(f"{name} {text!r} is not a finite number")
-        return value
+        return number
     if kind == "boolean":
         lowered = text.strip().lower()
         if lowered in ("true", "false"):
@@ -107,7 +107,9 @@ def parse_csv(stream: IO[str], source: str, attributes: dict[str, str],
     try:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
-        raise LoadError(f"{source}: the file is empty; expected a header with event_type and event_time") from None
+        raise LoadError(
+            f"{source}: the file is empty; expected a header with event_type and event_time"
+        ) from None
     header = [(rename or {}).get(h, h) for h in header]
     for required in ("event_type", "event_time"):
         if required not in header:
@@ -214,10 +216,17 @@ def build_parser(prog: str = "hamlet load-events") -> argparse.ArgumentParser:
     parser.add_argument("--csv", required=True, help="CSV: event_type, event_time, [event_id,] attributes")
     parser.add_argument("--table", required=True, help="Delta events table (created when missing)")
     parser.add_argument("--scenario", help=f"schema of a new table: {', '.join(SCENARIOS)}")
-    parser.add_argument("--rename", action="append", default=[], metavar="CSV_NAME=COLUMN",
-                        help="read a CSV column into a differently named table column (repeatable)")
+    parser.add_argument(
+        "--rename",
+        action="append",
+        default=[],
+        metavar="CSV_NAME=COLUMN",
+        help="read a CSV column into a differently named table column (repeatable)",
+    )
     parser.add_argument("--rejects", help="Delta table that receives the rejected rows and reasons")
-    parser.add_argument("--max-rejects", type=int, default=0, help="exit 1 when more rows are rejected (default 0)")
+    parser.add_argument(
+        "--max-rejects", type=int, default=0, help="exit 1 when more rows are rejected (default 0)"
+    )
     parser.add_argument("--master", help="Spark master URL (default: conf/spark/$HAMLET_ENV.toml, local[*])")
     return parser
 
@@ -234,8 +243,9 @@ def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int
     if not Path(args.csv).is_file():
         print(f"error: no file {args.csv}", file=sys.stderr)
         return 1
-    from jobs.session import build_session
+    from jobs.session import build_session, owns_session
 
+    owned = owns_session()
     spark = None
     try:
         spark = build_session("hamlet-load-events", master=args.master)
@@ -243,11 +253,11 @@ def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int
     except LoadError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 (any failure: report it, exit 1)
         print(f"error: loading failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     finally:
-        if spark is not None:
+        if spark is not None and owned:
             spark.stop()
     for line in describe_rejects(parsed, args.csv):
         print(line, file=sys.stderr)

@@ -35,7 +35,11 @@ SCENARIOS: dict[str, dict[str, str]] = {
     },
 }
 
-BASE_COLUMNS = (("event_id", "string", False), ("event_type", "string", False), ("event_time", "timestamp", False))
+BASE_COLUMNS = (
+    ("event_id", "string", False),
+    ("event_type", "string", False),
+    ("event_time", "timestamp", False),
+)
 PARTITION_COLUMNS = (("event_date", "date", False), ("event_hour", "int", False))
 
 

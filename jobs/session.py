@@ -84,12 +84,26 @@ def worker_python() -> str:
     return os.environ.get("PYSPARK_PYTHON") or sys.executable
 
 
+def owns_session() -> bool:
+    """True when no SparkContext runs in this process yet: a command that starts one stops it at the end;
+    one called inside a program that has a session (tests, notebooks) leaves it running."""
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is None
+
+
 def build_session(app_name: str = "hamlet", master: str | None = None, conf: Mapping[str, str] | None = None,
                   env: str | None = None) -> SparkSession:  # fmt: skip
     """Get or create the SparkSession (Delta, UTC, the project's Python on workers)."""
+    import warnings
+
     from delta import configure_spark_with_delta_pip
     from pyspark.sql import SparkSession
 
+    # PITFALLS: results are identical with pandas 2.3 and 3.x; the jobs use Arrow, not pandas.
+    warnings.filterwarnings(
+        "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
+    )
     chosen_master, values = settings(master, conf, env)
     python = worker_python()
     os.environ.setdefault("PYSPARK_PYTHON", python)
@@ -147,7 +161,7 @@ def reexec_without_submit_jvm() -> None:
     try:
         jvm.java.lang.Class.forName(DELTA_EXTENSION, False, loader)
         return
-    except Exception:  # py4j wraps ClassNotFoundException
+    except Exception:  # noqa: BLE001, S110 (py4j wraps ClassNotFoundException: Delta is missing)
         pass
     submitted = dict(SparkConf().getAll())
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}

@@ -1,0 +1,101 @@
+"""Spark fixtures: ONE local SparkSession per test run (local[2], conf/spark/test.toml), real Delta tables in
+temporary folders, and a small generated rideshare events table shared by the job tests."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("delta")
+
+START = datetime(2026, 1, 5, 6, tzinfo=UTC)  # the generated table holds 06:00-10:00
+HOURS = 4
+RATE = 400
+SEED = 7
+
+# Groups, equivalence, negation, an edge predicate, MIN/MAX and a query without GROUP-BY: two sharable
+# query sets ({q1, q2, q4} share Travel+ and partition alike; q3 asks MIN/MAX and has no GROUP-BY), windows
+# from 15 min to 1 h, every aggregate function.
+WORKLOAD = """
+q1: RETURN T.district, COUNT(*), SUM(T.duration)
+    PATTERN SEQ(Request R, Travel T+, NOT Pickup P)
+    WHERE [driver, rider]
+    GROUP-BY T.district
+    WITHIN 20 min SLIDE 5 min
+q2: RETURN T.district, COUNT(*), AVG(T.speed)
+    PATTERN SEQ(Request R, Travel T+, Dropoff D)
+    WHERE [driver, rider] AND R.request_type = Pool
+    GROUP-BY T.district
+    WITHIN 30 min SLIDE 10 min
+q3: RETURN COUNT(*), MIN(T.speed), MAX(T.duration)
+    PATTERN SEQ(Request R, Travel T+, Cancel C)
+    WHERE [driver, rider] AND T.speed < 10
+    WITHIN 15 min SLIDE 5 min
+q4: RETURN T.district, COUNT(T), SUM(T.speed)
+    PATTERN SEQ(Pickup P, Travel T+, Dropoff D)
+    WHERE [driver, rider] AND T.speed > NEXT(T).speed
+    GROUP-BY T.district
+    WITHIN 1 h SLIDE 30 min
+"""
+
+
+@pytest.fixture(scope="session")
+def spark():
+    os.environ["HAMLET_ENV"] = "test"
+    from jobs.session import build_session
+
+    session = build_session("hamlet-tests")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def workload_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("workload") / "trips.hamlet"
+    path.write_text(WORKLOAD, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def events_table(spark, tmp_path_factory) -> str:
+    from jobs.generate import generate
+
+    path = str(tmp_path_factory.mktemp("tables") / "events")
+    generate(spark, "rideshare", START, HOURS, RATE, path, seed=SEED)
+    return path
+
+
+def cell(value) -> str:
+    """A CSV cell that ``hamlet evaluate`` reads back as the same value (floats keep their '.')."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def export_csv(table_path: str, target: Path) -> Path:
+    """The events table as an events CSV for ``hamlet evaluate``, read with the deltalake package."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(table_path).to_pyarrow_table()
+    columns = [c for c in table.column_names if c not in ("event_id", "event_date", "event_hour")]
+    rows = table.sort_by([("event_time", "ascending"), ("event_id", "ascending")]).select(columns).to_pylist()
+    with target.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for row in rows:
+            moment = row["event_time"]
+            seconds = int(moment.timestamp()) if moment.microsecond == 0 else moment.timestamp()
+            writer.writerow([cell(seconds if c == "event_time" else row[c]) for c in columns])
+    return target
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

@@ -1,0 +1,282 @@
+"""The aggregation job on local Spark with real Delta tables: it equals ``hamlet evaluate``, hourly runs equal
+one long run, reruns replace, empty hours write nothing, and the deltalake package reads the same rows."""
+
+from __future__ import annotations
+
+import calendar
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from conftest import START, export_csv, read_jsonl
+
+from hamlet.cli import main as hamlet_main
+
+MICROS = 1_000_000
+COLUMNS = ["workload", "query", "window_start", "window_end", "group", "group_key", "aggregate", "value",
+           "value_exact", "strategy", "window_end_date"]  # fmt: skip
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def aggregate(events: str, output: Path, workload: Path, start: datetime, end: datetime, *extra: str) -> int:
+    from jobs.aggregate import main
+
+    argv = ["--workload", str(workload), "--start", iso(start), "--end", iso(end), "--events-table", events,
+            "--output-table", str(output), "--workload-name", "trips", *extra]  # fmt: skip
+    return main(argv)
+
+
+def table(spark, path: Path):
+    return spark.read.format("delta").load(str(path))
+
+
+def rows_of(spark, path: Path, start: datetime | None = None, end: datetime | None = None):
+    frame = table(spark, path).select(*COLUMNS)
+    if start is not None:
+        frame = frame.where(
+            (frame.window_end > start.replace(tzinfo=None)) & (frame.window_end <= end.replace(tzinfo=None))
+        )
+    return frame
+
+
+@pytest.fixture(scope="module")
+def hour_run(spark, events_table, workload_file, tmp_path_factory):
+    """One run over [08:00, 09:00) into a fresh output table."""
+    out = tmp_path_factory.mktemp("hour") / "trend_aggregates"
+    start, end = START + timedelta(hours=2), START + timedelta(hours=3)
+    assert aggregate(events_table, out, workload_file, start, end) == 0
+    return out, start, end
+
+
+def test_the_job_equals_hamlet_evaluate(spark, events_table, workload_file, hour_run, tmp_path):
+    from pyspark.sql import Row
+    from pyspark.testing import assertDataFrameEqual
+
+    out, start, end = hour_run
+    csv_path = export_csv(events_table, tmp_path / "events.csv")
+    jsonl = tmp_path / "expected.jsonl"
+    assert hamlet_main(["evaluate", "--workload", str(workload_file), "--events", str(csv_path),
+                        "--output", str(jsonl)]) == 0  # fmt: skip
+    low, high = calendar.timegm(start.timetuple()), calendar.timegm(end.timetuple())
+    expected = []
+    for r in read_jsonl(jsonl):
+        if not low < r["window_end"] <= high:
+            continue
+        value = r["value"]
+        exact = None if value is None else repr(value) if isinstance(value, float) else str(value)
+        expected.append(Row(query=r["query"], window_start=datetime.fromtimestamp(r["window_start"], UTC).replace(tzinfo=None),
+                            window_end=datetime.fromtimestamp(r["window_end"], UTC).replace(tzinfo=None),
+                            group={k: str(v) for k, v in r["group"].items()}, aggregate=r["aggregate"],
+                            value=None if value is None else float(value), value_exact=exact))  # fmt: skip
+    assert {r.query for r in expected} == {"q1", "q2", "q3", "q4"}  # every query set produced windows
+    assert len(expected) > 100
+    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
+             "aggregate string, value double, value_exact string"  # fmt: skip
+    actual = table(spark, out).select(
+        "query", "window_start", "window_end", "group", "aggregate", "value", "value_exact"
+    )
+    assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
+    # the whole output is this run's: its workload, strategy, and window ends in (start, end]
+    meta = table(spark, out).select("workload", "strategy", "run_id").distinct().collect()
+    assert [(m.workload, m.strategy) for m in meta] == [("trips", "greta")]
+
+
+def test_three_hourly_runs_equal_one_three_hour_run(spark, events_table, workload_file, tmp_path):
+    from pyspark.testing import assertDataFrameEqual
+
+    hourly, whole = tmp_path / "hourly", tmp_path / "whole"
+    first = START + timedelta(hours=1)
+    for h in range(3):
+        assert (
+            aggregate(
+                events_table,
+                hourly,
+                workload_file,
+                first + timedelta(hours=h),
+                first + timedelta(hours=h + 1),
+            )
+            == 0
+        )
+    assert aggregate(events_table, whole, workload_file, first, first + timedelta(hours=3)) == 0
+    combined = rows_of(spark, hourly)
+    # windows crossing the hour boundaries are there (started in one hour's read, ended in the next)
+    crossing = combined.where("hour(window_start) != hour(window_end - INTERVAL 1 MICROSECOND)").count()
+    assert crossing > 0
+    assertDataFrameEqual(combined, rows_of(spark, whole))
+    assert table(spark, hourly).select("run_id").distinct().count() == 3
+
+
+def test_rerunning_an_hour_leaves_the_same_rows(spark, events_table, workload_file, hour_run):
+    from pyspark.testing import assertDataFrameEqual
+
+    out, start, end = hour_run
+    before = rows_of(spark, out).collect()
+    runs_before = {r.run_id for r in table(spark, out).select("run_id").distinct().collect()}
+    assert aggregate(events_table, out, workload_file, start, end) == 0
+    after = rows_of(spark, out)
+    assert after.count() == len(before)
+    assertDataFrameEqual(after, before)
+    runs_after = {r.run_id for r in table(spark, out).select("run_id").distinct().collect()}
+    assert len(runs_after) == 1 and runs_after != runs_before  # replaced, not added to
+
+
+def test_an_hour_without_events_succeeds_and_writes_nothing(
+    spark, events_table, workload_file, hour_run, tmp_path
+):
+    out = tmp_path / "trend_aggregates"
+    empty_start = START + timedelta(hours=30)  # far beyond the generated hours: nothing to read
+    assert aggregate(events_table, out, workload_file, empty_start, empty_start + timedelta(hours=1)) == 0
+    assert table(spark, out).count() == 0
+    stats = table(spark, tmp_path / "run_stats").collect()
+    assert [(s.events_read, s.set_events, s.rows_written) for s in stats] == [(0, 0, 0)] * 2
+    # and into a table that has other hours: those stay as they were
+    hour_out, _, _ = hour_run
+    before = table(spark, hour_out).count()
+    assert (
+        aggregate(events_table, hour_out, workload_file, empty_start, empty_start + timedelta(hours=1)) == 0
+    )
+    assert table(spark, hour_out).count() == before
+
+
+def test_deltalake_reads_the_same_rows_as_spark(spark, hour_run):
+    from deltalake import DeltaTable
+    from pyspark.testing import assertDataFrameEqual
+
+    out, _, _ = hour_run
+    arrow = DeltaTable(str(out)).to_pyarrow_table()
+    assert arrow.num_rows == table(spark, out).count()
+    rows = [(r["query"], r["window_start"].replace(tzinfo=None), r["window_end"].replace(tzinfo=None),
+             dict(r["group"]), r["group_key"], r["aggregate"], r["value"], r["value_exact"])
+            for r in arrow.to_pylist()]  # fmt: skip
+    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
+             "group_key string, aggregate string, value double, value_exact string"  # fmt: skip
+    expected = table(spark, out).select("query", "window_start", "window_end", "group", "group_key", "aggregate",
+                                        "value", "value_exact")  # fmt: skip
+    assertDataFrameEqual(spark.createDataFrame(rows, schema), expected)
+
+
+def test_run_stats_hold_every_query_set_with_stage_times(spark, hour_run):
+    out, _, _ = hour_run
+    stats = (
+        table(spark, out.parent / "run_stats").where("range_start = TIMESTAMP'2026-01-05 08:00:00'").collect()
+    )
+    run_ids = {s.run_id for s in stats}
+    latest = max(run_ids, key=lambda r: next(s.computed_at for s in stats if s.run_id == r))
+    mine = sorted((s for s in stats if s.run_id == latest), key=lambda s: s.query_set)
+    assert [list(s.queries) for s in mine] == [["q1", "q2", "q4"], ["q3"]]
+    assert [list(s.partition_attributes) for s in mine] == [
+        ["district", "driver", "rider"],
+        ["driver", "rider"],
+    ]
+    for s in mine:
+        assert s.read_start == datetime(2026, 1, 5, 7, 0)  # start - the longest WITHIN (1 h, q4)
+        assert s.engine_stats["events"] > 0 and s.set_events > 0 and s.partitions > 0
+        assert s.events_read >= s.set_events
+        for seconds in (s.read_seconds, s.shuffle_seconds, s.engine_seconds, s.engine_cpu_seconds,
+                        s.combine_seconds, s.write_seconds):  # fmt: skip
+            assert 0 <= seconds <= s.total_seconds
+    assert sum(s.rows_written for s in mine) == table(spark, out).count()
+
+
+def test_every_strategy_gives_the_same_rows_and_its_statistics_are_stored(spark, events_table, workload_file,
+                                                                          hour_run, tmp_path):  # fmt: skip
+    from pyspark.testing import assertDataFrameEqual
+
+    import hamlet
+
+    out, start, end = hour_run
+    reference = rows_of(spark, out).drop("strategy")
+    for strategy in [s for s in hamlet.STRATEGIES if s != "greta"]:
+        target = tmp_path / strategy
+        assert aggregate(events_table, target, workload_file, start, end, "--strategy", strategy) == 0
+        assertDataFrameEqual(rows_of(spark, target).drop("strategy"), reference)
+        stats = table(spark, tmp_path / "run_stats").where(f"strategy = '{strategy}'").collect()
+        assert stats and all(set(s.engine_stats) >= {"events", "bursts", "shared_bursts"} for s in stats)
+
+
+def test_one_engine_call_per_partition_gives_the_same_rows(
+    spark, events_table, workload_file, hour_run, tmp_path
+):
+    from pyspark.testing import assertDataFrameEqual
+
+    out, start, end = hour_run
+    target = tmp_path / "per_partition"
+    assert aggregate(events_table, target, workload_file, start, end, "--buckets", "0") == 0
+    assertDataFrameEqual(rows_of(spark, target), rows_of(spark, out))
+    stats = table(spark, tmp_path / "run_stats").collect()
+    assert all(s.engine_calls == s.partitions for s in stats)
+
+
+def test_the_read_prunes_hour_partitions(spark, events_table, workload_file):
+    from jobs.aggregate import build_parser, make_plan, read_events
+
+    args = build_parser().parse_args(["--workload", str(workload_file), "--start", "2026-01-05T08:00:00Z",
+                                      "--end", "2026-01-05T09:00:00Z", "--events-table", events_table,
+                                      "--output-table", "/unused/out"])  # fmt: skip
+    plan = make_plan(args)
+    assert plan.read_start == datetime(2026, 1, 5, 7, tzinfo=UTC)
+    files = read_events(spark, plan).inputFiles()
+    hours = {p.split("event_hour=")[1].split("/")[0] for p in files}
+    assert hours == {"7", "8"}  # of 6, 7, 8, 9
+    times = read_events(spark, plan).selectExpr("min(event_time)", "max(event_time)").first()
+    assert times[0] >= datetime(2026, 1, 5, 7) and times[1] < datetime(2026, 1, 5, 9)
+
+
+def test_a_workload_error_is_reported_before_spark_starts(tmp_path, events_table):
+    bad = tmp_path / "bad.hamlet"
+    bad.write_text("q1: RETURN COUNT(*)\n    PATTERN SEQ(A, B+\n    WITHIN 10 min\n", encoding="utf-8")
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "hamlet.cli", "aggregate", "--workload", str(bad), "--start",
+                           "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z", "--events-table", events_table,
+                           "--output-table", str(tmp_path / "out")], capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: {bad}:3:")
+    assert "Ivy" not in done.stderr and "spark" not in done.stderr.lower()
+    assert time.perf_counter() - started < 15  # no JVM was started
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"--strategy": "fastest"}, "unknown strategy 'fastest'"),
+        ({"--start": "yesterday"}, "--start 'yesterday' is not an ISO-8601 time"),
+        ({"--end": "2026-01-05T07:00:00Z"}, "must be before --end"),
+        ({"--events-table": "/nonexistent/events"}, "no Delta table at /nonexistent/events"),
+    ],
+)
+def test_bad_arguments_exit_non_zero_without_spark(change, message, events_table, workload_file, capsys):
+    from jobs.aggregate import main
+
+    args = {"--workload": str(workload_file), "--start": "2026-01-05T08:00:00Z", "--end": "2026-01-05T09:00:00Z",
+            "--events-table": events_table, "--output-table": "/unused/out", **change}  # fmt: skip
+    assert main([x for kv in args.items() for x in kv]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_a_partition_attribute_missing_from_the_table_is_a_workload_error(tmp_path, events_table, capsys):
+    from jobs.aggregate import main
+
+    workload = tmp_path / "w.hamlet"
+    workload.write_text(
+        "q: RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+) WHERE [vehicle] WITHIN 10 min\n"
+    )
+    assert main(["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
+                 "--events-table", events_table, "--output-table", str(tmp_path / "out")]) == 1  # fmt: skip
+    assert "partition the stream by vehicle, which the events table lacks" in capsys.readouterr().err
+
+
+def test_a_spark_failure_exits_non_zero(spark, events_table, workload_file, tmp_path, capsys):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the output table should go")
+    code = aggregate(events_table, blocker / "trend_aggregates", workload_file,
+                     datetime(2026, 1, 5, 8, tzinfo=UTC), datetime(2026, 1, 5, 9, tzinfo=UTC))  # fmt: skip
+    assert code == 1
+    assert "error: aggregation failed" in capsys.readouterr().err
+    assert spark.range(3).count() == 3  # the shared session survives
