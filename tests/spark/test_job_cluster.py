@@ -1,0 +1,139 @@
+"""A real Spark standalone cluster: a master and one worker started from the installed pyspark on 127.0.0.1,
+the same job run against it (``spark-submit jobs/aggregate.py ... --master spark://127.0.0.1:PORT``), its output equal to the local run's, and both processes stopped by their PIDs."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+START, END = datetime(2026, 1, 5, 8, tzinfo=UTC), datetime(2026, 1, 5, 9, tzinfo=UTC)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(log: Path, text: str, process: subprocess.Popen, seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if text in log.read_text(errors="replace"):
+            return
+        if process.poll() is not None:
+            break
+        time.sleep(0.3)
+    pytest.fail(
+        f"no {text!r} in {log} (exit status {process.poll()}):\n{log.read_text(errors='replace')[-3000:]}"
+    )
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "\nState:\tZ" in status.read_text())
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Stop one process by its PID: SIGTERM, then SIGKILL if it lingers."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    import pyspark
+
+    home = Path(pyspark.__file__).resolve().parent
+    spark_class = str(home / "bin" / "spark-class")
+    base = tmp_path_factory.mktemp("cluster")
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(home),
+        "SPARK_LOG_DIR": str(base),
+        "SPARK_WORKER_DIR": str(base / "work"),
+    }
+    port, master_ui, worker_ui = free_port(), free_port(), free_port()
+    master_log, worker_log = base / "master.log", base / "worker.log"
+    with master_log.open("w") as out:
+        master = subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                                   "--port", str(port), "--webui-port", str(master_ui)],
+                                  stdout=out, stderr=subprocess.STDOUT, env=env)  # fmt: skip
+    worker = None
+    try:
+        wait_for(master_log, "I have been elected leader", master)
+        with worker_log.open("w") as out:
+            worker = subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker",
+                                       f"spark://127.0.0.1:{port}", "--host", "127.0.0.1", "--cores", "2",
+                                       "--memory", "2g", "--webui-port", str(worker_ui),
+                                       "--work-dir", str(base / "work")],
+                                      stdout=out, stderr=subprocess.STDOUT, env=env)  # fmt: skip
+        wait_for(worker_log, "Successfully registered with master", worker)
+        yield {"url": f"spark://127.0.0.1:{port}", "ui": f"http://127.0.0.1:{master_ui}", "worker": worker,
+               "master": master, "base": base}  # fmt: skip
+    finally:
+        for process in (worker, master):
+            if process is not None:
+                stop(process)
+        for process in (worker, master):
+            if process is not None:
+                assert not alive(process.pid), f"process {process.pid} still runs"
+
+
+def run(command: list[str], **env: str) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "HAMLET_ENV": "test", **env}
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=environment, cwd=ROOT, timeout=400, check=False
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done
+
+
+def test_the_job_on_a_standalone_cluster_equals_the_local_run(
+    spark, cluster, events_table, workload_file, tmp_path
+):
+    from pyspark.testing import assertDataFrameEqual
+
+    from jobs.aggregate import main
+
+    args = ["--workload", str(workload_file), "--start", START.isoformat(), "--end", END.isoformat(),
+            "--events-table", events_table, "--workload-name", "trips"]  # fmt: skip
+    assert main([*args, "--output-table", str(tmp_path / "local")]) == 0
+    # spark-submit (its own --master stays local) running the job with the job's --master pointing at the
+    # cluster: covers both the spark-submit entry point and --master. `hamlet aggregate` is the same main().
+    submit = str(Path(sys.executable).parent / "spark-submit")
+    done = run([submit, "--master", "local[1]", "jobs/aggregate.py", *args, "--output-table",
+                str(tmp_path / "cluster"), "--master", cluster["url"]], PYSPARK_PYTHON=sys.executable)  # fmt: skip
+    assert "rows written" in done.stdout
+
+    columns = ["workload", "query", "window_start", "window_end", "group", "group_key", "aggregate", "value",
+               "value_exact", "strategy", "window_end_date"]  # fmt: skip
+    local = spark.read.format("delta").load(str(tmp_path / "local")).select(*columns)
+    assert local.count() > 100
+    assertDataFrameEqual(spark.read.format("delta").load(str(tmp_path / "cluster")).select(*columns), local)
+
+    # It ran on the cluster: the master lists the finished application, its executors ran on the worker.
+    with urllib.request.urlopen(f"{cluster['ui']}/json/", timeout=10) as response:
+        state = json.load(response)
+    finished = [app["name"] for app in state["completedapps"]]
+    assert finished == ["hamlet-aggregate"], state
+    assert len(state["workers"]) == 1 and state["workers"][0]["state"] == "ALIVE"
+    executors = list((cluster["base"] / "work").glob("app-*/*/stderr"))
+    assert executors  # the executor's log on the one worker
