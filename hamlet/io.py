@@ -13,6 +13,7 @@ from typing import IO, Any
 from hamlet.api import event_time
 from hamlet.errors import EventError
 from hamlet.events import Event
+from hamlet.partials import int_text
 from hamlet.results import ResultRow
 
 _INT = re.compile(r"[+-]?\d+")
@@ -85,12 +86,18 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
 
 def write_jsonl(rows: Iterable[ResultRow], out: IO[str]) -> None:
     for row in rows:
-        out.write(json.dumps(row.as_dict(), ensure_ascii=False) + "\n")
+        fields = row.as_dict()
+        value = fields.pop("value")
+        if isinstance(value, int) and not isinstance(value, bool):
+            # json.dumps goes through str(int), which stops at 4300 digits; counts have many more.
+            out.write(json.dumps(fields, ensure_ascii=False)[:-1] + f', "value": {int_text(value)}}}\n')
+        else:
+            out.write(json.dumps({**fields, "value": value}, ensure_ascii=False) + "\n")
 
 
 def _cell(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
-        digits = str(value)
+        digits = int_text(value)
         if len(digits) > 24:
             return f"{digits[:6]}…({len(digits)} digits)"
         return digits

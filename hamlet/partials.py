@@ -12,6 +12,21 @@ from fractions import Fraction
 from typing import Any
 
 
+_SAFE_DIGITS = 4000  # Python refuses str(int) past 4300 digits unless the process lifts the limit
+
+
+def int_text(value: int) -> str:
+    """Every digit of ``value``, however long: counts reach 2^n and Python's ``str`` stops at 4300 digits
+    (a process-wide setting that a library should not change), so long numbers are cut in halves."""
+    if value.bit_length() < _SAFE_DIGITS * 3:  # 3 bits per digit is a safe underestimate of 3.32
+        return str(value)
+    if value < 0:
+        return "-" + int_text(-value)
+    half = value.bit_length() * 3 // 20  # about half of the digits
+    high, low = divmod(value, 10**half)
+    return int_text(high) + int_text(low).zfill(half)
+
+
 @dataclass(frozen=True)
 class AggregateState:
     """One RETURN aggregate, not yet finalised.
@@ -57,7 +72,7 @@ class AggregateState:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return str(value)
-        return str(value) if isinstance(value, int) else repr(value)
+        return int_text(value) if isinstance(value, int) else repr(value)
 
 
 @dataclass(frozen=True)

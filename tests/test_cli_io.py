@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+import sys
+from contextlib import contextmanager
 
 import pytest
 
 from hamlet import EventError
 from hamlet.cli import main
 from hamlet.io import read_events_csv
+from hamlet.partials import int_text
 
 WORKLOAD = "q1: RETURN COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) WHERE [k] WITHIN 10\n"
 
@@ -96,3 +99,35 @@ def test_table_shortens_huge_counts_but_jsonl_keeps_every_digit(tmp_path, capsys
         '{"query": "q", "window_start": 0, "window_end": 1000, "group": {}, "aggregate": "COUNT(*)", '
         f'"value": {2**100 - 1}}}\n'
     )
+
+
+def test_counts_beyond_4300_digits_are_written_in_full(tmp_path, capsys):
+    # Python's str(int) refuses more than 4300 digits; 2^15000 - 1 has 4516.
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN A+ WITHIN 100000\n")
+    (tmp_path / "e.csv").write_text("event_type,event_time\n" + "".join(f"A,{t}\n" for t in range(15000)))
+    args = ["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]
+    assert main([*args, "--output", str(tmp_path / "o.jsonl")]) == 0
+    line = (tmp_path / "o.jsonl").read_text()
+    digits = line[line.index('"value": ') + 9 : -2]
+    with unlimited_int_digits():
+        assert digits == str(2**15000 - 1) and len(digits) == 4516
+    assert main(args) == 0
+    assert capsys.readouterr().out.splitlines()[2].endswith("(4516 digits)")
+
+
+def test_int_text_matches_str_within_and_beyond_the_limit():
+    values = [0, -7, 10**4299, 3**20000, -(7**9000), 10**12000 - 1, 10**12000, 2**60000 + 12345]
+    with unlimited_int_digits():
+        expected = [str(v) for v in values]
+    assert [int_text(v) for v in values] == expected
+
+
+@contextmanager
+def unlimited_int_digits():
+    """The reference str(int), with the interpreter's 4300-digit limit lifted for the test only."""
+    previous = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(previous)
