@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-
 _SAFE_DIGITS = 4000  # Python refuses str(int) past 4300 digits unless the process lifts the limit
 
 
