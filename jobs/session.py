@@ -130,13 +130,24 @@ def build_session(app_name: str = "hamlet", master: str | None = None, conf: Map
 
 
 def _ship_code(spark: SparkSession) -> None:
-    """On a cluster, executors may not have this checkout: send ``hamlet`` and ``jobs`` as a zip."""
-    target = var_dir() / "pyfiles" / f"hamlet-jobs-{os.getpid()}.zip"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+    """On a cluster, executors may not have this checkout: send ``hamlet`` and ``jobs`` as a zip (named by
+    its content, so reruns reuse it)."""
+    import hashlib
+    import io
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
         for package in ("hamlet", "jobs"):
             for path in sorted((ROOT / package).rglob("*.py")):
-                z.write(path, path.relative_to(ROOT).as_posix())
+                info = zipfile.ZipInfo(path.relative_to(ROOT).as_posix(), date_time=(1980, 1, 1, 0, 0, 0))
+                z.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
+    data = buffer.getvalue()
+    target = var_dir() / "pyfiles" / f"hamlet-jobs-{hashlib.sha256(data).hexdigest()[:16]}.zip"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(data)
+        partial.replace(target)
     spark.sparkContext.addPyFile(str(target))
 
 
