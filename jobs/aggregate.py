@@ -42,7 +42,7 @@ from hamlet import STRATEGIES
 from hamlet.analysis.workload import Workload, parse_workload
 from hamlet.errors import HamletError, QueryError
 from jobs.engine import MICROS, SetTask
-from jobs.schema import hour_partition_filter
+from jobs.schema import hour_partition_filter, table_location
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -185,11 +185,12 @@ def make_plan(args: argparse.Namespace) -> Plan:
         raise JobError(f"workload name {name!r}: use letters, digits, '_', '.', '-' (see --workload-name)")
     if args.buckets is not None and args.buckets < 0:
         raise JobError("--buckets must be 0 (one engine call per stream partition) or more")
-    output = args.output_table.rstrip("/")
-    stats = args.stats_table or str(Path(output).parent / "run_stats")
+    output = table_location(args.output_table.rstrip("/"))
+    stats = table_location(args.stats_table) if args.stats_table else output.rsplit("/", 1)[0] + "/run_stats"
     run_id = args.run_id or f"{start:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
-    plan = Plan(name, args.strategy, start, end, args.events_table, output, stats, run_id, args.buckets)
-    plan.sets = plan_sets(workload, table_columns(args.events_table))
+    events = table_location(args.events_table)
+    plan = Plan(name, args.strategy, start, end, events, output, stats, run_id, args.buckets)
+    plan.sets = plan_sets(workload, table_columns(events))
     return plan
 
 

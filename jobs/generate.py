@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/generate.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jobs.schema import SCENARIOS, hour_partition_filter, scenario_schema
+from jobs.schema import SCENARIOS, hour_partition_filter, scenario_schema, table_location
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -228,7 +228,8 @@ def main(argv: list[str] | None = None, prog: str = "hamlet generate") -> int:
     try:
         spark = build_session("hamlet-generate", master=args.master)
         started = time.perf_counter()
-        count = generate(spark, args.scenario, start, args.hours, args.events_per_hour, args.table, args.seed)
+        table = table_location(args.table)
+        count = generate(spark, args.scenario, start, args.hours, args.events_per_hour, table, args.seed)
         print(f"{count} {args.scenario} events ({args.hours} h from {start.isoformat()}) written to {args.table} "
               f"in {time.perf_counter() - started:.1f}s")  # fmt: skip
         return 0

@@ -35,7 +35,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/lo
 
 from hamlet.errors import EventError
 from hamlet.io import parse_time
-from jobs.schema import BASE_COLUMNS, PARTITION_COLUMNS, SCENARIOS
+from jobs.schema import BASE_COLUMNS, PARTITION_COLUMNS, SCENARIOS, table_location
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -249,7 +249,8 @@ def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int
     spark = None
     try:
         spark = build_session("hamlet-load-events", master=args.master)
-        parsed = load(spark, args.csv, args.table, args.scenario, args.rejects, rename)
+        rejects = table_location(args.rejects) if args.rejects else None
+        parsed = load(spark, args.csv, table_location(args.table), args.scenario, rejects, rename)
     except LoadError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

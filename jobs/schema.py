@@ -101,6 +101,17 @@ def hour_partition_filter(start: datetime, end: datetime) -> str:
     )
 
 
+def table_location(path: str) -> str:
+    """A table location as Spark and Delta want it: URIs (s3a://, file:/, ...) as they are, local paths made
+    absolute (DeltaTable.createIfNotExists takes a relative path for a table name and refuses it)."""
+    import os
+    import re
+
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.\-]*:", path) and not re.match(r"^[A-Za-z]:[\\/]", path):
+        return path
+    return os.path.abspath(path)
+
+
 def _floor_hour(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0, tzinfo=None)
 

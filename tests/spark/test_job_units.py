@@ -15,7 +15,7 @@ from hamlet.partials import AggregateState
 from jobs import engine
 from jobs.generate import chunk_sizes, chunk_table, rideshare_chunk, stock_chunk
 from jobs.load_events import LoadError, parse_csv
-from jobs.schema import SCENARIOS, hour_partition_filter
+from jobs.schema import SCENARIOS, hour_partition_filter, table_location
 from jobs.session import settings
 
 
@@ -199,3 +199,16 @@ def test_settings_come_from_conf_then_environment_then_arguments(monkeypatch):
     assert master == "local[1]" and conf["spark.a"] == "c"
     with pytest.raises(ValueError, match="no .*nowhere.toml"):
         settings(env="nowhere")
+
+
+def test_table_locations_keep_uris_and_make_local_paths_absolute(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    assert table_location("var/tables/events") == str(tmp_path / "var/tables/events")
+    assert table_location("s3a://bucket/events") == "s3a://bucket/events"
+    assert table_location("file:/data/events") == "file:/data/events"
+    from jobs.aggregate import JobError, build_parser, make_plan
+
+    args = build_parser().parse_args(["--workload", "missing.hamlet", "--start", "2026-01-05T08:00:00Z", "--end",
+                                      "2026-01-05T09:00:00Z", "--events-table", "e", "--output-table", "o"])  # fmt: skip
+    with pytest.raises(JobError, match="cannot read workload missing.hamlet"):
+        make_plan(args)
