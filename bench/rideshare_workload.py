@@ -62,10 +62,14 @@ def make(queries: int, seed: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--seed", type=int, default=2021)
-    parser.add_argument("--output", default=str(Path(__file__).resolve().parent.parent / "conf/workloads/rideshare50.hamlet"))
+    parser.add_argument(
+        "--output", default=str(Path(__file__).resolve().parent.parent / "conf/workloads/rideshare50.hamlet")
+    )
     args = parser.parse_args()
     Path(args.output).write_text(make(args.queries, args.seed), encoding="utf-8")
     print(f"{args.queries} queries written to {args.output}")
