@@ -4,35 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from hamlet.analysis.workload import Workload, parse_workload
+from hamlet.analysis.workload import load_workload_file
 from hamlet.api import STRATEGIES, evaluate
-from hamlet.errors import EventError, HamletError, QueryError
+from hamlet.errors import EventError, HamletError
 from hamlet.explain import explain
 from hamlet.io import format_table, read_events_csv, write_jsonl
 from hamlet.stats import EvaluationStats
 
 
-def _load_workload(path: str) -> Workload:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise HamletError(f"cannot read workload {path}: {e.strerror}") from None
-    try:
-        return parse_workload(text)
-    except QueryError as e:
-        raise _located(e, path) from None
-
-
-def _located(error: QueryError, path: str) -> HamletError:
-    excerpt = error.excerpt()
-    query = f"query {error.query!r}: " if error.query else ""
-    return HamletError(f"{path}:{error.line}:{error.column}: {query}{error.message}" + (f"\n{excerpt}" if excerpt else ""))
-
-
 def _evaluate(args: argparse.Namespace) -> int:
-    workload = _load_workload(args.workload)
+    workload = load_workload_file(args.workload)
     if args.strategy not in STRATEGIES:
         raise HamletError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
     try:
@@ -54,13 +36,13 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    workload = _load_workload(args.workload)
+    workload = load_workload_file(args.workload)
     print(f"{args.workload}: {len(workload.queries)} queries OK ({', '.join(q.name for q in workload.queries)})")
     return 0
 
 
 def _explain(args: argparse.Namespace) -> int:
-    print(explain(_load_workload(args.workload)))
+    print(explain(load_workload_file(args.workload)))
     return 0
 
 

@@ -39,8 +39,8 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/ag
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hamlet import STRATEGIES
-from hamlet.analysis.workload import Workload, parse_workload
-from hamlet.errors import HamletError, QueryError
+from hamlet.analysis.workload import Workload, load_workload_file
+from hamlet.errors import HamletError
 from jobs.engine import MICROS, SetTask
 from jobs.schema import hour_partition_filter, table_location
 
@@ -113,17 +113,9 @@ def parse_instant(text: str, what: str) -> datetime:
 
 def load_workload(path: str) -> Workload:
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise JobError(f"cannot read workload {path}: {e.strerror}") from None
-    try:
-        return parse_workload(text)
-    except QueryError as e:
-        query = f"query {e.query!r}: " if e.query else ""
-        excerpt = e.excerpt()
-        raise JobError(
-            f"{path}:{e.line}:{e.column}: {query}{e.message}" + (f"\n{excerpt}" if excerpt else "")
-        ) from None
+        return load_workload_file(path)
+    except HamletError as e:
+        raise JobError(str(e)) from None
 
 
 def table_columns(path: str) -> list[str]:

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 
 from hamlet.analysis.query import AnalyzedQuery, analyze_query
 from hamlet.analysis.template import Label
 from hamlet.analysis.windows import pane_size
-from hamlet.errors import QueryError
+from hamlet.errors import HamletError, QueryError
 from hamlet.language.parser import parse_workload_text
 
 
@@ -135,4 +136,19 @@ def parse_workload(text: str) -> Workload:
     return Workload(tuple(analyze_query(q, text) for q in syntax.queries), text)
 
 
-__all__ = ["MergedTemplate", "QueryError", "SharableQuerySet", "Workload", "parse_workload"]
+def load_workload_file(path: str) -> Workload:
+    """``parse_workload`` on a file; any problem is a HamletError that names ``path:line:column``, the
+    query and what is wrong, with the offending line and a caret under the column."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise HamletError(f"cannot read workload {path}: {e.strerror}") from None
+    try:
+        return parse_workload(text)
+    except QueryError as e:
+        query = f"query {e.query!r}: " if e.query else ""
+        excerpt = e.excerpt()
+        raise HamletError(f"{path}:{e.line}:{e.column}: {query}{e.message}" + (f"\n{excerpt}" if excerpt else "")) from None
+
+
+__all__ = ["MergedTemplate", "QueryError", "SharableQuerySet", "Workload", "load_workload_file", "parse_workload"]
