@@ -464,21 +464,16 @@ def main(argv: list[str] | None = None, prog: str = "hamlet aggregate") -> int:
     except (JobError, HamletError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    from jobs.session import build_session, owns_session
+    from jobs.session import command_session
 
-    owned = owns_session()
-    spark = None
     try:
-        spark = build_session("hamlet-aggregate", master=args.master)
-        result = run(spark, plan)
-        print(report(result))
-        return 0
+        with command_session("hamlet-aggregate", args.master) as spark:
+            result = run(spark, plan)
+            print(report(result))
+            return 0
     except Exception as e:  # noqa: BLE001 (Spark, Delta, the engine: report, exit non-zero)
         print(f"error: aggregation failed: {type(e).__name__}: {_message(e)}", file=sys.stderr)
         return 1
-    finally:
-        if spark is not None and owned:
-            spark.stop()
 
 
 def _message(error: BaseException, limit: int = 4000) -> str:

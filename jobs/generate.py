@@ -221,24 +221,19 @@ def main(argv: list[str] | None = None, prog: str = "hamlet generate") -> int:
             file=sys.stderr,
         )
         return 1
-    from jobs.session import build_session, owns_session
+    from jobs.session import command_session
 
-    owned = owns_session()
-    spark = None
     try:
-        spark = build_session("hamlet-generate", master=args.master)
-        started = time.perf_counter()
-        table = table_location(args.table)
-        count = generate(spark, args.scenario, start, args.hours, args.events_per_hour, table, args.seed)
-        print(f"{count} {args.scenario} events ({args.hours} h from {start.isoformat()}) written to {args.table} "
-              f"in {time.perf_counter() - started:.1f}s")  # fmt: skip
-        return 0
+        with command_session("hamlet-generate", args.master) as spark:
+            started = time.perf_counter()
+            table = table_location(args.table)
+            count = generate(spark, args.scenario, start, args.hours, args.events_per_hour, table, args.seed)
+            print(f"{count} {args.scenario} events ({args.hours} h from {start.isoformat()}) written to {args.table} "
+                  f"in {time.perf_counter() - started:.1f}s")  # fmt: skip
+            return 0
     except Exception as e:  # noqa: BLE001 (any failure: report it, exit 1)
         print(f"error: generation failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
-    finally:
-        if spark is not None and owned:
-            spark.stop()
 
 
 if __name__ == "__main__":

@@ -243,23 +243,18 @@ def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int
     if not Path(args.csv).is_file():
         print(f"error: no file {args.csv}", file=sys.stderr)
         return 1
-    from jobs.session import build_session, owns_session
+    from jobs.session import command_session
 
-    owned = owns_session()
-    spark = None
     try:
-        spark = build_session("hamlet-load-events", master=args.master)
-        rejects = table_location(args.rejects) if args.rejects else None
-        parsed = load(spark, args.csv, table_location(args.table), args.scenario, rejects, rename)
+        with command_session("hamlet-load-events", args.master) as spark:
+            rejects = table_location(args.rejects) if args.rejects else None
+            parsed = load(spark, args.csv, table_location(args.table), args.scenario, rejects, rename)
     except LoadError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 (any failure: report it, exit 1)
         print(f"error: loading failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
-    finally:
-        if spark is not None and owned:
-            spark.stop()
     for line in describe_rejects(parsed, args.csv):
         print(line, file=sys.stderr)
     print(f"{len(parsed.rows)} events loaded into {args.table}, {len(parsed.rejected)} rejected")

@@ -25,7 +25,8 @@ import os
 import sys
 import tomllib
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,6 +91,19 @@ def owns_session() -> bool:
     from pyspark import SparkContext
 
     return SparkContext._active_spark_context is None
+
+
+@contextmanager
+def command_session(app_name: str, master: str | None) -> Iterator[SparkSession]:
+    """The session of one command (generate, load-events, aggregate): stopped at the end only when the
+    command started it (``owns_session``), so tests and notebooks keep theirs."""
+    owned = owns_session()
+    spark = build_session(app_name, master=master)
+    try:
+        yield spark
+    finally:
+        if owned:
+            spark.stop()
 
 
 def build_session(app_name: str = "hamlet", master: str | None = None, conf: Mapping[str, str] | None = None,
