@@ -73,7 +73,8 @@ class _SharedRun:
                 if m := _SINGLE_TYPE_KLEENE.match(sub):
                     kleene.setdefault(m.group(1), []).append(q.name)
         self.sharers = {t: set(names) for t, names in kleene.items() if len(names) > 1}
-        self.readers = {t: [q for q in queries if t in q.types] for q0 in queries for t in q0.types}
+        all_types = {t for q in queries for t in q.types}
+        self.readers = {t: [q for q in queries if t in q.types] for t in all_types}
         self.filtered = {(q.name, t): bool(q.local_predicates_of(t)) for q in queries for t in q.types}
         self.closed = {(q.name, t): self.runs[q.name].root.closed_form(t) for q in queries for t in q.types}
         self.previously_shared: dict[str, set[str]] = {}
