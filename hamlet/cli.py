@@ -52,6 +52,7 @@ SPARK_COMMANDS = {
     "generate": "write synthetic events (rideshare, stock) into a Delta events table (Spark)",
     "aggregate": "run a workload over a Delta events table into trend_aggregates (Spark)",
     "load-events": "load a CSV of events into a Delta events table, rejecting bad rows with a reason (Spark)",
+    "validate": "validate an interval of events or aggregates with Great Expectations; quarantine bad rows (Spark)",
 }
 
 

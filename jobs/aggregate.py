@@ -42,7 +42,8 @@ from hamlet import STRATEGIES
 from hamlet.analysis.workload import Workload, load_workload_file
 from hamlet.errors import HamletError
 from jobs.engine import MICROS, SetTask
-from jobs.schema import hour_partition_filter, table_location
+from jobs.pipeline import commit_metadata, resolve
+from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, table_location
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -77,6 +78,7 @@ class Plan:
     run_id: str
     buckets: int | None
     sets: list[QuerySetPlan] = field(default_factory=list)
+    quarantine_table: str | None = None  # rows quarantined by validation (jobs/validate.py) are left out
 
     @property
     def start_us(self) -> int:
@@ -113,7 +115,7 @@ def parse_instant(text: str, what: str) -> datetime:
 
 def load_workload(path: str) -> Workload:
     try:
-        return load_workload_file(path)
+        return load_workload_file(str(resolve(path)))
     except HamletError as e:
         raise JobError(str(e)) from None
 
@@ -183,6 +185,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     events = table_location(args.events_table)
     plan = Plan(name, args.strategy, start, end, events, output, stats, run_id, args.buckets)
     plan.sets = plan_sets(workload, table_columns(events))
+    plan.quarantine_table = table_location(args.quarantine_table) if args.quarantine_table else None
     return plan
 
 
@@ -220,19 +223,48 @@ def _timestamp_sql(moment: datetime) -> str:
 
 def read_events(spark: SparkSession, plan: Plan) -> DataFrame:
     """The events of [start - longest WITHIN, end) of the workload's types, only the needed columns; the
-    (event_date, event_hour) predicate prunes Delta partitions before any file is opened."""
+    (event_date, event_hour) predicate prunes Delta partitions before any file is opened. Rows that the
+    input validation quarantined for this workload are left out."""
     from pyspark.sql import functions as F
 
     types = sorted({t for s in plan.sets for t in s.types})
+    partitions = hour_partition_filter(plan.read_start, plan.end)
+    table = spark.read.format("delta").load(plan.events_table).where(partitions)
+    quarantined = _quarantined(spark, plan)
+    if quarantined is not None:
+        table = table.withColumn(FINGERPRINT, row_fingerprint(table.columns)).join(
+            F.broadcast(quarantined), FINGERPRINT, "left_anti"
+        )
     return (
-        spark.read.format("delta")
-        .load(plan.events_table)
-        .where(hour_partition_filter(plan.read_start, plan.end))
-        .where(F.col("event_time") >= F.lit(plan.read_start))
+        table.where(F.col("event_time") >= F.lit(plan.read_start))
         .where(F.col("event_time") < F.lit(plan.end))
         .where(F.col("event_type").isin(types))
         .select(*plan.columns())
     )
+
+
+def _quarantined(spark: SparkSession, plan: Plan) -> DataFrame | None:
+    """Fingerprints of the quarantined event rows of the hours read, or None when there are none."""
+    from pyspark.sql import functions as F
+
+    if not plan.quarantine_table or not _is_delta_table(plan.quarantine_table):
+        return None
+    first = plan.read_start.replace(minute=0, second=0, microsecond=0)
+    rows = (
+        spark.read.format("delta")
+        .load(plan.quarantine_table)
+        .where((F.col("stage") == "events") & (F.col("workload") == plan.workload_name))
+        .where((F.col("partition_start") >= F.lit(first)) & (F.col("partition_start") < F.lit(plan.end)))
+        .select(F.col("row_fingerprint").alias(FINGERPRINT))
+        .distinct()
+    )
+    return rows if rows.take(1) else None
+
+
+def _is_delta_table(path: str) -> bool:
+    from deltalake import DeltaTable
+
+    return DeltaTable.is_deltatable(path)
 
 
 def run_set(
@@ -303,28 +335,23 @@ def default_buckets(spark: SparkSession) -> int:
 
 def create_tables(spark: SparkSession, plan: Plan) -> None:
     """Create ``trend_aggregates`` and ``run_stats`` with their schemas if they do not exist yet."""
-    from delta.tables import DeltaTable
-    from pyspark.sql.types import StructType
+    from jobs.schema import OUTPUT_PARTITIONS, RUN_STATS_DDL, TREND_AGGREGATES_DDL, create_table
 
-    from jobs.schema import OUTPUT_PARTITIONS, RUN_STATS_DDL, TREND_AGGREGATES_DDL
-
-    for path, ddl, partitions in ((plan.output_table, TREND_AGGREGATES_DDL, OUTPUT_PARTITIONS),
-                                  (plan.stats_table, RUN_STATS_DDL, ())):  # fmt: skip
-        schema = StructType.fromDDL(ddl)
-        assert isinstance(schema, StructType)
-        builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
-        if partitions:
-            builder = builder.partitionedBy(*partitions)
-        builder.execute()
+    create_table(spark, plan.output_table, TREND_AGGREGATES_DDL, OUTPUT_PARTITIONS)
+    create_table(spark, plan.stats_table, RUN_STATS_DDL)
 
 
 def replace_where(plan: Plan) -> str:
-    """Exactly this run's windows: its workload, window ends in (start, end]."""
-    first, last = plan.start.date().isoformat(), plan.end.date().isoformat()
+    return replace_where_sql(plan.workload_name, plan.start, plan.end)
+
+
+def replace_where_sql(workload_name: str, start: datetime, end: datetime) -> str:
+    """Exactly the windows of one run: its workload, window ends in (start, end]."""
+    first, last = start.date().isoformat(), end.date().isoformat()
     return (
-        f"workload = '{plan.workload_name}'"
+        f"workload = '{workload_name}'"
         f" AND window_end_date >= DATE'{first}' AND window_end_date <= DATE'{last}'"  # no BETWEEN: see schema.py
-        f" AND window_end > {_timestamp_sql(plan.start)} AND window_end <= {_timestamp_sql(plan.end)}"
+        f" AND window_end > {_timestamp_sql(start)} AND window_end <= {_timestamp_sql(end)}"
     )
 
 
@@ -368,9 +395,11 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
         F.lit(computed_at).alias("computed_at"),
         F.to_date(window_end).alias("window_end_date"),
     )
-    output.write.format("delta").mode("overwrite").option("replaceWhere", replace_where(plan)).save(
-        plan.output_table
-    )
+    # userMetadata lets the pipeline check that this very run committed (jobs.pipeline.verify_commit).
+    metadata = commit_metadata(plan.run_id, plan.workload_name, plan.start, plan.end)
+    output.write.format("delta").mode("overwrite").option("replaceWhere", replace_where(plan)).option(
+        "userMetadata", metadata
+    ).save(plan.output_table)
     write_seconds = _lap(clock)
     for s in sets:
         s.results.unpersist()
@@ -432,6 +461,8 @@ def build_parser(prog: str = "hamlet aggregate") -> argparse.ArgumentParser:
     parser.add_argument("--master", help="Spark master URL (default: conf/spark/$HAMLET_ENV.toml, local[*])")
     parser.add_argument("--workload-name", help="name stored in the output (default: the file name's stem)")
     parser.add_argument("--run-id", help="identifier of this run (default: start time and a random suffix)")
+    parser.add_argument("--quarantine-table", help="Delta table of rows quarantined by `hamlet validate events`: "
+                        "they are left out")  # fmt: skip
     parser.add_argument("--buckets", type=int, help="engine calls per query set (stream partitions are hashed "
                         "into this many groups; 0: one call per partition; default 16 per core)")  # fmt: skip
     return parser

@@ -1,4 +1,4 @@
-"""``hamlet generate|aggregate|load-events``: the Spark commands, dispatched here from ``hamlet.cli`` so that
+"""``hamlet generate|aggregate|load-events|validate``: the Spark commands, dispatched here from ``hamlet.cli`` so that
 ``import hamlet`` never imports Spark."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ COMMANDS = {
     "generate": "write bursty synthetic events (rideshare, stock) into a Delta events table",
     "aggregate": "run a workload over a Delta events table into trend_aggregates (Spark)",
     "load-events": "load a CSV of events into a Delta events table; rejected rows come with the reason",
+    "validate": "validate an interval of events or aggregates (Great Expectations); bad rows are quarantined",
 }
 
 
@@ -24,4 +25,8 @@ def main(argv: list[str]) -> int:
         from jobs.load_events import main as load_events
 
         return load_events(rest)
+    if command == "validate":
+        from jobs.validate import main as validate
+
+        return validate(rest)
     raise ValueError(f"unknown command {command!r}")

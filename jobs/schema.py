@@ -134,3 +134,41 @@ RUN_STATS_DDL = (
     "engine_cpu_seconds DOUBLE NOT NULL, combine_seconds DOUBLE NOT NULL, write_seconds DOUBLE NOT NULL, "
     "total_seconds DOUBLE NOT NULL, computed_at TIMESTAMP NOT NULL"
 )
+
+QUARANTINE_DDL = (
+    "stage STRING NOT NULL, workload STRING NOT NULL, run_id STRING NOT NULL, partition_start TIMESTAMP NOT NULL, "
+    "expectation STRING NOT NULL, `column` STRING, reason STRING NOT NULL, row_fingerprint STRING NOT NULL, "
+    "`row` STRING NOT NULL, quarantined_at TIMESTAMP NOT NULL"
+)
+"""Rows that failed a row-level expectation (jobs/validate.py), one per row and failed expectation: ``row``
+is the whole row as JSON (nothing is lost), ``partition_start`` the start of the event's hour partition (or
+the aggregate's window end), ``row_fingerprint`` what the aggregation job leaves out. Partitioned by stage."""
+
+FINGERPRINT = "_row_fingerprint"
+
+
+def row_json(columns: list[str]):  # type: ignore[no-untyped-def]
+    """A row as JSON text, nulls included (to_json drops null fields by default)."""
+    from pyspark.sql import functions as F
+
+    return F.to_json(F.struct(*[F.col(c) for c in columns]), {"ignoreNullFields": "false"})
+
+
+def row_fingerprint(columns: list[str]):  # type: ignore[no-untyped-def]
+    """SHA-256 of the row as JSON: the identity of a row that may lack a usable id (null or duplicated)."""
+    from pyspark.sql import functions as F
+
+    return F.sha2(row_json(columns), 256)
+
+
+def create_table(spark, path: str, ddl: str, partitions: tuple[str, ...] = ()) -> None:  # type: ignore[no-untyped-def]
+    """Create the Delta table at ``path`` with this schema unless it exists."""
+    from delta.tables import DeltaTable
+    from pyspark.sql.types import StructType
+
+    schema = StructType.fromDDL(ddl)
+    assert isinstance(schema, StructType)
+    builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
+    if partitions:
+        builder = builder.partitionedBy(*partitions)
+    builder.execute()

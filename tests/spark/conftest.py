@@ -1,11 +1,11 @@
 """Spark fixtures: ONE local SparkSession per test run (local[2], conf/spark/test.toml), real Delta tables in
-temporary folders, and a small generated rideshare events table shared by the job tests."""
+temporary folders, and a small generated rideshare events table shared by the job tests. The session itself
+(``spark``) is in tests/conftest.py: the Airflow tests share it."""
 
 from __future__ import annotations
 
 import csv
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,16 +43,6 @@ q4: RETURN T.district, COUNT(T), SUM(T.speed)
     GROUP-BY T.district
     WITHIN 1 h SLIDE 30 min
 """
-
-
-@pytest.fixture(scope="session")
-def spark():
-    os.environ["HAMLET_ENV"] = "test"
-    from jobs.session import build_session
-
-    session = build_session("hamlet-tests")
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="session")

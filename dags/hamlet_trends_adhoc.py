@@ -1,0 +1,51 @@
+"""hamlet_trends_adhoc: reprocess any range with any workload and strategy, triggered from the UI."""
+
+from __future__ import annotations
+
+from airflow.sdk import DAG, Param
+
+from hamlet import STRATEGIES
+from jobs import airflow_tasks as tasks
+from jobs.pipeline import load_config, shown_path
+
+config = load_config()
+
+START = "{{ params.start }}"
+END = "{{ params.end }}"
+
+with DAG(
+    dag_id="hamlet_trends_adhoc",
+    schedule=None,
+    start_date=config.start_date,
+    catchup=False,
+    max_active_runs=config.max_active_runs,
+    default_args=tasks.default_args(config),
+    tags=["hamlet", "trends", "adhoc"],
+    params={
+        "workload": Param(
+            shown_path(config.workload),
+            type="string",
+            description="workload file (relative to the repo root)",
+        ),
+        "start": Param(
+            "2026-01-05T08:00:00+00:00", type="string", format="date-time", description="start (ISO-8601)"
+        ),
+        "end": Param(
+            "2026-01-05T10:00:00+00:00",
+            type="string",
+            format="date-time",
+            description="end, exclusive: the windows that end in (start, end] are written",
+        ),
+        "strategy": Param(config.strategy, enum=list(STRATEGIES), description="engine strategy"),
+    },
+    doc_md="""
+### Reprocess a range
+
+**Trigger** this DAG and fill in the form: a workload file, a range `[start, end)` and a strategy (`greta`,
+`static` or `hamlet`: same results, different cost). It runs the same steps as `hamlet_trends_hourly` —
+validate the input with Great Expectations (bad rows to quarantine), the Spark job, the check of its
+Delta commit, the validation of the output — over the whole range at once, and replaces exactly the
+windows that end in `(start, end]`.
+""",
+) as dag:
+    tasks.pipeline(config, "{{ params.workload }}", START, END, "{{ params.strategy }}")

@@ -1,0 +1,136 @@
+"""The tasks of the pipeline DAGs (``dags/``), one factory per step; each task calls one function of ``jobs/``.
+
+    wait_for_events → validate_events → aggregate → verify_commit → validate_aggregates (→ the Asset)
+
+The hourly DAG runs all five, the ad hoc DAG all but the sensor.
+
+Times reach the tasks as Jinja templates: the hourly DAG passes its data interval, the ad hoc DAG its
+Params. Imported at DAG-parse time, so nothing heavy is imported here: Great Expectations and Spark only
+inside the running tasks.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import Asset, task
+from airflow.sdk.exceptions import AirflowFailException
+
+from jobs.pipeline import ROOT, PipelineConfig
+
+# The interpreter running Airflow is the project's: spark-submit (found on PATH) and the Python of the
+# Spark driver and workers must be the same venv's, else the workers lack pandas, pyarrow and hamlet.
+PYTHON = sys.executable
+VENV_BIN = str(Path(PYTHON).parent)
+
+
+def default_args(config: PipelineConfig) -> dict[str, Any]:
+    return {
+        "owner": "hamlet-trends",
+        "retries": config.retries,
+        "retry_delay": timedelta(minutes=config.retry_delay_minutes),
+        "retry_exponential_backoff": True,
+        "max_retry_delay": timedelta(minutes=config.max_retry_delay_minutes),
+    }
+
+
+def aggregates_asset(config: PipelineConfig) -> Asset:
+    """The output table as an Asset: downstream DAGs schedule on it (``schedule=[aggregates_asset(...)]``)."""
+    uri = config.output_table if "://" in config.output_table else Path(config.output_table).as_uri()
+    return Asset(name="hamlet_trend_aggregates", uri=uri)
+
+
+def wait_for_events(config: PipelineConfig, start: str, end: str):  # type: ignore[no-untyped-def]
+    """Sensor: the events table holds [start, end) completely (a partition for the last hour or a later
+    one). Reschedule mode frees the worker slot between pokes."""
+
+    @task.sensor(
+        task_id="wait_for_events",
+        poke_interval=config.sensor_poke_seconds,
+        timeout=config.sensor_timeout_minutes * 60,
+        mode="reschedule",
+    )
+    def wait(events_table: str, start: str, end: str) -> bool:
+        from jobs.pipeline import input_ready
+
+        return input_ready(events_table, start, end)
+
+    return wait(config.events_table, start, end)
+
+
+def validate(config: PipelineConfig, stage: str, workload: str, start: str, end: str,
+             outlets: tuple[Asset, ...] = ()):  # type: ignore[no-untyped-def]  # fmt: skip
+    """Great Expectations on the input (``stage="events"``) or on the rows the run wrote
+    (``"aggregates"``): bad rows are quarantined; the task fails without retries (retrying does not change
+    the data) when the gate closes, its log naming the failed expectations."""
+
+    @task(task_id=f"validate_{stage}", outlets=list(outlets))
+    def run(source: str, stage: str, workload: str, start: str, end: str, run_id: str | None = None) -> str:
+        from jobs.pipeline import load_config
+        from jobs.validate import GATES, ValidationFailed
+
+        try:
+            report = GATES[stage](load_config(source), start, end, str(run_id), workload=workload)
+        except ValidationFailed as failed:
+            raise AirflowFailException(str(failed)) from None
+        print(report.summary())
+        return report.summary()
+
+    return run(str(config.source), stage, workload, start, end)
+
+
+def aggregate(
+    config: PipelineConfig, workload: str, start: str, end: str, strategy: str
+) -> SparkSubmitOperator:
+    """The Spark job through ``spark-submit`` on the connection ``spark_default`` (local[*] as set up by
+    scripts/airflow; point the connection at a cluster to run there)."""
+    arguments = {
+        "--workload": workload, "--start": start, "--end": end, "--strategy": strategy,
+        "--events-table": config.events_table, "--output-table": config.output_table,
+        "--stats-table": config.stats_table, "--quarantine-table": config.quarantine_table,
+        "--run-id": "{{ run_id }}",
+    }  # fmt: skip
+    return SparkSubmitOperator(
+        task_id="aggregate",
+        conn_id="spark_default",
+        application=str(ROOT / "jobs" / "aggregate.py"),
+        name="hamlet-aggregate",
+        application_args=[part for pair in arguments.items() for part in pair],
+        env_vars={
+            "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PYSPARK_PYTHON": PYTHON,
+            "PYSPARK_DRIVER_PYTHON": PYTHON,
+        },
+    )
+
+
+def verify_commit(config: PipelineConfig, workload: str, start: str, end: str):  # type: ignore[no-untyped-def]
+    """The Delta commit of this run for this interval exists (spark-submit's exit status is not trusted)."""
+
+    @task(task_id="verify_commit")
+    def verify(output_table: str, workload: str, start: str, end: str, run_id: str | None = None) -> dict:
+        from jobs.pipeline import verify_commit, workload_name
+
+        commit = verify_commit(output_table, str(run_id), workload_name(workload), start, end)
+        print(f"run {run_id} committed version {commit['version']} of {output_table}: {commit['rows']} rows")
+        return commit
+
+    return verify(config.output_table, workload, start, end)
+
+
+def pipeline(config: PipelineConfig, workload: str, start: str, end: str, strategy: str) -> tuple[Any, Any]:
+    """validate_events → aggregate → verify_commit → validate_aggregates; returns (first, last)."""
+    first = validate(config, "events", workload, start, end)
+    last = validate(config, "aggregates", workload, start, end, outlets=(aggregates_asset(config),))
+    (
+        first
+        >> aggregate(config, workload, start, end, strategy)
+        >> verify_commit(config, workload, start, end)
+        >> last
+    )
+    return first, last

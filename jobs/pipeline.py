@@ -1,0 +1,179 @@
+"""The hourly pipeline's settings (``conf/pipeline.toml``) and the checks around the Spark job that need no
+Spark: is an input hour complete (the sensor), did the job's Delta commit for an interval land.
+
+Nothing here imports Spark, Airflow or Great Expectations: the DAG files import this module at parse time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONF = ROOT / "conf" / "pipeline.toml"
+CONF_VARIABLE = "HAMLET_PIPELINE_CONF"
+
+
+class PipelineError(Exception):
+    """A pipeline step found something wrong; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    source: Path  # the file the settings came from
+    workload: Path
+    scenario: str
+    strategy: str
+    start_date: datetime
+    events_table: str
+    output_table: str
+    stats_table: str
+    quarantine_table: str
+    expectations: Path
+    data_docs: Path
+    max_bad_fraction: float
+    max_bad_output_fraction: float
+    sensor_poke_seconds: int
+    sensor_timeout_minutes: int
+    max_active_runs: int
+    retries: int
+    retry_delay_minutes: int
+    max_retry_delay_minutes: int
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
+    """The settings of ``path``, else of ``$HAMLET_PIPELINE_CONF``, else of ``conf/pipeline.toml``; relative
+    paths in it are relative to the repo root."""
+    source = Path(path or os.environ.get(CONF_VARIABLE) or DEFAULT_CONF)
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise PipelineError(f"cannot read pipeline settings {source}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise PipelineError(f"{source}: {e}") from None
+
+    def get(section: str | None, key: str) -> Any:
+        table = data if section is None else data.get(section, {})
+        if key not in table:
+            where = f"[{section}] " if section else ""
+            raise PipelineError(f"{source}: {where}{key} is missing")
+        return table[key]
+
+    def local(value: str) -> Path:
+        candidate = Path(value)
+        return candidate if candidate.is_absolute() else ROOT / candidate
+
+    def table(key: str) -> str:
+        value = str(get("tables", key))
+        return value if "://" in value else str(local(value))
+
+    start = datetime.fromisoformat(str(get(None, "start_date")))
+    return PipelineConfig(
+        source=source,
+        workload=local(get(None, "workload")),
+        scenario=str(get(None, "scenario")),
+        strategy=str(get(None, "strategy")),
+        start_date=start.replace(tzinfo=UTC) if start.tzinfo is None else start.astimezone(UTC),
+        events_table=table("events"),
+        output_table=table("trend_aggregates"),
+        stats_table=table("run_stats"),
+        quarantine_table=table("quarantine"),
+        expectations=local(get("validation", "expectations")),
+        data_docs=local(get("validation", "data_docs")),
+        max_bad_fraction=float(get("validation", "max_bad_fraction")),
+        max_bad_output_fraction=float(get("validation", "max_bad_output_fraction")),
+        sensor_poke_seconds=int(get("schedule", "sensor_poke_seconds")),
+        sensor_timeout_minutes=int(get("schedule", "sensor_timeout_minutes")),
+        max_active_runs=int(get("schedule", "max_active_runs")),
+        retries=int(get("schedule", "retries")),
+        retry_delay_minutes=int(get("schedule", "retry_delay_minutes")),
+        max_retry_delay_minutes=int(get("schedule", "max_retry_delay_minutes")),
+    )
+
+
+def resolve(path: str | os.PathLike[str]) -> Path:
+    """A file named relative to the working directory or, failing that, to the repo root (Airflow tasks
+    run wherever the worker does; the ad hoc DAG's workload Param is relative to the repo)."""
+    candidate = Path(path)
+    if candidate.is_absolute() or candidate.exists():
+        return candidate
+    return ROOT / candidate
+
+
+def shown_path(path: Path) -> str:
+    """A path as users write it: relative to the repo root when inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def workload_name(path: str | os.PathLike[str]) -> str:
+    """The name a workload's rows carry in trend_aggregates: its file's stem (``hamlet aggregate``'s default)."""
+    return Path(path).stem
+
+
+def instant(value: str | datetime) -> datetime:
+    """An ISO-8601 time (or a datetime, as Airflow passes them) in UTC; naive means UTC."""
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).strip())
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def hours(start: datetime, end: datetime) -> list[datetime]:
+    """The starts of the hours that overlap [start, end)."""
+    first = start.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    return [first + timedelta(hours=i) for i in range(max(0, -(-(end - first) // timedelta(hours=1))))]
+
+
+def input_ready(events_table: str, start: str | datetime, end: str | datetime) -> bool:
+    """True when every hour of [start, end) is complete in the events table: it has a partition for the hour
+    or for a later one (a producer that moved on has finished the hour, even one without events). Reads
+    only the Delta log (the ``deltalake`` package)."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        partitions = DeltaTable(events_table).partitions()
+    except TableNotFoundError:
+        return False
+    present = {datetime.fromisoformat(p["event_date"]).replace(hour=int(p["event_hour"]), tzinfo=UTC)
+               for p in partitions if p.get("event_date") and p.get("event_hour") is not None}  # fmt: skip
+    needed = hours(instant(start), instant(end))
+    return bool(present) and max(present) >= needed[-1]
+
+
+def commit_metadata(run_id: str, workload: str, start: datetime, end: datetime) -> str:
+    """What the aggregation job records as the ``userMetadata`` of its Delta commit."""
+    return json.dumps({"run_id": run_id, "workload": workload, "start": start.isoformat(), "end": end.isoformat()},
+                      sort_keys=True)  # fmt: skip
+
+
+def verify_commit(output_table: str, run_id: str, workload: str, start: str | datetime,
+                  end: str | datetime) -> dict[str, Any]:  # fmt: skip
+    """The Delta commit of the aggregation run ``run_id`` for exactly [start, end): its version and row
+    count. A PipelineError when it is not in the table's history: spark-submit has been known to exit 0
+    for a job that failed, so success is read from the table, not from the exit status."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    wanted = json.loads(commit_metadata(run_id, workload, instant(start), instant(end)))
+    try:
+        history = DeltaTable(output_table).history()
+    except TableNotFoundError:
+        raise PipelineError(
+            f"no Delta table at {output_table}: the aggregation run {run_id} wrote nothing"
+        ) from None
+    for commit in history:
+        try:
+            metadata = json.loads(commit.get("userMetadata") or "null")
+        except json.JSONDecodeError:
+            continue
+        if metadata == wanted and commit.get("operation") == "WRITE":
+            rows = int(commit.get("operationMetrics", {}).get("numOutputRows", 0))
+            return {"version": commit["version"], "rows": rows, "timestamp": commit["timestamp"]}
+    raise PipelineError(
+        f"{output_table} has no commit of run {run_id} for workload {workload} and "
+        f"[{wanted['start']}, {wanted['end']}): the Spark job did not write its result"
+    )

@@ -1,0 +1,413 @@
+"""Validation gates with Great Expectations 1.x: the input events of an interval before the aggregation
+job, the aggregates it wrote after it.
+
+    hamlet validate events|aggregates --start ISO --end ISO [--run-id ID] [--conf conf/pipeline.toml]
+
+The suites are JSON files in ``expectations/`` (``events.json`` plus ``events_<scenario>.json`` for the
+input, ``trend_aggregates.json`` for the output), loaded into an ephemeral GX context per run, so no GX state
+lives anywhere but in the files. Per-run values (the workload's event types, the interval) are GX suite
+parameters (``{"$PARAMETER": ...}``).
+
+Row-level failures are identified by a fingerprint of the whole row (``jobs.schema.row_fingerprint``; a row
+with a null or duplicate id has no other identity) and written to the ``quarantine`` Delta table with the
+reason, the expectation and the run id; the aggregation job leaves quarantined rows out, so the good rows are
+processed. The gate fails (ValidationFailed, naming the failed expectations) when a table-level expectation
+fails or when the fraction of bad rows exceeds the threshold in ``conf/pipeline.toml``. Data Docs HTML goes to
+``<data_docs>/<run id>/<stage>/``.
+
+GX is imported inside the functions: it takes seconds to import and the DAG files import this package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/validate.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hamlet.analysis.workload import Workload, load_workload_file
+from hamlet.errors import HamletError
+from jobs.pipeline import PipelineConfig, PipelineError, instant, load_config, resolve, workload_name
+from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, row_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+
+EVENTS = "events"
+AGGREGATES = "trend_aggregates"
+
+
+class ValidationFailed(PipelineError):
+    """The gate refused the data: the message names every failed expectation."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed expectation of a run."""
+
+    expectation: str  # e.g. expect_column_values_to_be_unique(event_id)
+    unexpected: int | None  # rows that failed it; None for a table-level expectation
+    detail: str
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one validation covers: a stage of a workload's data over [start, end), for one run."""
+
+    stage: str  # EVENTS or AGGREGATES
+    workload: str  # the name the aggregation job stores (the workload file's stem)
+    start: datetime
+    end: datetime
+    run_id: str
+
+
+@dataclass
+class ValidationReport:
+    scope: Scope
+    rows: int
+    bad_rows: int
+    threshold: float
+    failures: list[Failure] = field(default_factory=list)
+    docs: Path | None = None
+
+    @property
+    def bad_fraction(self) -> float:
+        return self.bad_rows / self.rows if self.rows else 0.0
+
+    @property
+    def passed(self) -> bool:
+        table_level = any(f.unexpected is None for f in self.failures)
+        return not table_level and self.bad_fraction <= self.threshold
+
+    def summary(self) -> str:
+        s = self.scope
+        head = (f"{s.stage} of {s.workload} [{s.start.isoformat()}, {s.end.isoformat()}) run {s.run_id}: "
+                f"{self.rows} rows, {self.bad_rows} quarantined ({self.bad_fraction:.2%}, threshold "
+                f"{self.threshold:.2%})")  # fmt: skip
+        lines = [head] + [f"  failed {f.expectation}: {f.detail}" for f in self.failures]
+        if self.docs:
+            lines.append(f"  Data Docs: {self.docs / 'index.html'}")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------- the gates
+
+
+def validate_events(config: PipelineConfig, start: str | datetime, end: str | datetime, run_id: str,
+                    spark: SparkSession | None = None, workload: str | None = None) -> ValidationReport:  # fmt: skip
+    """Validate the events of the hours of [start, end) for ``workload`` (default: the configured one):
+    quarantine bad rows, raise ValidationFailed when the gate closes. Returns the report when it passes."""
+    name, parsed = _workload(workload or config.workload)
+    scope = Scope(EVENTS, name, instant(start), instant(end), run_id)
+    types = sorted({t for q in parsed.queries for t in q.types})
+    with _session(spark, "hamlet-validate-events") as session:
+        frame = _read_events(session, config.events_table, scope.start, scope.end)
+        suites = [config.expectations / "events.json", config.expectations / f"events_{config.scenario}.json"]
+        parameters = {"event_types": types, "interval_start": scope.start.replace(tzinfo=None),
+                      "interval_end": scope.end.replace(tzinfo=None)}  # fmt: skip
+        return _gate(session, config, scope, frame, suites, parameters, config.max_bad_fraction)
+
+
+def validate_aggregates(config: PipelineConfig, start: str | datetime, end: str | datetime, run_id: str,
+                        spark: SparkSession | None = None, workload: str | None = None) -> ValidationReport:  # fmt: skip
+    """Validate the ``trend_aggregates`` rows of ``workload`` whose window ends in (start, end]."""
+    name, parsed = _workload(workload or config.workload)
+    scope = Scope(AGGREGATES, name, instant(start), instant(end), run_id)
+    with _session(spark, "hamlet-validate-aggregates") as session:
+        frame = _aggregates_view(session, config.output_table, scope, parsed)
+        suites = [config.expectations / "trend_aggregates.json"]
+        return _gate(session, config, scope, frame, suites, {}, config.max_bad_output_fraction)
+
+
+GATES = {"events": validate_events, "aggregates": validate_aggregates}
+
+
+def _workload(path: str | Path) -> tuple[str, Workload]:
+    """The workload's name (its file's stem, as the aggregation job stores it) and its queries."""
+    try:
+        return workload_name(path), load_workload_file(str(resolve(path)))
+    except HamletError as error:
+        raise PipelineError(str(error)) from None
+
+
+def _session(spark: SparkSession | None, app_name: str):  # type: ignore[no-untyped-def]
+    from contextlib import nullcontext
+
+    from jobs.session import command_session
+
+    return nullcontext(spark) if spark is not None else command_session(app_name, None)
+
+
+# ------------------------------------------------------------------------------------- what is validated
+
+
+def _read_events(spark: SparkSession, events_table: str, start: datetime, end: datetime) -> DataFrame:
+    """The hour partitions of [start, end) as stored (times outside the interval included: catching them is
+    one of the expectations), each row with its fingerprint and the start of its hour partition."""
+    from pyspark.sql import functions as F
+
+    table = spark.read.format("delta").load(events_table)
+    hour = F.make_timestamp_ntz(
+        F.year("event_date"), F.month("event_date"), F.dayofmonth("event_date"), F.col("event_hour"),
+        F.lit(0), F.lit(0),
+    )  # fmt: skip
+    return table.where(hour_partition_filter(start, end)).select(
+        "*", row_fingerprint(table.columns).alias(FINGERPRINT), F.to_timestamp(hour).alias("_partition_start")
+    )
+
+
+def _aggregates_view(spark: SparkSession, output_table: str, scope: Scope, workload: Workload) -> DataFrame:
+    """The run's output rows plus the columns the suite checks: the query's WITHIN, the window's length, the
+    exact value of counts and of numeric aggregates, and on AVG rows the MIN and MAX of the same window."""
+    from pyspark.sql import functions as F
+
+    from jobs.aggregate import replace_where_sql
+
+    table = spark.read.format("delta").load(output_table)
+    rows = table.where(replace_where_sql(scope.workload, scope.start, scope.end))
+    withins = spark.createDataFrame([(q.name, float(q.window.within)) for q in workload.queries],
+                                    "query STRING, within_seconds DOUBLE")  # fmt: skip
+    kind = F.regexp_extract("aggregate", r"^([A-Z]+)\(", 1)
+    target = F.regexp_extract("aggregate", r"\((.*)\)$", 1)
+    window = ["query", "window_start", "window_end", "group_key"]
+    extremes = (
+        rows.where(kind.isin("MIN", "MAX"))
+        .groupBy(*window, target.alias("_target"))
+        .agg(
+            F.max(F.when(kind == "MIN", F.col("value"))).alias("avg_min"),
+            F.max(F.when(kind == "MAX", F.col("value"))).alias("avg_max"),
+        )
+    )
+    view = (
+        rows.select("*", kind.alias("_kind"), target.alias("_target"))
+        .join(withins, "query", "left")
+        .join(extremes, [*window, "_target"], "left")
+    )
+    return view.select(
+        *table.columns,
+        "within_seconds",
+        ((F.unix_micros("window_end") - F.unix_micros("window_start")) / 1_000_000).alias("window_seconds"),
+        F.when(F.col("_kind") == "COUNT", F.col("value_exact")).alias("count_exact"),
+        F.when(~F.col("_kind").isin("MIN", "MAX") | F.col("value").isNotNull(), F.col("value_exact")).alias(
+            "numeric_exact"
+        ),
+        F.when(F.col("_kind") == "AVG", F.col("avg_min")).alias("avg_min"),
+        F.when(F.col("_kind") == "AVG", F.col("avg_max")).alias("avg_max"),
+        row_fingerprint(table.columns).alias(FINGERPRINT),
+        F.col("window_end").alias("_partition_start"),
+    )
+
+
+# ------------------------------------------------------------------------------------------------- the gate
+
+
+def _gate(spark: SparkSession, config: PipelineConfig, scope: Scope, frame: DataFrame, suites: list[Path],
+          parameters: dict[str, Any], threshold: float) -> ValidationReport:  # fmt: skip
+    frame = frame.persist()
+    try:
+        rows = frame.count()
+        docs = config.data_docs / _folder_name(scope.run_id) / scope.stage
+        result = _run_gx(scope, frame, suites, parameters, docs) if rows else None
+        failures, flagged = _failures(result) if result is not None else ([], [])
+        bad_rows = _quarantine(spark, config.quarantine_table, scope, frame, flagged)
+    finally:
+        frame.unpersist()
+    report = ValidationReport(scope, rows, bad_rows, threshold, failures, docs if rows else None)
+    if not report.passed:
+        raise ValidationFailed(report.summary())
+    return report
+
+
+def _load_suite(path: Path) -> dict[str, Any]:
+    try:
+        suite = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise PipelineError(f"cannot read expectation suite {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise PipelineError(f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from None
+    if not isinstance(suite, dict) or not isinstance(suite.get("expectations"), list):
+        raise PipelineError(f"{path}: an expectation suite needs a list 'expectations'")
+    return suite
+
+
+def _run_gx(
+    scope: Scope, frame: DataFrame, suites: list[Path], parameters: dict[str, Any], docs: Path
+) -> Any:
+    import great_expectations as gx
+
+    specs = [_load_suite(p) for p in suites]
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = {"globally": False}  # type: ignore[assignment]
+    stage = scope.stage
+    context.add_data_docs_site(
+        site_name="hamlet",
+        site_config={
+            "class_name": "SiteBuilder",
+            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs)},
+            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+        },
+    )
+    batch = (
+        context.data_sources.add_spark(stage)
+        .add_dataframe_asset(stage)
+        .add_batch_definition_whole_dataframe("interval")
+    )
+    suite = context.suites.add(gx.ExpectationSuite(
+        name=stage,
+        expectations=[x for spec in specs for x in spec["expectations"]],
+        meta={"sources": [str(p) for p in suites]},
+    ))  # fmt: skip
+    definition = context.validation_definitions.add(
+        gx.ValidationDefinition(name=stage, data=batch, suite=suite)
+    )
+    checkpoint = context.checkpoints.add(gx.Checkpoint(
+        name=stage,
+        validation_definitions=[definition],
+        actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=["hamlet"])],
+        result_format={"result_format": "COMPLETE", "unexpected_index_column_names": [FINGERPRINT]},
+    ))  # fmt: skip
+    result = checkpoint.run(batch_parameters={"dataframe": frame}, expectation_parameters=parameters,
+                            run_id=gx.RunIdentifier(run_name=scope.run_id))  # fmt: skip
+    (validation,) = result.run_results.values()
+    return validation
+
+
+def _folder_name(run_id: str) -> str:
+    """A run id as one folder name (Airflow's contain ':' and '+')."""
+    return re.sub(r"[^A-Za-z0-9_.\-]+", "_", run_id)
+
+
+def _failures(validation: Any) -> tuple[list[Failure], list[tuple[str, str, str, str]]]:
+    """The failed expectations, and per unexpected row (fingerprint, expectation, column, reason)."""
+    failures: list[Failure] = []
+    flagged: list[tuple[str, str, str, str]] = []
+    for outcome in validation.results:
+        if outcome.success:
+            continue
+        config = outcome.expectation_config
+        kwargs = {k: v for k, v in config.kwargs.items() if k != "batch_id"}
+        column = kwargs.get("column") or ",".join(
+            str(kwargs[k]) for k in ("column_A", "column_B") if k in kwargs
+        )
+        name = f"{config.type}({column})" if column else config.type
+        result = outcome.result or {}
+        if outcome.exception_info and outcome.exception_info.get("raised_exception"):
+            message = outcome.exception_info.get("exception_message") or "raised an exception"
+            failures.append(Failure(name, None, message.splitlines()[0]))
+            continue
+        indexed = result.get("unexpected_index_list")
+        if indexed is None:  # a table- or column-level expectation
+            failures.append(Failure(name, None, f"observed {result.get('observed_value')!r}"))
+            continue
+        count = result.get("unexpected_count", len(indexed))
+        if count > len(indexed):
+            # GX counted rows it could not list (seen with NaN in a range check): quarantining only some of
+            # them would let the others through, so the whole interval is refused.
+            failures.append(Failure(name, None, f"{count} unexpected rows, of which GX identified only "
+                                                f"{len(indexed)}: the interval cannot be split"))  # fmt: skip
+            continue
+        template = (config.meta or {}).get("reason") or f"{name} failed"
+        for entry in indexed:
+            values = {k: _shown(v) for k, v in entry.items() if k != FINGERPRINT}
+            if column in values:
+                values.setdefault("value", values[column])
+            values.setdefault("value", next(iter(values.values()), "?"))
+            flagged.append((entry[FINGERPRINT], name, column, _fill(template, values)))
+        failures.append(Failure(name, count, f"{count} of {result.get('element_count')} rows"))
+    return failures, flagged
+
+
+def _shown(value: Any) -> str:
+    return "null" if value is None else repr(value) if isinstance(value, str) else str(value)
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+def _quarantine(spark: SparkSession, quarantine_table: str, scope: Scope, frame: DataFrame,
+                flagged: list[tuple[str, str, str, str]]) -> int:  # fmt: skip
+    """Replace this stage's quarantine rows of [start, end) by the rows flagged now (a rerun after a fix
+    leaves none behind); return how many distinct rows are bad."""
+    from pyspark.sql import functions as F
+
+    from jobs.schema import QUARANTINE_DDL, create_table
+
+    create_table(spark, quarantine_table, QUARANTINE_DDL, ("stage",))
+    reasons = spark.createDataFrame(flagged, f"{FINGERPRINT} STRING, expectation STRING, `column` STRING, "
+                                             "reason STRING")  # fmt: skip
+    data = [c for c in frame.columns if not c.startswith("_") and c not in _DERIVED]
+    bad = frame.select(FINGERPRINT, "_partition_start", row_json(data).alias("row")).dropDuplicates(
+        [FINGERPRINT]
+    )
+    rows = reasons.join(bad, FINGERPRINT).select(
+        F.lit(scope.stage).alias("stage"),
+        F.lit(scope.workload).alias("workload"),
+        F.lit(scope.run_id).alias("run_id"),
+        F.col("_partition_start").alias("partition_start"),
+        "expectation",
+        "column",
+        "reason",
+        F.col(FINGERPRINT).alias("row_fingerprint"),
+        "row",
+        F.lit(datetime.now(UTC).replace(microsecond=0)).alias("quarantined_at"),
+    )
+    writer = rows.write.format("delta").mode("overwrite").option("replaceWhere", quarantine_scope(scope))
+    writer.save(quarantine_table)
+    return len({f[0] for f in flagged})
+
+
+_DERIVED = {"within_seconds", "window_seconds", "count_exact", "numeric_exact", "avg_min", "avg_max"}
+
+
+def quarantine_scope(scope: Scope) -> str:
+    """The quarantine rows one validation owns (a rerun replaces them): events by the start of their hour
+    partition (the hours overlapping [start, end) were read), aggregates by their window end in (start, end]."""
+    first = scope.start.replace(minute=0, second=0, microsecond=0) if scope.stage == EVENTS else scope.start
+    s, e = (
+        f"TIMESTAMP'{m.astimezone(UTC).replace(tzinfo=None).isoformat(sep=' ')}'" for m in (first, scope.end)
+    )
+    within = (f"partition_start >= {s} AND partition_start < {e}" if scope.stage == EVENTS
+              else f"partition_start > {s} AND partition_start <= {e}")  # fmt: skip
+    return f"stage = '{scope.stage}' AND workload = '{scope.workload}' AND {within}"
+
+
+# ------------------------------------------------------------------------------------------ command line
+
+
+def build_parser(prog: str = "hamlet validate") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    parser.add_argument("stage", choices=["events", "aggregates"])
+    parser.add_argument("--start", required=True, help="ISO-8601 start of the interval (UTC if naive)")
+    parser.add_argument("--end", required=True, help="ISO-8601 end of the interval (exclusive)")
+    parser.add_argument("--run-id", help="recorded with quarantined rows (default: validate-<start>)")
+    parser.add_argument(
+        "--conf", help="pipeline settings (default: $HAMLET_PIPELINE_CONF or conf/pipeline.toml)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None, prog: str = "hamlet validate") -> int:
+    args = build_parser(prog).parse_args(argv)
+    try:
+        config = load_config(args.conf)
+        start, end = instant(args.start), instant(args.end)
+        run_id = args.run_id or f"validate-{start:%Y%m%dT%H%M%S}"
+        gate = validate_events if args.stage == "events" else validate_aggregates
+        report = gate(config, start, end, run_id)
+    except (PipelineError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(report.summary())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

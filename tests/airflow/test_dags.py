@@ -1,0 +1,104 @@
+"""The DAG files: they load without errors, without importing Spark or Great Expectations at parse time,
+and declare the tasks, schedule, catchup, retries, tags and Params users rely on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+
+import pytest
+
+HOURLY_TASKS = {
+    "wait_for_events": set(),
+    "validate_events": {"wait_for_events"},
+    "aggregate": {"validate_events"},
+    "verify_commit": {"aggregate"},
+    "validate_aggregates": {"verify_commit"},
+}
+
+
+@pytest.fixture(scope="module")
+def dags():
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag()
+    assert bag.import_errors == {}
+    return bag.dags
+
+
+def test_the_dag_folder_holds_the_two_pipeline_dags(dags):
+    assert set(dags) == {"hamlet_trends_hourly", "hamlet_trends_adhoc"}
+
+
+def upstream(dag) -> dict[str, set[str]]:
+    return {t.task_id: set(t.upstream_task_ids) for t in dag.tasks}
+
+
+def test_the_hourly_dag_runs_hour_intervals_with_catchup_retries_and_tags(dags, config):
+    from airflow.sdk import CronDataIntervalTimetable
+
+    dag = dags["hamlet_trends_hourly"]
+    assert upstream(dag) == HOURLY_TASKS
+    # not a plain cron (zero-length intervals in Airflow 3): hour-long data intervals in UTC
+    assert dag.timetable == CronDataIntervalTimetable("0 * * * *", timezone="UTC")
+    assert dag.catchup is True
+    assert dag.start_date == config.start_date
+    assert dag.max_active_runs == 1
+    assert dag.tags == {"hamlet", "trends", "hourly"}
+    assert "validate_events" in dag.doc_md and "backfill create" in dag.doc_md
+    for task in dag.tasks:
+        assert (task.retries, task.retry_delay, task.retry_exponential_backoff) == (
+            2,
+            timedelta(minutes=2),
+            True,
+        )
+        assert task.max_retry_delay == timedelta(minutes=20)
+    sensor = dag.get_task("wait_for_events")
+    assert (sensor.mode, sensor.poke_interval, sensor.timeout) == ("reschedule", 5, 60)
+    aggregate = dag.get_task("aggregate")
+    assert aggregate.task_type == "SparkSubmitOperator"
+    assert aggregate._conn_id == "spark_default"
+    args = aggregate.application_args
+    assert args[args.index("--start") + 1] == "{{ data_interval_start.isoformat() }}"
+    assert args[args.index("--end") + 1] == "{{ data_interval_end.isoformat() }}"
+    assert args[args.index("--quarantine-table") + 1] == config.quarantine_table
+    (outlet,) = dag.get_task("validate_aggregates").outlets
+    assert outlet.name == "hamlet_trend_aggregates"
+    assert outlet.uri.endswith("/tables/trend_aggregates")
+
+
+def test_the_adhoc_dag_is_triggered_with_workload_range_and_strategy(dags):
+    dag = dags["hamlet_trends_adhoc"]
+    assert upstream(dag) == {
+        k: v - {"wait_for_events"} for k, v in HOURLY_TASKS.items() if k != "wait_for_events"
+    }
+    assert type(dag.timetable).__name__ == "NullTimetable"  # triggered only
+    assert dag.catchup is False
+    assert dag.tags == {"hamlet", "trends", "adhoc"}
+    params = dag.params.dump()
+    assert params == {
+        "workload": "conf/workloads/rideshare_trips.hamlet",
+        "start": "2026-01-05T08:00:00+00:00",
+        "end": "2026-01-05T10:00:00+00:00",
+        "strategy": "greta",
+    }
+    assert dag.params.get_param("strategy").schema["enum"] == ["greta", "static", "hamlet"]
+    args = dag.get_task("aggregate").application_args
+    assert args[args.index("--strategy") + 1] == "{{ params.strategy }}"
+
+
+def test_parsing_the_dags_imports_neither_spark_nor_great_expectations():
+    probe = (
+        "import sys, json\n"
+        "from airflow.dag_processing.dagbag import DagBag\n"
+        "bag = DagBag()\n"
+        "print(json.dumps([sorted(bag.dags), sorted(bag.import_errors),\n"
+        "                  [m for m in ('pyspark', 'great_expectations') if m in sys.modules]]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], env=os.environ.copy(), capture_output=True, text=True,
+                          timeout=300, check=True)  # fmt: skip
+    dags, errors, heavy = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (dags, errors, heavy) == (["hamlet_trends_adhoc", "hamlet_trends_hourly"], [], [])

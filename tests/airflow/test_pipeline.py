@@ -1,0 +1,197 @@
+"""The hourly DAG run for real (``dag.test()``: sensor, GX validation, spark-submit, commit check, output
+validation) on local Spark and Delta tables in a temporary folder, and the validation gates on bad input."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+import pytest
+from conftest import START, WORK, write_conf
+
+HOUR_START, HOUR_END = START + timedelta(hours=1), START + timedelta(hours=2)  # 09:00-10:00
+KEY = ["query", "window_start", "window_end", "group_key", "aggregate", "value", "value_exact"]
+
+
+def direct_run(events_table: str, output: str, quarantine: str | None = None):
+    """The Spark job itself on [09:00, 10:00), into its own output table: the reference for the DAG."""
+    from jobs.aggregate import build_parser, make_plan
+
+    argv = ["--workload", "conf/workloads/rideshare_trips.hamlet", "--start", HOUR_START.isoformat(),
+            "--end", HOUR_END.isoformat(), "--events-table", events_table, "--output-table", output]  # fmt: skip
+    if quarantine:
+        argv += ["--quarantine-table", quarantine]
+    return make_plan(build_parser().parse_args(argv))
+
+
+def aggregates(spark, table: str, run_id: str | None = None):
+    frame = spark.read.format("delta").load(table).where(
+        f"window_end > TIMESTAMP'{HOUR_START:%Y-%m-%d %H:%M:%S}' AND "
+        f"window_end <= TIMESTAMP'{HOUR_END:%Y-%m-%d %H:%M:%S}'"
+    )  # fmt: skip
+    if run_id is not None:
+        assert {r.run_id for r in frame.select("run_id").distinct().collect()} == {run_id}
+    return frame.select(*KEY)
+
+
+@pytest.fixture(scope="module")
+def reference(spark, clean_events):
+    """The job's rows for 09:00-10:00 of the clean events (the job equals `hamlet evaluate`: tests/spark)."""
+    from jobs.aggregate import run
+
+    output = str(WORK / "reference" / "trend_aggregates")
+    result = run(spark, direct_run(clean_events, output))
+    assert result.rows_written == aggregates(spark, output).count() > 100
+    return output
+
+
+def run_hourly(logical_date: datetime):
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag()
+    assert bag.import_errors == {}
+    run = bag.dags["hamlet_trends_hourly"].test(logical_date=logical_date)
+    return run, {ti.task_id: ti.state for ti in run.get_task_instances()}
+
+
+def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, clean_events, reference):
+    from deltalake import DeltaTable
+    from pyspark.testing import assertDataFrameEqual
+
+    run, states = run_hourly(HOUR_END)  # a run at 10:00 covers the data interval [09:00, 10:00)
+    assert (run.data_interval_start, run.data_interval_end) == (HOUR_START, HOUR_END)
+    assert states == dict.fromkeys(
+        ["wait_for_events", "validate_events", "aggregate", "verify_commit", "validate_aggregates"], "success"
+    )
+    assert run.state == "success"
+    assertDataFrameEqual(aggregates(spark, config.output_table, run.run_id), aggregates(spark, reference))
+    # the whole output table is this run's windows, the run's statistics are stored, nothing was quarantined
+    assert aggregates(spark, config.output_table).count() == spark.read.format("delta").load(
+        config.output_table).count()  # fmt: skip
+    stats = spark.read.format("delta").load(config.stats_table).select("run_id", "query_set").collect()
+    assert sorted(stats) == [(run.run_id, 0), (run.run_id, 1)]  # {q1, q2, q3} and {q4}
+    assert DeltaTable(config.quarantine_table).to_pyarrow_table().num_rows == 0
+    folder = run.run_id.replace(":", "_").replace("+", "_")
+    for stage in ("events", "trend_aggregates"):
+        assert (config.data_docs / folder / stage / "index.html").is_file()
+
+
+# --------------------------------------------------------------------------------------------- bad input
+
+BAD_ROWS = [  # (event_id, event_type, minute, speed, duration, request_type, expected quarantine reasons)
+    (None, "Request", 30, None, None, "Pool", {"event_id is null"}),
+    ("bad-1", None, 30, None, None, None, {"event_type is null"}),
+    ("bad-2", "Teleport", 30, 10.0, 20, None, {"event_type 'Teleport' is not a type of the workload"}),
+    ("bad-dup", "Travel", 31, 12.0, 20, None, {"event_id 'bad-dup' occurs more than once in the hour"}),
+    ("bad-dup", "Travel", 32, 13.0, 20, None, {"event_id 'bad-dup' occurs more than once in the hour"}),
+    ("bad-3", "Travel", 33, 500.0, 20, None, {"speed 500.0 is not a speed in mph (0 to 200)"}),
+    ("bad-4", "Travel", 34, 10.0, -5, None, {"duration -5 is not a duration in seconds (0 to 86400)"}),
+    ("bad-5", "Request", 35, None, None, "Limo", {"request_type 'Limo' is neither Pool nor Single"}),
+    ("bad-6", "Travel", 95, 10.0, 20, None, {"event_time 2026-01-05 10:35:00 lies outside the interval read"}),
+    ("bad-7", "Travel", None, 10.0, -1, None, {"event_time is null",
+                                                "duration -1 is not a duration in seconds (0 to 86400)"}),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def bad_events(spark, clean_events):
+    """The clean events plus BAD_ROWS in the 09:00 partition; the bad Travel events belong to a real trip
+    of that hour, so counting them would change its aggregates."""
+    from pyspark.sql import functions as F
+
+    from jobs.schema import scenario_schema
+
+    path = str(WORK / "bad-tables" / "events")
+    clean = spark.read.format("delta").load(clean_events)
+    clean.write.format("delta").partitionBy("event_date", "event_hour").save(path)
+    trip = clean.where("event_type = 'Travel' AND event_hour = 9").orderBy("event_time").first()
+    rows = [(i, t, None if m is None else HOUR_START + timedelta(minutes=m), trip.driver, trip.rider, trip.district,
+             r, s, d, HOUR_START.date(), 9) for i, t, m, s, d, r, _ in BAD_ROWS]  # fmt: skip
+    bad = spark.createDataFrame(rows, scenario_schema("rideshare").simpleString().removeprefix("struct<")[:-1]
+                                .replace(":", " ").replace(",", ", "))  # fmt: skip
+    bad.select(*clean.columns).write.format("delta").mode("append").save(path)
+    assert spark.read.format("delta").load(path).where(F.col("event_hour") == 9).count() == (
+        clean.where("event_hour = 9").count() + len(BAD_ROWS)
+    )
+    return path
+
+
+def bad_config(max_bad_fraction: float):
+    from jobs.pipeline import load_config
+
+    conf = write_conf(WORK / f"bad-{max_bad_fraction}.toml", WORK / "bad-tables", max_bad_fraction)
+    return load_config(conf)
+
+
+def test_bad_rows_are_quarantined_with_reasons_and_the_good_rows_processed(spark, bad_events, reference):
+    from pyspark.testing import assertDataFrameEqual
+
+    from jobs.aggregate import read_events, run
+    from jobs.validate import validate_events
+
+    config = bad_config(0.05)
+    report = validate_events(config, HOUR_START, HOUR_END, "bad-run", spark=spark)
+    assert report.bad_rows == len(BAD_ROWS)  # every bad row once, however many expectations it fails
+    assert report.passed and report.bad_fraction < 0.05
+    quarantined = spark.read.format("delta").load(config.quarantine_table).collect()
+    assert {(q.stage, q.workload, q.run_id) for q in quarantined} == {
+        ("events", "rideshare_trips", "bad-run")
+    }
+    found: dict[str | None, set[str]] = {}
+    for q in quarantined:
+        found.setdefault(json.loads(q.row)["event_id"], set()).add(q.reason)
+    expected: dict[str | None, set[str]] = {}
+    for event_id, *_, reasons in BAD_ROWS:
+        expected.setdefault(event_id, set()).update(reasons)
+    assert found == expected
+    assert {q.expectation for q in quarantined} >= {
+        "expect_column_values_to_not_be_null(event_id)", "expect_column_values_to_be_unique(event_id)",
+        "expect_column_values_to_be_in_set(event_type)", "expect_column_values_to_be_between(speed)",
+    }  # fmt: skip
+
+    output = str(WORK / "bad-tables" / "trend_aggregates")
+    plan = direct_run(bad_events, output, quarantine=config.quarantine_table)
+    unguarded = direct_run(bad_events, output)
+    # without the quarantine the job would read the bad rows of known types inside the range: the null id
+    # Request, "Limo", the duplicates, the speed and the duration out of range
+    assert read_events(spark, unguarded).count() == read_events(spark, plan).count() + 6
+    run(spark, plan)
+    assertDataFrameEqual(aggregates(spark, output), aggregates(spark, reference))
+
+
+def test_a_column_of_the_wrong_type_fails_validation_naming_the_expectation(spark, clean_events):
+    from pyspark.sql import functions as F
+
+    from jobs.pipeline import load_config
+    from jobs.validate import ValidationFailed, validate_events
+
+    config = load_config(write_conf(WORK / "typed.toml", WORK / "typed-tables"))
+    clean = spark.read.format("delta").load(clean_events).where("event_hour = 9")
+    clean.withColumn("duration", F.col("duration").cast("string")).write.format("delta").partitionBy(
+        "event_date", "event_hour").save(config.events_table)  # fmt: skip
+    with pytest.raises(ValidationFailed) as failed:
+        validate_events(config, HOUR_START, HOUR_END, "typed-run", spark=spark)
+    assert "failed expect_column_values_to_be_in_type_list(duration): observed 'StringType'" in str(
+        failed.value
+    )
+
+
+def test_over_the_threshold_the_validation_task_fails_naming_the_expectations(
+    airflow_home, bad_events, monkeypatch, capfd
+):
+    config = bad_config(0.001)  # 9 bad rows of ~300 in the hour: about 3 %
+    monkeypatch.setenv("HAMLET_PIPELINE_CONF", str(config.source))
+    run, states = run_hourly(HOUR_END)
+    assert run.state == "failed"
+    assert states["validate_events"] == "failed"
+    assert {states[t] for t in ("aggregate", "verify_commit", "validate_aggregates")} == {"upstream_failed"}
+    log = capfd.readouterr()
+    text = log.out + log.err
+    assert "threshold 0.10%" in text
+    for name in (
+        "expect_column_values_to_not_be_null(event_id)",
+        "expect_column_values_to_be_unique(event_id)",
+        "expect_column_values_to_be_in_set(event_type)",
+        "expect_column_values_to_be_between(duration)",
+    ):
+        assert f"failed {name}" in text  # fmt: skip
