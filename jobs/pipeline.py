@@ -105,9 +105,12 @@ def resolve(path: str | os.PathLike[str]) -> Path:
     return ROOT / candidate
 
 
-def shown_path(path: Path) -> str:
-    """A path as users write it: relative to the repo root when inside it."""
-    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+def shown_path(path: str | Path) -> str:
+    """A path as users write it: relative to the repo root when inside it (URIs as they are)."""
+    if "://" in str(path):
+        return str(path)
+    local = Path(path)
+    return str(local.relative_to(ROOT)) if local.is_relative_to(ROOT) else str(local)
 
 
 def workload_name(path: str | os.PathLike[str]) -> str:
