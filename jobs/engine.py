@@ -27,8 +27,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from hamlet.analysis.workload import Workload, parse_workload
-from hamlet.api import evaluate_partials
+from hamlet.analysis.workload import parse_workload
+from hamlet.api import PreparedWorkload, evaluate_partials, prepare
 from hamlet.events import Event
 from hamlet.partials import AggregateState
 from hamlet.stats import EvaluationStats
@@ -79,8 +79,11 @@ class SetTask:
 
 
 @lru_cache(maxsize=16)
-def _workload(text: str) -> Workload:
-    return parse_workload(text)
+def prepared_workload(text: str, range_start_us: int, range_end_us: int) -> PreparedWorkload:
+    """The set's workload analysed once per Python worker (Spark reuses workers across tasks), its windows
+    restricted to those that end in (range_start, range_end]: the engine skips the others."""
+    window_ends = (Fraction(range_start_us, MICROS), Fraction(range_end_us, MICROS))
+    return prepare(parse_workload(text)).clipped(window_ends)  # type: ignore[arg-type]
 
 
 def seconds(micros: int) -> int | float:
@@ -137,7 +140,8 @@ def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
     keys = {tuple(e.attributes.get(a) for a in task.partition_attributes) for e in events}
     converted = time.perf_counter()
     stats = EvaluationStats()
-    partials = evaluate_partials(_workload(task.workload_text), events, task.strategy, stats)
+    workload = prepared_workload(task.workload_text, task.range_start_us, task.range_end_us)
+    partials = evaluate_partials(workload, events, task.strategy, stats)
     engine_done = time.perf_counter()
     columns: dict[str, list] = {name: [] for name in PARTIAL_SCHEMA.names}
     for p in partials:
