@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import hashlib
 import pstats
 import sys
 import time
@@ -80,6 +81,7 @@ def main() -> None:
         parts = groups(mine, s.partition_attributes, args.buckets)[: args.calls]
         convert = engine = encode = 0.0
         rows = 0
+        digest = hashlib.sha256()
         started = time.process_time()
         for i, part in enumerate(parts):
             if args.profile and i == 0:
@@ -97,10 +99,15 @@ def main() -> None:
             engine += summary["engine_seconds"]
             encode += summary["encode_seconds"]
             rows += out.num_rows - 1
+            names = ("query", "window_end_us", "group_key", "aggregate", "state")
+            for row in sorted(
+                r for r in zip(*(out.column(n).to_pylist() for n in names)) if r[0] is not None
+            ):
+                digest.update(repr(row).encode())
         cpu = time.process_time() - started
         total += cpu
         print(f"set {s.index} ({len(s.queries)} queries): {mine.num_rows:,} events in {len(parts)} calls, "
-              f"{rows:,} partial rows; convert {convert:.2f}s engine {engine:.2f}s encode {encode:.2f}s "
+              f"{rows:,} partial rows (digest {digest.hexdigest()[:12]}); convert {convert:.2f}s engine {engine:.2f}s encode {encode:.2f}s "
               f"(CPU {cpu:.2f}s)", flush=True)  # fmt: skip
     print(f"total CPU {total:.2f}s")
 

@@ -12,11 +12,25 @@ parent reads as a threshold:
 * trailing ``SEQ(P, NOT N)``: an END event counts in window w only if its time ≥ L at the window's end,
 
 where L is the latest start of an N match completed before the time in question.
+
+Windows that hold the same events of the partition share their state (one aggregate per event and source
+for all of them): window k holds the events with time in [start(k), end(k)), and an event's aggregate in k
+depends only on its predecessors in k, i.e. on the events at or after start(k) — so on the class
+c(k) = #{events with time < start(k)}, not on k. A partition of a few events in windows of 30 min sliding
+every minute has a handful of classes among the 30 windows of an event. Each class is keyed by a label, one
+of its window indexes (the last window starting at or before the first event for c = 0, else the first
+window starting after the c-th event), so everything that reads a window's start (a leading NOT) reads the
+label's; the finals of a class grow as its windows close one after the other, and the class is dropped when
+its last window has closed. Trailing negation and window ends read a window's end: they are applied at close.
 """
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from fractions import Fraction
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
@@ -64,17 +78,59 @@ class TrendGraph:
                 self.outgoing[source].append(src)
             self.incoming[target].append(src)
         self.sources = [s for ss in self.outgoing.values() for s in ss]
-        # Final aggregates per window; with a trailing NOT, the END contributions wait for the window's end.
+        # Final aggregates per window class; with a trailing NOT, END contributions wait for the window's end.
         self.finals: dict[int, Any] = {}
         self.pending_ends: dict[int, list[tuple[Any, Any]]] = {}
+        self.trailing_results: dict[int, tuple[int, Any, Any]] = {}  # label → (ends seen, limit, result)
+        window = query.window
+        self.times = [e.time for e in events] if windowed else []
+        self.slide_int = int(window.slide) if window.slide.denominator == 1 else None
+        self.first_label = self._last_start_at(self.times[0]) if self.times else 0
+        self.live: deque[int] = deque()  # labels of the classes in use, ascending
+        self.labels_time: Any = None
+        self.labels: list[int] = []
 
     def graphs(self) -> Iterator[TrendGraph]:
         yield self
         for _, child in self.children:
             yield from child.graphs()
 
+    def _last_start_at(self, time: Any) -> int:
+        """The last window index whose start is at or before ``time``."""
+        s = self.slide_int
+        if s is not None and type(time) is int:
+            return time // s
+        return math.floor(Fraction(time) / self.query.window.slide)
+
+    def _label(self, c: int) -> int:
+        """The label of window class c (c events of the partition before the window's start)."""
+        return self.first_label if c == 0 else self._last_start_at(self.times[c - 1]) + 1
+
+    def label_of(self, k: int) -> int:
+        return self._label(bisect_left(self.times, self.query.window.start(k)))
+
     def windows(self, time: Any) -> Sequence[int]:
-        return self.query.window.indexes(time) if self.windowed else GLOBAL_WINDOW
+        """The labels of the window classes of the windows that contain ``time`` (ascending)."""
+        if not self.windowed:
+            return GLOBAL_WINDOW
+        if time == self.labels_time:
+            return self.labels
+        window = self.query.window
+        every = window.indexes(time)
+        times, start, live = self.times, window.start, self.live
+        labels = []
+        k = every.start
+        while k < every.stop:
+            c = bisect_left(times, start(k))
+            label = self._label(c)
+            labels.append(label)
+            if not live or label > live[-1]:
+                live.append(label)
+            if c >= len(times):
+                break
+            k = self._last_start_at(times[c]) + 1  # the first window of the next class
+        self.labels_time, self.labels = time, labels
+        return labels
 
     def predecessors(self, event: Event, windows: Sequence[int]) -> list[Any]:
         """The combined aggregate of the event's predecessor events, per window."""
@@ -143,25 +199,50 @@ class TrendGraph:
             self.finals[k] = agg if current is None else add(current, agg)
 
     def close(self, k: int) -> Any:
-        """Forget window k and return its final aggregate (None when no trend matched)."""
-        for src in self.sources:
-            src.close(k)
+        """Close window k (windows close in ascending order) and return its final aggregate (None when no
+        trend matched). The same object for consecutive windows whose final is the same."""
+        label = self.label_of(k)
         if self.trailing:
-            limit = self.trailing_limit()  # type: ignore[misc]
-            result = None
-            add = self.algebra.add
-            for time, agg in self.pending_ends.pop(k, ()):
-                if limit is None or time >= limit:
-                    result = agg if result is None else add(result, agg)
-            return result
-        return self.finals.pop(k, None)
+            result = self._trailing_final(label)
+        else:
+            result = self.finals.get(label)
+        following = self.label_of(k + 1)
+        if following != label:  # every window of the classes before ``following`` has closed
+            live = self.live
+            while live and live[0] < following:
+                dead = live.popleft()
+                for src in self.sources:
+                    src.close(dead)
+                self.finals.pop(dead, None)
+                self.pending_ends.pop(dead, None)
+                self.trailing_results.pop(dead, None)
+        return result
+
+    def _trailing_final(self, label: int) -> Any:
+        """The END contributions of the class that no negative match follows before now (a window's end)."""
+        pending = self.pending_ends.get(label, ())
+        limit = self.trailing_limit()  # type: ignore[misc]
+        cached = self.trailing_results.get(label)
+        if cached is not None and cached[0] == len(pending) and cached[1] == limit:
+            return cached[2]
+        result = None
+        add = self.algebra.add
+        for time, agg in pending:
+            if limit is None or time >= limit:
+                result = agg if result is None else add(result, agg)
+        self.trailing_results[label] = (len(pending), limit, result)
+        return result
 
 
 def _choose_source(query: AnalyzedQuery, source: str, target: str, algebra: Algebra, events: Sequence[Event],
                    threshold: Threshold | None, plain_scan: bool) -> Source | None:  # fmt: skip
     """The cheapest source that answers the transition exactly; None for a shared running total."""
     predicates = query.edge_predicates_of(source, target)
-    if plain_scan or len(predicates) > 1 or (predicates and (threshold is not None or predicates[0].key_op is None)):
+    if (
+        plain_scan
+        or len(predicates) > 1
+        or (predicates and (threshold is not None or predicates[0].key_op is None))
+    ):
         return ScanSource(source, algebra, [p.test for p in predicates], threshold, query.window.within)
     if threshold is not None:
         return QueueSource(source, algebra, threshold)

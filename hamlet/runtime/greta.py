@@ -21,7 +21,9 @@ class QueryRun:
     (GRETA's per-timestamp transactions, §7). Windows close when time reaches their end.
     """
 
-    def __init__(self, query: AnalyzedQuery, algebra: Algebra, events: Sequence[Event], plain_scan: bool = False):
+    def __init__(
+        self, query: AnalyzedQuery, algebra: Algebra, events: Sequence[Event], plain_scan: bool = False
+    ):
         self.query = query
         self.root = TrendGraph(query, query.pattern, algebra, events, windowed=True, plain_scan=plain_scan)
         self.graphs_by_type: dict[str, list[TrendGraph]] = {}
@@ -44,9 +46,10 @@ class QueryRun:
                     yield k, final
             del self.open_windows[:closing]
             self.next_close = window.end(self.open_windows[0]) if self.open_windows else None
-        for k in window.indexes(time):
-            if not self.open_windows or k > self.open_windows[-1]:
-                self.open_windows.append(k)
+        every = window.indexes(time)
+        first = every.start if not self.open_windows else max(every.start, self.open_windows[-1] + 1)
+        if first < every.stop:
+            self.open_windows.extend(range(first, every.stop))
         if self.next_close is None and self.open_windows:
             self.next_close = window.end(self.open_windows[0])
 
