@@ -82,9 +82,17 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
               stats: EvaluationStats, plain_scan: bool = False) -> Iterator[tuple[str, int, Any]]:  # fmt: skip
     """Strategy ``greta``: each query of the set on its own graph over its matched events."""
     read: set[int] = set()
+    present = {e.type for e in events}
     for query in queries:
+        # Patterns have no optional parts: every trend holds an event of each positive type, so a partition
+        # that lacks one (before or after the local predicates) has no trend; its graph is not even built.
+        positive = query.pattern.template.types
+        if not present.issuperset(positive) and len(read) == len(events):
+            continue  # (``read`` counts the events the queries match: once it holds all, matching can stop)
         mine = matched_events(query, events)
         read.update(map(id, mine))
+        if not {e.type for e in mine}.issuperset(positive):
+            continue
         for k, agg in run_partition(query, algebras[query.name], mine, plain_scan):
             yield query.name, k, agg
     stats.events += len(read)
