@@ -89,6 +89,8 @@ class TrendGraph:
         self.live: deque[int] = deque()  # labels of the classes in use, ascending
         self.labels_time: Any = None
         self.labels: list[int] = []
+        self.next_k: int | None = None
+        self.next_label = 0
 
     def graphs(self) -> Iterator[TrendGraph]:
         yield self
@@ -201,12 +203,13 @@ class TrendGraph:
     def close(self, k: int) -> Any:
         """Close window k (windows close in ascending order) and return its final aggregate (None when no
         trend matched). The same object for consecutive windows whose final is the same."""
-        label = self.label_of(k)
+        label = self.next_label if k == self.next_k else self.label_of(k)
         if self.trailing:
             result = self._trailing_final(label)
         else:
             result = self.finals.get(label)
         following = self.label_of(k + 1)
+        self.next_k, self.next_label = k + 1, following  # windows close in order: k + 1 is likely next
         if following != label:  # every window of the classes before ``following`` has closed
             live = self.live
             while live and live[0] < following:

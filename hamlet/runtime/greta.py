@@ -55,6 +55,11 @@ class QueryRun:
 
     def step(self, batch: Sequence[Event]) -> None:
         """Process the events of one timestamp (already ``advance``d to it)."""
+        if len(batch) == 1:
+            graphs = self.graphs_by_type.get(batch[0].type, ())
+            if len(graphs) == 1:  # one event, one graph: nothing else to compute before the commit
+                graphs[0].commit(batch[0], graphs[0].compute(batch[0]))
+                return
         computed = [(g, e, g.compute(e)) for e in batch for g in self.graphs_by_type.get(e.type, ())]
         for graph, event, aggregates in computed:
             graph.commit(event, aggregates)
