@@ -123,16 +123,6 @@ def group_key(group: dict[str, Any]) -> str:
     return json.dumps(group, ensure_ascii=False, separators=(",", ":"))
 
 
-def encode_state(state: AggregateState) -> str:
-    return json.dumps([state.function, state.count, state.total.numerator, state.total.denominator,
-                       state.floats, state.extreme], ensure_ascii=False)  # fmt: skip
-
-
-def decode_state(text: str) -> AggregateState:
-    function, count, numerator, denominator, floats, extreme = json.loads(text)
-    return AggregateState(function, count, Fraction(numerator, denominator), floats, extreme)
-
-
 def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
     """Stage 1 over one group of the shuffle (whole stream partitions of one sharable query set)."""
     started = time.perf_counter()
@@ -154,7 +144,7 @@ def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
         columns["window_end_us"].append(end)
         columns["group_key"].append(group_key(p.group))
         columns["aggregate"].append(p.aggregate)
-        columns["state"].append(encode_state(p.state))
+        columns["state"].append(p.state.to_text())
     summary = {
         "events": len(events),
         "partitions": len(keys),
@@ -200,7 +190,7 @@ def combine(table: pa.Table) -> pa.Table:
                                                        "group_key", "aggregate", "state")))  # fmt: skip
     for query, start, end, key, aggregate, state in rows:
         slot = (query, start, end, key, aggregate)
-        decoded = decode_state(state)
+        decoded = AggregateState.from_text(state)
         previous = merged.get(slot)
         merged[slot] = decoded if previous is None else previous.merge(decoded)
     columns: dict[str, list] = {name: [] for name in RESULT_SCHEMA.names}
