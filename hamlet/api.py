@@ -23,9 +23,10 @@ from hamlet.runtime.partition import partition_stream
 from hamlet.runtime.shared import run_shared
 from hamlet.stats import EvaluationStats
 
-# A strategy runs a sharable query set on one stream partition: (query, window k, final aggregate) out.
+# A strategy runs a sharable query set on one stream partition: (query, window k, final aggregate) out, or
+# (query, range of windows, final) for a run of consecutive windows that share one final.
 Executor = Callable[[Sequence[AnalyzedQuery], Mapping[str, Algebra], list[Event], EvaluationStats],
-                    Iterable[tuple[str, int, Any]]]  # fmt: skip
+                    Iterable[tuple[str, int | range, Any]]]  # fmt: skip
 
 STRATEGIES: dict[str, Executor] = {
     "greta": run_greta,

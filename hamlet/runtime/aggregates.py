@@ -299,14 +299,16 @@ class WindowSums:
         self.sums: dict[tuple[tuple, int], Any] = {}  # (group, k) → sum (MIN/MAX algebras)
         self.run: list[Any] | None = None  # [group, first k, last k, aggregate]
 
-    def add(self, group: tuple, k: int, agg: Any) -> None:
+    def add(self, group: tuple, windows: int | range, agg: Any) -> None:
+        """Add ``agg`` to window ``windows`` of ``group``, or to each window of the range ``windows``."""
+        first, last = (windows, windows) if type(windows) is int else (windows[0], windows[-1])  # type: ignore[index]
         run = self.run
-        if run is not None and agg is run[3] and k == run[2] + 1 and group == run[0]:
-            run[2] = k
+        if run is not None and agg is run[3] and first == run[2] + 1 and group == run[0]:
+            run[2] = last
             return
         if run is not None:
             self._flush(run)
-        self.run = [group, k, k, agg]
+        self.run = [group, first, last, agg]
 
     def _flush(self, run: list[Any]) -> None:
         group, first, last, agg = run

@@ -89,8 +89,6 @@ class TrendGraph:
         self.live: deque[int] = deque()  # labels of the classes in use, ascending
         self.labels_time: Any = None
         self.labels: list[int] = []
-        self.next_k: int | None = None
-        self.next_label = 0
 
     def graphs(self) -> Iterator[TrendGraph]:
         yield self
@@ -200,26 +198,29 @@ class TrendGraph:
             current = self.finals.get(k)
             self.finals[k] = agg if current is None else add(current, agg)
 
-    def close(self, k: int) -> Any:
-        """Close window k (windows close in ascending order) and return its final aggregate (None when no
-        trend matched). The same object for consecutive windows whose final is the same."""
-        label = self.next_label if k == self.next_k else self.label_of(k)
-        if self.trailing:
-            result = self._trailing_final(label)
-        else:
-            result = self.finals.get(label)
-        following = self.label_of(k + 1)
-        self.next_k, self.next_label = k + 1, following  # windows close in order: k + 1 is likely next
-        if following != label:  # every window of the classes before ``following`` has closed
-            live = self.live
-            while live and live[0] < following:
-                dead = live.popleft()
-                for src in self.sources:
-                    src.close(dead)
-                self.finals.pop(dead, None)
-                self.pending_ends.pop(dead, None)
-                self.trailing_results.pop(dead, None)
-        return result
+    def close_runs(self, first: int, last: int) -> Iterator[tuple[range, Any]]:
+        """Close windows first..last (windows close in ascending order, all at the current time): (windows,
+        final aggregate) per window class among them whose final is not None (a trend matched)."""
+        times, start = self.times, self.query.window.start
+        k = first
+        while k <= last:
+            c = bisect_left(times, start(k))
+            label = self._label(c)
+            # The class's last window is the last one starting at or before its first event.
+            through = last if c >= len(times) else min(last, self._last_start_at(times[c]))
+            final = self._trailing_final(label) if self.trailing else self.finals.get(label)
+            if final is not None:
+                yield range(k, through + 1), final
+            k = through + 1
+        following = self.label_of(last + 1)
+        live = self.live
+        while live and live[0] < following:  # every window of these classes has closed
+            dead = live.popleft()
+            for src in self.sources:
+                src.close(dead)
+            self.finals.pop(dead, None)
+            self.pending_ends.pop(dead, None)
+            self.trailing_results.pop(dead, None)
 
     def _trailing_final(self, label: int) -> Any:
         """The END contributions of the class that no negative match follows before now (a window's end)."""
