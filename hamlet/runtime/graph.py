@@ -35,6 +35,7 @@ from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
+from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, LatestStartAlgebra
 from hamlet.runtime.sources import IndexedSource, QueueSource, RunningSource, ScanSource, Source, Threshold
@@ -44,9 +45,10 @@ GLOBAL_WINDOW = (0,)
 
 class TrendGraph:
     def __init__(self, query: AnalyzedQuery, part: SubPattern, algebra: Algebra, events: Sequence[Event],
-                 windowed: bool, plain_scan: bool = False) -> None:  # fmt: skip
+                 windowed: bool, plain_scan: bool = False, classes: WindowClasses | None = None) -> None:  # fmt: skip
         """``plain_scan`` makes every transition use the general scan (GRETA's own algorithm): the other
-        sources are optimisations, and tests hold them to the scan's results."""
+        sources are optimisations, and tests hold them to the scan's results. ``classes``: the window
+        classes of the query's windows over the times of (a superset of) ``events``."""
         self.query = query
         self.plain_scan = plain_scan
         self.template = part.template
@@ -82,54 +84,24 @@ class TrendGraph:
         self.finals: dict[int, Any] = {}
         self.pending_ends: dict[int, list[tuple[Any, Any]]] = {}
         self.trailing_results: dict[int, tuple[int, Any, Any]] = {}  # label → (ends seen, limit, result)
-        window = query.window
-        self.times = [e.time for e in events] if windowed else []
-        self.slide_int = int(window.slide) if window.slide.denominator == 1 else None
-        self.first_label = self._last_start_at(self.times[0]) if self.times else 0
+        if windowed and classes is None:
+            classes = WindowClasses(query.window, [e.time for e in events])
+        self.classes = classes
         self.live: deque[int] = deque()  # labels of the classes in use, ascending
-        self.labels_time: Any = None
-        self.labels: list[int] = []
 
     def graphs(self) -> Iterator[TrendGraph]:
         yield self
         for _, child in self.children:
             yield from child.graphs()
 
-    def _last_start_at(self, time: Any) -> int:
-        """The last window index whose start is at or before ``time``."""
-        s = self.slide_int
-        if s is not None and type(time) is int:
-            return time // s
-        return math.floor(Fraction(time) / self.query.window.slide)
-
-    def _label(self, c: int) -> int:
-        """The label of window class c (c events of the partition before the window's start)."""
-        return self.first_label if c == 0 else self._last_start_at(self.times[c - 1]) + 1
-
-    def label_of(self, k: int) -> int:
-        return self._label(bisect_left(self.times, self.query.window.start(k)))
-
     def windows(self, time: Any) -> Sequence[int]:
         """The labels of the window classes of the windows that contain ``time`` (ascending)."""
-        if not self.windowed:
+        if self.classes is None:
             return GLOBAL_WINDOW
-        if time == self.labels_time:
-            return self.labels
-        window = self.query.window
-        every = window.indexes(time)
-        times, start, live = self.times, window.start, self.live
-        labels = []
-        k = every.start
-        while k < every.stop:
-            c = bisect_left(times, start(k))
-            label = self._label(c)
-            labels.append(label)
-            if not live or label > live[-1]:
-                live.append(label)
-            if c >= len(times):
-                break
-            k = self._last_start_at(times[c]) + 1  # the first window of the next class
-        self.labels_time, self.labels = time, labels
+        labels = self.classes.labels(time)
+        live = self.live
+        if labels and (not live or labels[-1] > live[-1]):
+            live.extend(label for label in labels if not live or label > live[-1])
         return labels
 
     def predecessors(self, event: Event, windows: Sequence[int]) -> list[Any]:
@@ -201,18 +173,17 @@ class TrendGraph:
     def close_runs(self, first: int, last: int) -> Iterator[tuple[range, Any]]:
         """Close windows first..last (windows close in ascending order, all at the current time): (windows,
         final aggregate) per window class among them whose final is not None (a trend matched)."""
-        times, start = self.times, self.query.window.start
+        classes = self.classes
+        assert classes is not None
         k = first
         while k <= last:
-            c = bisect_left(times, start(k))
-            label = self._label(c)
-            # The class's last window is the last one starting at or before its first event.
-            through = last if c >= len(times) else min(last, self._last_start_at(times[c]))
+            label, through = classes.class_of(k)
+            through = min(last, through)
             final = self._trailing_final(label) if self.trailing else self.finals.get(label)
             if final is not None:
                 yield range(k, through + 1), final
             k = through + 1
-        following = self.label_of(last + 1)
+        following = classes.class_of(last + 1)[0]
         live = self.live
         while live and live[0] < following:  # every window of these classes has closed
             dead = live.popleft()
@@ -236,6 +207,68 @@ class TrendGraph:
                 result = agg if result is None else add(result, agg)
         self.trailing_results[label] = (len(pending), limit, result)
         return result
+
+
+class WindowClasses:
+    """The classes of the windows of one WITHIN/SLIDE over the sorted event times of one partition (see the
+    module docstring): windows whose starts have the same events at or after them. Times may be those of
+    more events than a graph reads (a finer partition into classes is as exact); the graphs of every query
+    with these windows in a partition share one instance, and its labels per time."""
+
+    MEMO_LIMIT = 4096  # remember the labels of every time only in small partitions (memory)
+
+    def __init__(self, window: Window, times: Sequence[Any]) -> None:
+        self.window, self.times = window, times
+        self.slide_int = int(window.slide) if window.slide.denominator == 1 else None
+        self.first_label = self.last_start_at(times[0]) if times else 0
+        self.memo: dict[Any, list[int]] | None = {} if len(times) <= self.MEMO_LIMIT else None
+        self.last_time: Any = None
+        self.last_labels: list[int] = []
+
+    def last_start_at(self, time: Any) -> int:
+        """The last window index whose start is at or before ``time``."""
+        s = self.slide_int
+        if s is not None and type(time) is int:
+            return time // s
+        return math.floor(Fraction(time) / self.window.slide)
+
+    def _label(self, c: int) -> int:
+        """The label of class c (c events before the window's start): the last window starting at or before
+        the first event for c = 0, else the first window starting after the c-th event."""
+        return self.first_label if c == 0 else self.last_start_at(self.times[c - 1]) + 1
+
+    def class_of(self, k: int) -> tuple[int, int]:
+        """(label, last window index) of window k's class: the last window starting at or before the first
+        event at or after k's start (the windows after every event form one class without end)."""
+        times = self.times
+        c = bisect_left(times, self.window.start(k))
+        return self._label(c), (self.last_start_at(times[c]) if c < len(times) else 1 << 62)
+
+    def labels(self, time: Any) -> list[int]:
+        """The labels of the classes of the windows that contain ``time``, ascending."""
+        if time == self.last_time:
+            return self.last_labels
+        memo = self.memo
+        if memo is not None:
+            found = memo.get(time)
+            if found is not None:
+                self.last_time, self.last_labels = time, found
+                return found
+        window = self.window
+        every = window.indexes(time)
+        times, start = self.times, window.start
+        labels = []
+        k = every.start
+        while k < every.stop:
+            c = bisect_left(times, start(k))
+            labels.append(self._label(c))
+            if c >= len(times):
+                break
+            k = self.last_start_at(times[c]) + 1  # the first window of the next class
+        if memo is not None:
+            memo[time] = labels
+        self.last_time, self.last_labels = time, labels
+        return labels
 
 
 def _choose_source(query: AnalyzedQuery, source: str, target: str, algebra: Algebra, events: Sequence[Event],

@@ -9,9 +9,10 @@ from itertools import groupby
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
+from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra
-from hamlet.runtime.graph import TrendGraph
+from hamlet.runtime.graph import TrendGraph, WindowClasses
 from hamlet.runtime.partition import matched_events
 from hamlet.stats import EvaluationStats
 
@@ -25,11 +26,10 @@ class QueryRun:
     in windows sliding every minute costs O(classes), not O(windows).
     """
 
-    def __init__(
-        self, query: AnalyzedQuery, algebra: Algebra, events: Sequence[Event], plain_scan: bool = False
-    ):
+    def __init__(self, query: AnalyzedQuery, algebra: Algebra, events: Sequence[Event], plain_scan: bool = False,
+                 classes: WindowClasses | None = None) -> None:  # fmt: skip
         self.query = query
-        self.root = TrendGraph(query, query.pattern, algebra, events, windowed=True, plain_scan=plain_scan)
+        self.root = TrendGraph(query, query.pattern, algebra, events, True, plain_scan, classes)
         self.graphs_by_type: dict[str, list[TrendGraph]] = {}
         for graph in self.root.graphs():
             for t in graph.template.types:
@@ -104,11 +104,11 @@ class QueryRun:
                 yield k, final
 
 
-def run_partition(query: AnalyzedQuery, algebra: Algebra, events: Sequence[Event],
-                  plain_scan: bool = False) -> Iterator[tuple[range, Any]]:  # fmt: skip
+def run_partition(query: AnalyzedQuery, algebra: Algebra, events: Sequence[Event], plain_scan: bool = False,
+                  classes: WindowClasses | None = None) -> Iterator[tuple[range, Any]]:  # fmt: skip
     """(windows, final aggregate) for every run of windows of the query with the same final, in which a
     trend matched; ``events`` sorted by time."""
-    run = QueryRun(query, algebra, events, plain_scan)
+    run = QueryRun(query, algebra, events, plain_scan, classes)
     for time, batch in groupby(events, key=lambda e: e.time):
         yield from run.advance_runs(time)
         run.step(list(batch))
@@ -121,6 +121,8 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     windows: see ``hamlet.api.Executor``)."""
     read: set[int] = set()
     present = {e.type for e in events}
+    times = [e.time for e in events]
+    classes: dict[Window, WindowClasses] = {}  # queries with the same windows share their classes
     for query in queries:
         # Patterns have no optional parts: every trend holds an event of each positive type, so a partition
         # that lacks one (before or after the local predicates) has no trend; its graph is not even built.
@@ -131,6 +133,10 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
         read.update(map(id, mine))
         if not {e.type for e in mine}.issuperset(positive):
             continue
-        for ks, agg in run_partition(query, algebras[query.name], mine, plain_scan):
+        window = query.window
+        shared = classes.get(window)
+        if shared is None:
+            shared = classes[window] = WindowClasses(window, times)
+        for ks, agg in run_partition(query, algebras[query.name], mine, plain_scan, shared):
             yield query.name, ks, agg
     stats.events += len(read)
