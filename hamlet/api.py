@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -16,15 +16,17 @@ from hamlet.errors import EventError, HamletError
 from hamlet.events import Event, Number
 from hamlet.partials import PartialRow
 from hamlet.results import ResultRow, group_key
-from hamlet.runtime.aggregates import Algebra, algebra_for
+from hamlet.runtime.aggregates import Algebra, WindowSums, algebra_for
+from hamlet.runtime.clipping import WindowEnds, clip_window
 from hamlet.runtime.greta import run_greta
-from hamlet.runtime.partition import group_of, partition_stream
+from hamlet.runtime.partition import partition_stream
 from hamlet.runtime.shared import run_shared
 from hamlet.stats import EvaluationStats
 
-# A strategy runs a sharable query set on one stream partition: (query, window k, final aggregate) out.
+# A strategy runs a sharable query set on one stream partition: (query, window k, final aggregate) out, or
+# (query, range of windows, final) for a run of consecutive windows that share one final.
 Executor = Callable[[Sequence[AnalyzedQuery], Mapping[str, Algebra], list[Event], EvaluationStats],
-                    Iterable[tuple[str, int, Any]]]  # fmt: skip
+                    Iterable[tuple[str, int | range, Any]]]  # fmt: skip
 
 STRATEGIES: dict[str, Executor] = {
     "greta": run_greta,
@@ -33,15 +35,17 @@ STRATEGIES: dict[str, Executor] = {
 }
 
 
-def evaluate(workload: Workload | str, events: Any, strategy: str = "greta",
-             stats: EvaluationStats | None = None) -> list[ResultRow]:  # fmt: skip
+def evaluate(workload: Workload | PreparedWorkload | str, events: Any, strategy: str = "greta",
+             stats: EvaluationStats | None = None, window_ends: WindowEnds | None = None) -> list[ResultRow]:  # fmt: skip
     """Evaluate every query of ``workload`` over ``events``.
 
     ``events``: Event objects, dicts with ``event_type``, ``event_time`` and attributes, or a pandas
     DataFrame with those columns. Times are seconds (int or float) or datetimes (naive means UTC).
+    ``window_ends=(lo, hi)`` keeps only the windows whose end lies in (lo, hi] (and skips the work of the
+    others); their rows are exactly those of the unrestricted evaluation.
     Rows come sorted by query (workload order), window start, group and aggregate (RETURN order).
     """
-    return finalize(evaluate_partials(workload, events, strategy, stats))
+    return finalize(evaluate_partials(workload, events, strategy, stats, window_ends))
 
 
 def _executor(strategy: str) -> Executor:
@@ -51,21 +55,22 @@ def _executor(strategy: str) -> Executor:
     return STRATEGIES[strategy]
 
 
-def evaluate_with(workload: Workload, events: Any, executor: Executor) -> list[ResultRow]:
+def evaluate_with(workload: Workload, events: Any, executor: Executor,
+                  window_ends: WindowEnds | None = None) -> list[ResultRow]:  # fmt: skip
     """``evaluate`` with an explicit executor (tests use it to force one predecessor-source path)."""
-    return finalize(partials_with(workload, events, executor))
+    return finalize(partials_with(workload, events, executor, window_ends=window_ends))
 
 
-def evaluate_partials(workload: Workload | str, events: Any, strategy: str = "greta",
-                      stats: EvaluationStats | None = None) -> list[PartialRow]:  # fmt: skip
+def evaluate_partials(workload: Workload | PreparedWorkload | str, events: Any, strategy: str = "greta",
+                      stats: EvaluationStats | None = None,
+                      window_ends: WindowEnds | None = None) -> list[PartialRow]:  # fmt: skip
     """Like ``evaluate`` but each row holds a mergeable ``AggregateState``: results of several calls over
     disjoint partitions (GROUP-BY ∪ equivalence values) merge into the result over their union. Pass an
-    ``EvaluationStats`` to have it filled with what the strategy did."""
-    if isinstance(workload, str):
-        workload = parse_workload(workload)
+    ``EvaluationStats`` to have it filled with what the strategy did. A caller that evaluates one workload
+    many times (the Spark job: once per group of stream partitions) passes ``prepare(workload)`` once."""
     stats = stats if stats is not None else EvaluationStats()
     stats.strategy = strategy
-    return partials_with(workload, events, _executor(strategy), stats)
+    return partials_with(workload, events, _executor(strategy), stats, window_ends)
 
 
 def finalize(partials: Iterable[PartialRow]) -> list[ResultRow]:
@@ -79,43 +84,91 @@ def finalize(partials: Iterable[PartialRow]) -> list[ResultRow]:
             for p in merged.values()]  # fmt: skip
 
 
-def partials_with(workload: Workload, events: Any, executor: Executor,
-                  stats: EvaluationStats | None = None) -> list[PartialRow]:  # fmt: skip
+@dataclass(frozen=True)
+class PreparedSet:
+    """One sharable query set, analysed: its queries, partition attributes and event types."""
+
+    queries: tuple[AnalyzedQuery, ...]
+    attributes: tuple[str, ...]
+    types: frozenset[str]
+
+
+@dataclass(frozen=True)
+class PreparedWorkload:
+    """What every evaluation of a workload needs and does not depend on the events: the sharable query
+    sets (an O(queries²) analysis). Build it once with ``prepare`` and evaluate it many times."""
+
+    workload: Workload
+    sets: tuple[PreparedSet, ...]
+
+    def clipped(self, window_ends: WindowEnds | None) -> PreparedWorkload:
+        """The same workload whose queries open only the windows that end in (lo, hi]."""
+        if window_ends is None:
+            return self
+        return _clipped(self, *window_ends)
+
+
+def prepare(workload: Workload | PreparedWorkload | str) -> PreparedWorkload:
+    if isinstance(workload, PreparedWorkload):
+        return workload
+    if isinstance(workload, str):
+        workload = parse_workload(workload)
+    sets = []
+    for query_set in workload.sharable_query_sets():
+        queries = tuple(workload.query(name) for name in query_set.queries)
+        types = frozenset(t for q in queries for t in q.types)
+        sets.append(PreparedSet(queries, tuple(query_set.partition_attributes), types))
+    return PreparedWorkload(workload, tuple(sets))
+
+
+def _clipped(prepared: PreparedWorkload, lo: Number, hi: Number) -> PreparedWorkload:
+    sets = tuple(replace(s, queries=tuple(replace(q, window=clip_window(q.window, lo, hi)) for q in s.queries))
+                 for s in prepared.sets)  # fmt: skip
+    return PreparedWorkload(prepared.workload, sets)
+
+
+def partials_with(workload: Workload | PreparedWorkload | str, events: Any, executor: Executor,
+                  stats: EvaluationStats | None = None,
+                  window_ends: WindowEnds | None = None) -> list[PartialRow]:  # fmt: skip
     """Every sharable query set runs on its own partitions of the stream (its queries partition alike)."""
+    prepared = prepare(workload).clipped(window_ends)
     stream = sorted(to_events(events), key=lambda e: e.time)  # stable: equal times keep input order
     stats = stats if stats is not None else EvaluationStats()
     by_query: dict[str, list[PartialRow]] = {}
-    for query_set in workload.sharable_query_sets():
-        queries = [workload.query(name) for name in query_set.queries]
-        by_query.update(_evaluate_set(queries, query_set.partition_attributes, stream, executor, stats))
-    return [row for q in workload.queries for row in by_query[q.name]]
+    for query_set in prepared.sets:
+        by_query.update(_evaluate_set(query_set, stream, executor, stats))
+    return [row for q in prepared.workload.queries for row in by_query[q.name]]
 
 
-def _evaluate_set(queries: list[AnalyzedQuery], attributes: tuple[str, ...], stream: list[Event],
-                  executor: Executor, stats: EvaluationStats) -> dict[str, list[PartialRow]]:  # fmt: skip
-    types = {t for q in queries for t in q.types}
-    partitions = partition_stream(attributes, types, stream)
+def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executor,
+                  stats: EvaluationStats) -> dict[str, list[PartialRow]]:  # fmt: skip
+    queries, attributes = list(query_set.queries), query_set.attributes
+    partitions = partition_stream(attributes, set(query_set.types), stream)
     everything = [e for events in partitions.values() for e in events]
     algebras = {q.name: algebra_for(q, everything) for q in queries}
-    finals: dict[tuple[str, int, tuple], tuple[dict, Any]] = {}
+    by_name = {q.name: q for q in queries}
+    # Partitions that differ only in equivalence attributes form one group: their trends add up.
+    finals = {q.name: WindowSums(algebras[q.name]) for q in queries}
     for key, events in partitions.items():
+        values = dict(zip(attributes, key))
+        groups = {q.name: tuple(values[a] for a in q.group_by) for q in queries}
         for name, k, agg in executor(queries, algebras, events, stats):
-            group = group_of(workload_query(queries, name), attributes, key)
-            # Partitions that differ only in equivalence attributes form one group: their trends add up.
-            slot = (name, k, tuple(group.items()))
-            previous = finals.get(slot)
-            finals[slot] = (group, agg if previous is None else algebras[name].add(previous[1], agg))
-    out: dict[str, list[PartialRow]] = {q.name: [] for q in queries}
-    for (name, k, _), (group, agg) in sorted(finals.items(), key=lambda item: (item[0][1], group_key(item[1][0]))):
-        query = workload_query(queries, name)
-        start, end = as_number(query.window.start(k)), as_number(query.window.end(k))
-        for spec, state in zip(query.aggregates, algebras[name].states(agg, query.aggregates)):
-            out[name].append(PartialRow(name, start, end, group, spec.text, state))
+            finals[name].add(groups[name], k, agg)
+    out: dict[str, list[PartialRow]] = {}
+    for name, sums in finals.items():
+        query = by_name[name]
+        algebra = algebras[name]
+        rows: list[PartialRow] = []
+        windows = sorted(
+            sums.items(), key=lambda item: (item[0][1], group_key(dict(zip(query.group_by, item[0][0]))))
+        )
+        for (group_values, k), agg in windows:
+            group = dict(zip(query.group_by, group_values))
+            start, end = as_number(query.window.start(k)), as_number(query.window.end(k))
+            for spec, state in zip(query.aggregates, algebra.states(agg, query.aggregates)):
+                rows.append(PartialRow(name, start, end, group, spec.text, state))
+        out[name] = rows
     return out
-
-
-def workload_query(queries: list[AnalyzedQuery], name: str) -> AnalyzedQuery:
-    return next(q for q in queries if q.name == name)
 
 
 def to_events(events: Any) -> list[Event]:
@@ -130,7 +183,9 @@ def to_events(events: Any) -> list[Event]:
         elif isinstance(item, Mapping):
             out.append(_from_mapping(item, f"event {i}"))
         else:
-            raise EventError(f"expected an Event or a mapping, found {type(item).__name__}", where=f"event {i}")
+            raise EventError(
+                f"expected an Event or a mapping, found {type(item).__name__}", where=f"event {i}"
+            )
     return out
 
 

@@ -7,6 +7,7 @@ Spark job merges partials from many engine calls this way; ``hamlet.evaluate`` m
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -24,6 +25,16 @@ def int_text(value: int) -> str:
     half = value.bit_length() * 3 // 20  # about half of the digits
     high, low = divmod(value, 10**half)
     return int_text(high) + int_text(low).zfill(half)
+
+
+def int_from_text(text: str) -> int:
+    """The inverse of ``int_text``: any number of digits, without lifting the interpreter's limit."""
+    if len(text) < _SAFE_DIGITS:
+        return int(text)
+    if text.startswith("-"):
+        return -int_from_text(text[1:])
+    half = len(text) // 2
+    return int_from_text(text[:-half]) * 10**half + int_from_text(text[-half:])
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,20 @@ class AggregateState:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return str(value)
         return int_text(value) if isinstance(value, int) else repr(value)
+
+    def to_text(self) -> str:
+        """The state as one line of JSON with every digit (``from_text`` reads it back equal): the Spark job
+        carries partial states between its stages as text, since counts exceed every fixed-width type.
+        Integers are written as decimal strings, so no JSON reader meets a number it cannot hold."""
+        total = self.total
+        return json.dumps([self.function, int_text(self.count), int_text(total.numerator),
+                           int_text(total.denominator), self.floats, self.extreme], ensure_ascii=False)  # fmt: skip
+
+    @classmethod
+    def from_text(cls, text: str) -> AggregateState:
+        function, count, numerator, denominator, floats, extreme = json.loads(text)
+        total = Fraction(int_from_text(numerator), int_from_text(denominator))
+        return cls(function, int_from_text(count), total, floats, extreme)
 
 
 @dataclass(frozen=True)

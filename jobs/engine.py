@@ -27,8 +27,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from hamlet.analysis.workload import Workload, parse_workload
-from hamlet.api import evaluate_partials
+from hamlet.analysis.workload import parse_workload
+from hamlet.api import PreparedWorkload, evaluate_partials, prepare
 from hamlet.events import Event
 from hamlet.partials import AggregateState
 from hamlet.stats import EvaluationStats
@@ -79,8 +79,11 @@ class SetTask:
 
 
 @lru_cache(maxsize=16)
-def _workload(text: str) -> Workload:
-    return parse_workload(text)
+def prepared_workload(text: str, range_start_us: int, range_end_us: int) -> PreparedWorkload:
+    """The set's workload analysed once per Python worker (Spark reuses workers across tasks), its windows
+    restricted to those that end in (range_start, range_end]: the engine skips the others."""
+    window_ends = (Fraction(range_start_us, MICROS), Fraction(range_end_us, MICROS))
+    return prepare(parse_workload(text)).clipped(window_ends)  # type: ignore[arg-type]
 
 
 def seconds(micros: int) -> int | float:
@@ -120,16 +123,6 @@ def group_key(group: dict[str, Any]) -> str:
     return json.dumps(group, ensure_ascii=False, separators=(",", ":"))
 
 
-def encode_state(state: AggregateState) -> str:
-    return json.dumps([state.function, state.count, state.total.numerator, state.total.denominator,
-                       state.floats, state.extreme], ensure_ascii=False)  # fmt: skip
-
-
-def decode_state(text: str) -> AggregateState:
-    function, count, numerator, denominator, floats, extreme = json.loads(text)
-    return AggregateState(function, count, Fraction(numerator, denominator), floats, extreme)
-
-
 def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
     """Stage 1 over one group of the shuffle (whole stream partitions of one sharable query set)."""
     started = time.perf_counter()
@@ -137,7 +130,8 @@ def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
     keys = {tuple(e.attributes.get(a) for a in task.partition_attributes) for e in events}
     converted = time.perf_counter()
     stats = EvaluationStats()
-    partials = evaluate_partials(_workload(task.workload_text), events, task.strategy, stats)
+    workload = prepared_workload(task.workload_text, task.range_start_us, task.range_end_us)
+    partials = evaluate_partials(workload, events, task.strategy, stats)
     engine_done = time.perf_counter()
     columns: dict[str, list] = {name: [] for name in PARTIAL_SCHEMA.names}
     for p in partials:
@@ -150,7 +144,7 @@ def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
         columns["window_end_us"].append(end)
         columns["group_key"].append(group_key(p.group))
         columns["aggregate"].append(p.aggregate)
-        columns["state"].append(encode_state(p.state))
+        columns["state"].append(p.state.to_text())
     summary = {
         "events": len(events),
         "partitions": len(keys),
@@ -196,7 +190,7 @@ def combine(table: pa.Table) -> pa.Table:
                                                        "group_key", "aggregate", "state")))  # fmt: skip
     for query, start, end, key, aggregate, state in rows:
         slot = (query, start, end, key, aggregate)
-        decoded = decode_state(state)
+        decoded = AggregateState.from_text(state)
         previous = merged.get(slot)
         merged[slot] = decoded if previous is None else previous.merge(decoded)
     columns: dict[str, list] = {name: [] for name in RESULT_SCHEMA.names}

@@ -11,7 +11,7 @@ Where settings come from, strongest first:
 Always set here, whatever the above says: the UTC session time zone; Delta Lake's extension and catalog,
 with the delta-spark jars resolved from Maven Central by ``configure_spark_with_delta_pip`` into the
 project's Ivy cache ``var/ivy`` (``HAMLET_IVY_DIR`` moves it), so a fresh clone needs nothing but its own
-scripts; and the workers' Python: the interpreter running this code, unless ``PYSPARK_PYTHON`` names one
+scripts (one process at a time: ``ivy_lock``); and the workers' Python: the interpreter running this code, unless ``PYSPARK_PYTHON`` names one
 (otherwise Spark starts ``python3`` from PATH, which lacks pyarrow and ``hamlet``).
 
 Started by ``spark-submit``, the JVM exists before this code runs, so ``spark.jars.packages`` set here
@@ -45,6 +45,31 @@ def var_dir() -> Path:
 
 def ivy_dir() -> Path:
     return Path(os.environ.get("HAMLET_IVY_DIR", var_dir() / "ivy"))
+
+
+IVY_LOCK = ".hamlet-resolve.lock"
+
+
+@contextmanager
+def ivy_lock(ivy: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the Ivy cache while a JVM starts.
+
+    Starting the JVM resolves ``spark.jars.packages`` (the Delta jars) into ``ivy``, and Ivy does not lock
+    its cache: two JVMs resolving at once (pytest-xdist workers, two jobs started together on a fresh clone)
+    download into and copy from the same files, and one may load the other's half-written jar. The lock
+    (``flock`` on a file in the cache, released when the process dies) makes them resolve one after the
+    other; a JVM that already runs resolves nothing, so holding the lock costs only the start-up."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover (not POSIX: no lock)
+        yield
+        return
+    with (ivy / IVY_LOCK).open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _parse_pairs(text: str) -> dict[str, str]:
@@ -137,7 +162,8 @@ def build_session(app_name: str = "hamlet", master: str | None = None, conf: Map
         # Arrow must refuse lossy conversions (PITFALLS: overflow would wrap silently otherwise).
         .config("spark.sql.execution.pandas.convertToArrowArraySafely", "true")
     )
-    spark = configure_spark_with_delta_pip(builder).getOrCreate()
+    with ivy_lock(ivy):
+        spark = configure_spark_with_delta_pip(builder).getOrCreate()
     if not chosen_master.startswith("local"):
         _ship_code(spark)
     return spark

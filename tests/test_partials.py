@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from fractions import Fraction
 
 from hypothesis import given
@@ -10,7 +11,7 @@ from workloads import events, types_of, workloads
 
 from hamlet import parse_workload
 from hamlet.api import evaluate, evaluate_partials, finalize
-from hamlet.partials import AggregateState
+from hamlet.partials import AggregateState, int_from_text, int_text
 
 
 @given(workloads(), st.data())
@@ -43,3 +44,24 @@ def test_aggregate_state_merge_and_value():
     assert lo.merge(AggregateState("MIN", extreme=-1)).value() == -1
     huge = AggregateState("COUNT", count=2**200)
     assert huge.merge(huge).exact_text() == str(2**201)
+
+
+def test_aggregate_state_text_round_trip_keeps_every_digit_under_the_default_limit():
+    previous = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(4300)  # the interpreter's default, whatever other modules set
+    try:
+        count = 3**20000  # ~9,500 digits
+        states = [AggregateState("COUNT", count=count), AggregateState("COUNT", count=-count),
+                  AggregateState("SUM", count=3, total=Fraction(2**-1074) + 7, floats=1),
+                  AggregateState("AVG", count=4, total=Fraction(-10, 3)), AggregateState("MIN", extreme="Dé"),
+                  AggregateState("MAX", extreme=2**62 + 1), AggregateState("MAX"),
+                  AggregateState("MIN", extreme=-0.5), AggregateState("MAX", extreme=True)]  # fmt: skip
+        for state in states:
+            text = state.to_text()
+            assert "\n" not in text
+            back = AggregateState.from_text(text)
+            assert back == state and type(back.extreme) is type(state.extreme)
+        for value in (0, -1, 10**3999, 10**4000, -(7**9000), 2**30000 + 1):
+            assert int_from_text(int_text(value)) == value
+    finally:
+        sys.set_int_max_str_digits(previous)

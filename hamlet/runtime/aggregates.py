@@ -15,8 +15,9 @@ additions and every strategy reports the same double.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
+from itertools import pairwise
 from math import prod
 from typing import Any
 
@@ -34,6 +35,7 @@ class CountAlgebra:
 
     zero: Any = 0
     add = staticmethod(operator.add)
+    sub = staticmethod(operator.sub)
 
     @staticmethod
     def extend(acc: int, event: Event, start: bool) -> int | None:
@@ -87,16 +89,25 @@ class VectorAlgebra:
         self.index = {f: i for i, f in enumerate(fields)}
         scaled = {(f[1], f[2]) for f in fields if f[0] == "sum"}
         self.scaled = {
-            key for key in scaled if any(e.type == key[0] and isinstance(e.get(key[1] or ""), float) for e in events)
+            key
+            for key in scaled
+            if any(e.type == key[0] and isinstance(e.get(key[1] or ""), float) for e in events)
         }
         self.zero = tuple(None if kind in ("min", "max") else 0 for kind, _, _ in fields)
-        ops = [operator.add if kind not in ("min", "max") else (_min if kind == "min" else _max) for kind, _, _ in fields]
+        ops = [
+            operator.add if kind not in ("min", "max") else (_min if kind == "min" else _max)
+            for kind, _, _ in fields
+        ]
         linear = all(op is operator.add for op in ops)
         self.add: Callable[[tuple, tuple], tuple]
+        # Linear aggregates also subtract (WindowSums adds a run of windows at its two ends); MIN/MAX don't.
+        self.sub: Callable[[tuple, tuple], tuple] | None
         if linear:
             self.add = lambda a, b: tuple(map(operator.add, a, b))
+            self.sub = lambda a, b: tuple(map(operator.sub, a, b))
         else:
             self.add = lambda a, b: tuple(map(_apply, ops, a, b))
+            self.sub = None
         # Per event type, the fields its events update: (index, kind, attribute, scaled).
         self.updates: dict[str, list[tuple[int, str, str | None, bool]]] = {}
         for i, (kind, event_type, attribute) in enumerate(fields):
@@ -169,7 +180,9 @@ class VectorAlgebra:
                     elif kind == "floats":
                         vector[i] += weight if isinstance(value, float) else 0
                     else:
-                        vector[i] = _extreme(_min if kind == "min" else _max, vector[i], value, event, attribute)
+                        vector[i] = _extreme(
+                            _min if kind == "min" else _max, vector[i], value, event, attribute
+                        )
         return vector
 
     def burst_total(self, x: tuple, multiplier: int, vector: list[Any]) -> tuple:
@@ -188,7 +201,9 @@ class VectorAlgebra:
         out = []
         for spec in aggregates:
             if spec.function == "COUNT":
-                count = agg[0] if spec.event_type is None else agg[self.index[("count", spec.event_type, None)]]
+                count = (
+                    agg[0] if spec.event_type is None else agg[self.index[("count", spec.event_type, None)]]
+                )
                 out.append(AggregateState("COUNT", count=count))
             elif spec.function in ("MIN", "MAX"):
                 extreme = agg[self.index[(spec.function.lower(), spec.event_type, spec.attribute)]]
@@ -227,7 +242,9 @@ def _summand(value: Any, scaled: bool, event: Event, attribute: str | None) -> i
     return numerator * ((1 << FLOAT_SCALE_BITS) // denominator)
 
 
-def _extreme(op: Callable[[Any, Any], Any], current: Any, value: Any, event: Event, attribute: str | None) -> Any:
+def _extreme(
+    op: Callable[[Any, Any], Any], current: Any, value: Any, event: Event, attribute: str | None
+) -> Any:
     try:
         return op(current, value)
     except TypeError:
@@ -262,6 +279,68 @@ class LatestStartAlgebra:
 
 
 Algebra = CountAlgebra | VectorAlgebra | LatestStartAlgebra
+
+
+class WindowSums:
+    """Final aggregates per (group, window k), summed over the stream partitions of one query.
+
+    A partition's final is often the same for a run of consecutive windows (every window that holds all
+    of a short partition's events; the graph hands out one object for them), and adding it to each window
+    would cost O(windows) per partition. Consecutive windows that receive the same object form a run; a
+    linear algebra adds a run once at its first window and subtracts it after its last (a difference array,
+    prefix-summed at the end: exact, all ints), MIN/MAX add it to each window of the run. A window is
+    reported when some partition gave it a final: then its trend count is positive.
+    """
+
+    def __init__(self, algebra: CountAlgebra | VectorAlgebra) -> None:
+        self.algebra = algebra
+        self.sub = algebra.sub
+        self.diffs: dict[tuple, dict[int, Any]] = {}  # group → k → change of the sum at window k
+        self.sums: dict[tuple[tuple, int], Any] = {}  # (group, k) → sum (MIN/MAX algebras)
+        self.run: list[Any] | None = None  # [group, first k, last k, aggregate]
+
+    def add(self, group: tuple, windows: int | range, agg: Any) -> None:
+        """Add ``agg`` to window ``windows`` of ``group``, or to each window of the range ``windows``."""
+        first, last = (windows, windows) if type(windows) is int else (windows[0], windows[-1])  # type: ignore[index]
+        run = self.run
+        if run is not None and agg is run[3] and first == run[2] + 1 and group == run[0]:
+            run[2] = last
+            return
+        if run is not None:
+            self._flush(run)
+        self.run = [group, first, last, agg]
+
+    def _flush(self, run: list[Any]) -> None:
+        group, first, last, agg = run
+        add = self.algebra.add
+        if self.sub is not None:
+            diff = self.diffs.setdefault(group, {})
+            current = diff.get(first)
+            diff[first] = agg if current is None else add(current, agg)
+            after = diff.get(last + 1)
+            diff[last + 1] = self.sub(self.algebra.zero if after is None else after, agg)
+            return
+        sums = self.sums
+        for k in range(first, last + 1):
+            current = sums.get((group, k))
+            sums[(group, k)] = agg if current is None else add(current, agg)
+
+    def items(self) -> Iterator[tuple[tuple[tuple, int], Any]]:
+        """((group, k), sum) of every window that received a final."""
+        if self.run is not None:
+            self._flush(self.run)
+            self.run = None
+        yield from self.sums.items()
+        add = self.algebra.add
+        count: Callable[[Any], int] = self.algebra.count
+        for group, diff in self.diffs.items():
+            ks = sorted(diff)
+            running = self.algebra.zero
+            for k, following in pairwise(ks):
+                running = add(running, diff[k])
+                if count(running):
+                    for window in range(k, following):
+                        yield (group, window), running
 
 
 def algebra_for(query: AnalyzedQuery, events: Iterable[Event]) -> CountAlgebra | VectorAlgebra:

@@ -12,15 +12,30 @@ parent reads as a threshold:
 * trailing ``SEQ(P, NOT N)``: an END event counts in window w only if its time ≥ L at the window's end,
 
 where L is the latest start of an N match completed before the time in question.
+
+Windows that hold the same events of the partition share their state (one aggregate per event and source
+for all of them): window k holds the events with time in [start(k), end(k)), and an event's aggregate in k
+depends only on its predecessors in k, i.e. on the events at or after start(k) — so on the class
+c(k) = #{events with time < start(k)}, not on k. A partition of a few events in windows of 30 min sliding
+every minute has a handful of classes among the 30 windows of an event. Each class is keyed by a label, one
+of its window indexes (the last window starting at or before the first event for c = 0, else the first
+window starting after the c-th event), so everything that reads a window's start (a leading NOT) reads the
+label's; the finals of a class grow as its windows close one after the other, and the class is dropped when
+its last window has closed. Trailing negation and window ends read a window's end: they are applied at close.
 """
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from fractions import Fraction
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
+from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, LatestStartAlgebra
 from hamlet.runtime.sources import IndexedSource, QueueSource, RunningSource, ScanSource, Source, Threshold
@@ -30,9 +45,10 @@ GLOBAL_WINDOW = (0,)
 
 class TrendGraph:
     def __init__(self, query: AnalyzedQuery, part: SubPattern, algebra: Algebra, events: Sequence[Event],
-                 windowed: bool, plain_scan: bool = False) -> None:  # fmt: skip
+                 windowed: bool, plain_scan: bool = False, classes: WindowClasses | None = None) -> None:  # fmt: skip
         """``plain_scan`` makes every transition use the general scan (GRETA's own algorithm): the other
-        sources are optimisations, and tests hold them to the scan's results."""
+        sources are optimisations, and tests hold them to the scan's results. ``classes``: the window
+        classes of the query's windows over the times of (a superset of) ``events``."""
         self.query = query
         self.plain_scan = plain_scan
         self.template = part.template
@@ -64,9 +80,14 @@ class TrendGraph:
                 self.outgoing[source].append(src)
             self.incoming[target].append(src)
         self.sources = [s for ss in self.outgoing.values() for s in ss]
-        # Final aggregates per window; with a trailing NOT, the END contributions wait for the window's end.
+        # Final aggregates per window class; with a trailing NOT, END contributions wait for the window's end.
         self.finals: dict[int, Any] = {}
         self.pending_ends: dict[int, list[tuple[Any, Any]]] = {}
+        self.trailing_results: dict[int, tuple[int, Any, Any]] = {}  # label → (ends seen, limit, result)
+        if windowed and classes is None:
+            classes = WindowClasses(query.window, [e.time for e in events])
+        self.classes = classes
+        self.live: deque[int] = deque()  # labels of the classes in use, ascending
 
     def graphs(self) -> Iterator[TrendGraph]:
         yield self
@@ -74,7 +95,14 @@ class TrendGraph:
             yield from child.graphs()
 
     def windows(self, time: Any) -> Sequence[int]:
-        return self.query.window.indexes(time) if self.windowed else GLOBAL_WINDOW
+        """The labels of the window classes of the windows that contain ``time`` (ascending)."""
+        if self.classes is None:
+            return GLOBAL_WINDOW
+        labels = self.classes.labels(time)
+        live = self.live
+        if labels and (not live or labels[-1] > live[-1]):
+            live.extend(label for label in labels if not live or label > live[-1])
+        return labels
 
     def predecessors(self, event: Event, windows: Sequence[int]) -> list[Any]:
         """The combined aggregate of the event's predecessor events, per window."""
@@ -142,26 +170,116 @@ class TrendGraph:
             current = self.finals.get(k)
             self.finals[k] = agg if current is None else add(current, agg)
 
-    def close(self, k: int) -> Any:
-        """Forget window k and return its final aggregate (None when no trend matched)."""
-        for src in self.sources:
-            src.close(k)
-        if self.trailing:
-            limit = self.trailing_limit()  # type: ignore[misc]
-            result = None
-            add = self.algebra.add
-            for time, agg in self.pending_ends.pop(k, ()):
-                if limit is None or time >= limit:
-                    result = agg if result is None else add(result, agg)
-            return result
-        return self.finals.pop(k, None)
+    def close_runs(self, first: int, last: int) -> Iterator[tuple[range, Any]]:
+        """Close windows first..last (windows close in ascending order, all at the current time): (windows,
+        final aggregate) per window class among them whose final is not None (a trend matched)."""
+        classes = self.classes
+        assert classes is not None
+        k = first
+        while k <= last:
+            label, through = classes.class_of(k)
+            through = min(last, through)
+            final = self._trailing_final(label) if self.trailing else self.finals.get(label)
+            if final is not None:
+                yield range(k, through + 1), final
+            k = through + 1
+        following = classes.class_of(last + 1)[0]
+        live = self.live
+        while live and live[0] < following:  # every window of these classes has closed
+            dead = live.popleft()
+            for src in self.sources:
+                src.close(dead)
+            self.finals.pop(dead, None)
+            self.pending_ends.pop(dead, None)
+            self.trailing_results.pop(dead, None)
+
+    def _trailing_final(self, label: int) -> Any:
+        """The END contributions of the class that no negative match follows before now (a window's end)."""
+        pending = self.pending_ends.get(label, ())
+        limit = self.trailing_limit()  # type: ignore[misc]
+        cached = self.trailing_results.get(label)
+        if cached is not None and cached[0] == len(pending) and cached[1] == limit:
+            return cached[2]
+        result = None
+        add = self.algebra.add
+        for time, agg in pending:
+            if limit is None or time >= limit:
+                result = agg if result is None else add(result, agg)
+        self.trailing_results[label] = (len(pending), limit, result)
+        return result
+
+
+class WindowClasses:
+    """The classes of the windows of one WITHIN/SLIDE over the sorted event times of one partition (see the
+    module docstring): windows whose starts have the same events at or after them. Times may be those of
+    more events than a graph reads (a finer partition into classes is as exact); the graphs of every query
+    with these windows in a partition share one instance, and its labels per time."""
+
+    MEMO_LIMIT = 4096  # remember the labels of every time only in small partitions (memory)
+
+    def __init__(self, window: Window, times: Sequence[Any]) -> None:
+        self.window, self.times = window, times
+        self.slide_int = int(window.slide) if window.slide.denominator == 1 else None
+        self.first_label = self.last_start_at(times[0]) if times else 0
+        self.memo: dict[Any, list[int]] | None = {} if len(times) <= self.MEMO_LIMIT else None
+        self.last_time: Any = None
+        self.last_labels: list[int] = []
+
+    def last_start_at(self, time: Any) -> int:
+        """The last window index whose start is at or before ``time``."""
+        s = self.slide_int
+        if s is not None and type(time) is int:
+            return time // s
+        return math.floor(Fraction(time) / self.window.slide)
+
+    def _label(self, c: int) -> int:
+        """The label of class c (c events before the window's start): the last window starting at or before
+        the first event for c = 0, else the first window starting after the c-th event."""
+        return self.first_label if c == 0 else self.last_start_at(self.times[c - 1]) + 1
+
+    def class_of(self, k: int) -> tuple[int, int]:
+        """(label, last window index) of window k's class: the last window starting at or before the first
+        event at or after k's start (the windows after every event form one class without end)."""
+        times = self.times
+        c = bisect_left(times, self.window.start(k))
+        return self._label(c), (self.last_start_at(times[c]) if c < len(times) else 1 << 62)
+
+    def labels(self, time: Any) -> list[int]:
+        """The labels of the classes of the windows that contain ``time``, ascending."""
+        if time == self.last_time:
+            return self.last_labels
+        memo = self.memo
+        if memo is not None:
+            found = memo.get(time)
+            if found is not None:
+                self.last_time, self.last_labels = time, found
+                return found
+        window = self.window
+        every = window.indexes(time)
+        times, start = self.times, window.start
+        labels = []
+        k = every.start
+        while k < every.stop:
+            c = bisect_left(times, start(k))
+            labels.append(self._label(c))
+            if c >= len(times):
+                break
+            k = self.last_start_at(times[c]) + 1  # the first window of the next class
+        if memo is not None:
+            memo[time] = labels
+        self.last_time, self.last_labels = time, labels
+        return labels
 
 
 def _choose_source(query: AnalyzedQuery, source: str, target: str, algebra: Algebra, events: Sequence[Event],
                    threshold: Threshold | None, plain_scan: bool) -> Source | None:  # fmt: skip
     """The cheapest source that answers the transition exactly; None for a shared running total."""
     predicates = query.edge_predicates_of(source, target)
-    if plain_scan or len(predicates) > 1 or (predicates and (threshold is not None or predicates[0].key_op is None)):
+    if (
+        plain_scan
+        or len(predicates) > 1
+        or (predicates and (threshold is not None or predicates[0].key_op is None))
+    ):
         return ScanSource(source, algebra, [p.test for p in predicates], threshold, query.window.within)
     if threshold is not None:
         return QueueSource(source, algebra, threshold)

@@ -193,7 +193,7 @@ class _SharedRun:
         event = next(e for e in batch if id(e) in self.matched[name])
         for k, final in run.advance(time):
             yield name, k, final
-        windows = run.query.window.indexes(time)
+        windows = run.root.windows(time)  # window classes (graph.py): one state per class of windows
         x = run.root.snapshot(event, windows)
         if self.trace is not None and self.trace and self.trace[-1]["type"] == event_type and name in self.trace[-1]["queries"]:
             self.trace[-1]["snapshot"][name] = dict(zip(windows, x))

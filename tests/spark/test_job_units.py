@@ -49,7 +49,7 @@ def test_states_travel_as_text_exactly_even_with_thousands_of_digits():
               AggregateState("MIN", extreme="Downtown"), AggregateState("MAX", extreme=2**62 + 1),
               AggregateState("MAX", extreme=None), AggregateState("MIN", extreme=-0.5)]  # fmt: skip
     for state in states:
-        assert engine.decode_state(engine.encode_state(state)) == state
+        assert AggregateState.from_text(state.to_text()) == state
 
 
 def test_combine_merges_partials_exactly_and_finalises():
@@ -65,7 +65,7 @@ def test_combine_merges_partials_exactly_and_finalises():
         ("r", 5, 10, "{}", "COUNT(*)", AggregateState("COUNT", count=7)),
     ]  # fmt: skip
     names = ["query", "window_start_us", "window_end_us", "group_key", "aggregate", "state"]
-    table = pa.table({n: [r[i] if n != "state" else engine.encode_state(r[5]) for r in rows]
+    table = pa.table({n: [r[i] if n != "state" else r[5].to_text() for r in rows]
                       for i, n in enumerate(names)})  # fmt: skip
     out = {(r["query"], r["aggregate"]): r for r in engine.combine(table).to_pylist()}
     assert out["q", "COUNT(*)"]["value_exact"] == str(huge + 1)
@@ -212,3 +212,18 @@ def test_table_locations_keep_uris_and_make_local_paths_absolute(monkeypatch, tm
                                       "2026-01-05T09:00:00Z", "--events-table", "e", "--output-table", "o"])  # fmt: skip
     with pytest.raises(JobError, match="cannot read workload missing.hamlet"):
         make_plan(args)
+
+
+def test_jvm_start_up_holds_an_exclusive_lock_on_the_ivy_cache(tmp_path):
+    import subprocess
+    import sys
+
+    from jobs.session import IVY_LOCK, ivy_lock
+
+    probe = ("import fcntl, sys\nwith open(sys.argv[1], 'a') as f:\n"
+             "    try:\n        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    except BlockingIOError:\n"
+             "        sys.exit(3)\n")  # fmt: skip
+    lock = str(tmp_path / IVY_LOCK)
+    with ivy_lock(tmp_path):  # another process (another JVM start-up) cannot take it meanwhile
+        assert subprocess.run([sys.executable, "-c", probe, lock], check=False).returncode == 3
+    assert subprocess.run([sys.executable, "-c", probe, lock], check=False).returncode == 0

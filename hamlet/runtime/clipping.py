@@ -1,0 +1,41 @@
+"""Windows restricted to those that end in a range (lo, hi]: the Spark job emits only those, so the engine
+need not compute the others (the read-ahead before a run's start holds events of windows that end before
+it). A window's aggregate depends only on the events inside it, so dropping other windows changes nothing
+for the kept ones."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from hamlet.analysis.windows import Window
+from hamlet.events import Number
+
+WindowEnds = tuple[Number, Number]  # (lo, hi]: keep windows whose end e satisfies lo < e <= hi
+
+
+@dataclass(frozen=True)
+class ClippedWindow(Window):
+    """A ``Window`` whose ``indexes`` return only the k in [first, last] (the kept windows)."""
+
+    first: int = 0
+    last: int = -1
+
+    def indexes(self, time: Number) -> range:
+        ints = self._ints  # type: ignore[attr-defined]
+        if ints is not None and type(time) is int:  # the hot path, inlined: one call per event and query
+            w, s = ints
+            return range(max((time - w) // s + 1, self.first), min(time // s + 1, self.last + 1))
+        every = super().indexes(time)
+        return range(max(every.start, self.first), min(every.stop, self.last + 1))
+
+
+def clip_window(window: Window, lo: Number, hi: Number) -> ClippedWindow:
+    """The windows k with lo < end(k) = k·SLIDE + WITHIN <= hi, exactly (Fractions: floats are exact there)."""
+    low, high = Fraction(lo), Fraction(hi)
+    first = math.floor((low - window.within) / window.slide) + 1
+    last = math.floor((high - window.within) / window.slide)
+    if isinstance(window, ClippedWindow):
+        first, last = max(first, window.first), min(last, window.last)
+    return ClippedWindow(window.within, window.slide, first, last)
