@@ -11,7 +11,7 @@ A "shared" set of fewer than two queries shares nothing: those queries run alone
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from hamlet.optimizer.benefit import CostModel
@@ -25,8 +25,10 @@ class Candidate:
     windows: int
 
 
-def choose_sharing(candidates: Sequence[Candidate], b: int, groups: int, model: CostModel) -> set[str]:
-    shared = {c.name for c in candidates if c.rejected == 0}
+def choose_sharing(candidates: Sequence[Candidate], b: int, groups: int, model: CostModel,
+                   always: Collection[str] = ()) -> set[str]:  # fmt: skip
+    """``always``: queries known to match every event of the burst (no candidate needed for them)."""
+    shared = set(always) | {c.name for c in candidates if c.rejected == 0}
     for c in candidates:
         if c.rejected and model.benefit(b, groups, c.windows, c.filtered, c.rejected) > 0:
             shared.add(c.name)

@@ -17,6 +17,10 @@ every burst of a sharable Kleene sub-pattern E+ among all queries containing it;
 burst with the benefit model and the pruning principles (``hamlet.optimizer``). A query that shares a
 burst after processing the previous one alone has merged back (§4.2); the reverse is a split.
 
+Per query, a burst is then one snapshot and one commit. Queries of one shape (``shapes.py``: COUNT(*),
+no negation, no edge predicates, templates equal up to type names, one window) keep their state in
+columns and take each burst in one pass over a list; the others keep a ``QueryRun`` each.
+
 Queries whose bursts cannot be applied at once (``TrendGraph.closed_form``: edge predicates reaching the
 burst's events, aggregates other than COUNT(*), a trailing NOT on them) process those events one by one,
 exactly as GRETA does, in every strategy.
@@ -39,6 +43,7 @@ from hamlet.optimizer.choice import Candidate, choose_sharing
 from hamlet.runtime.aggregates import Algebra
 from hamlet.runtime.greta import QueryRun
 from hamlet.runtime.partition import matched_events
+from hamlet.runtime.shapes import Shape, ShapeGroup, shape_of
 from hamlet.stats import EvaluationStats
 
 Sharing = Literal["static", "hamlet"]
@@ -58,13 +63,20 @@ class _SharedRun:
                  stats: EvaluationStats, sharing: Sharing, trace: list[dict[str, Any]] | None) -> None:  # fmt: skip
         self.queries, self.events, self.stats, self.sharing, self.trace = queries, events, stats, sharing, trace
         self.model = CostModel.calibrated()
+        self.queries_by_name = {q.name: q for q in queries}
+        # Queries of one shape run together in columns (``shapes.py``); the others each keep a QueryRun.
+        by_shape: dict[Shape, list[AnalyzedQuery]] = {}
+        alone: list[AnalyzedQuery] = []
+        for q in queries:
+            shape = shape_of(q, algebras[q.name])
+            (alone if shape is None else by_shape.setdefault(shape, [])).append(q)
+        self.groups = [ShapeGroup(shape, members) for shape, members in by_shape.items()]
         self.runs: dict[str, QueryRun] = {}
         self.matched: dict[str, set[int]] = {}
-        for q in queries:
+        for q in alone:
             mine = matched_events(q, events)
             self.matched[q.name] = set(map(id, mine))
             self.runs[q.name] = QueryRun(q, algebras[q.name], mine)
-        stats.events += len(set().union(*self.matched.values())) if queries else 0
         self.pane = pane_size([d for q in queries for d in (q.window.within, q.window.slide)])
         # E of every Kleene sub-pattern E+ that two or more queries of the set contain: its bursts share.
         kleene: dict[str, list[str]] = {}
@@ -73,11 +85,23 @@ class _SharedRun:
                 if m := _SINGLE_TYPE_KLEENE.match(sub):
                     kleene.setdefault(m.group(1), []).append(q.name)
         self.sharers = {t: set(names) for t, names in kleene.items() if len(names) > 1}
+        # Local predicates per (query, type); queries with the same ones match the same events.
+        self.tests = {(q.name, t): tuple(p.test for p in q.local_predicates_of(t)) for q in queries for t in q.types}
+        self.filter_key = {
+            (q.name, t): tuple(p.text for p in q.local_predicates_of(t)) for q in queries for t in q.types
+        }  # fmt: skip
         all_types = {t for q in queries for t in q.types}
-        self.readers = {t: [q for q in queries if t in q.types] for t in all_types}
-        self.filtered = {(q.name, t): bool(q.local_predicates_of(t)) for q in queries for t in q.types}
-        self.closed = {(q.name, t): self.runs[q.name].root.closed_form(t) for q in queries for t in q.types}
+        self.types = {t: _TypeReaders(t, queries, self) for t in all_types}
+        stats.events += self._events_read()
         self.previously_shared: dict[str, set[str]] = {}
+
+    def _events_read(self) -> int:
+        """Events that at least one query's graph reads (passes its local predicates)."""
+        read = 0
+        for e in self.events:
+            readers = self.types[e.type]
+            read += readers.any_unfiltered or any(all(test(e) for test in tests) for tests in readers.all_filters)
+        return read
 
     def run(self) -> Iterator[tuple[str, int, Any]]:
         batches = [(t, list(b)) for t, b in groupby(self.events, key=lambda e: e.time)]
@@ -95,84 +119,135 @@ class _SharedRun:
                 yield from self._burst(event_type, batches[i:j])
                 i = j
             else:
-                for q in self.queries:
-                    yield from self._one_by_one(q, [(time, batch)])
+                yield from self._mixed(time, batch)
                 i += 1
-        for q in self.queries:
-            for k, final in self.runs[q.name].finish():
-                yield q.name, k, final
+        for name, run in self.runs.items():
+            for k, final in run.finish():
+                yield name, k, final
+        for group in self.groups:
+            yield from group.finish()
 
     def _pane(self, time: Any) -> int:
         return floor(time / self.pane) if self.pane.denominator != 1 or type(time) is not int else time // int(self.pane)
 
-    def _one_by_one(self, q: AnalyzedQuery, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
-        run, matched = self.runs[q.name], self.matched[q.name]
+    def _one_by_one(self, name: str, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
+        run, matched = self.runs[name], self.matched[name]
         for time, batch in batches:
             mine = [e for e in batch if id(e) in matched]
             if mine:
                 for k, final in run.advance(time):
-                    yield q.name, k, final
+                    yield name, k, final
                 run.step(mine)
 
+    def _mixed(self, time: Any, batch: list[Event]) -> Iterator[tuple[str, int, Any]]:
+        """A timestamp with events of several types: no burst, every query steps on its own."""
+        for name in self.runs:
+            yield from self._one_by_one(name, [(time, batch)])
+        by_type: dict[str, list[Event]] = {}
+        for e in batch:
+            by_type.setdefault(e.type, []).append(e)
+        for group in self.groups:
+            reads = []
+            for event_type, events in by_type.items():
+                for position, members in group.members.get(event_type, {}).items():
+                    counts = [self._matches(group.names[i], event_type, [events])[0] for i in members]
+                    reads.append((position, members, counts))
+            if reads:
+                yield from group.advance(time)
+                group.step(time, reads)
+
+    def _matches(self, name: str, event_type: str, groups: Sequence[list[Event]]) -> list[int]:
+        tests = self.tests[(name, event_type)]
+        if not tests:
+            return [len(g) for g in groups]
+        return [sum(1 for e in g if all(test(e) for test in tests)) for g in groups]
+
     def _burst(self, event_type: str, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
-        sizes = self._sizes = [len(batch) for _, batch in batches]
+        readers = self.types[event_type]
+        for name in readers.sequential:
+            yield from self._one_by_one(name, batches)
+        if not readers.closed:
+            return
+        groups = [batch for _, batch in batches]
+        sizes = self._sizes = [len(batch) for batch in groups]
         self._vectors: dict[tuple, Any] = {}
-        closed: dict[str, list[int]] = {}  # query → events it matches per timestamp group
-        for q in self.readers.get(event_type, ()):
-            if not self.closed[(q.name, event_type)]:
-                yield from self._one_by_one(q, batches)
-                continue
-            if self.filtered[(q.name, event_type)]:
-                matched = self.matched[q.name]
-                counts = [sum(1 for e in batch if id(e) in matched) for _, batch in batches]
-            else:
-                counts = sizes
-            if any(counts):
-                closed[q.name] = counts
-        shared = self._choose(event_type, closed, sizes, batches)
-        kleene_factor = prod(1 + m for m in sizes) if shared else 0
-        for name, counts in closed.items():
-            run = self.runs[name]
-            kleene = run.root.is_kleene(event_type)
-            if name in shared and counts is sizes:
+        # Matched events per timestamp group, once per distinct set of local predicates.
+        flags = {key: [[all(test(e) for test in tests) for e in g] for g in groups]
+                 for key, tests in readers.filters.items()}  # fmt: skip
+        counts = {name: [sum(f) for f in flags[key]] for name, key in readers.filtered}
+        shared = self._choose(event_type, readers, counts, flags, sizes, batches)
+        kleene_factor = prod(1 + m for m in sizes)
+        time = batches[0][0]
+
+        def multiplier(name: str, kleene: bool) -> int:
+            mine = counts.get(name, sizes)
+            if not kleene:
+                return sum(mine)
+            if mine is sizes:
                 factor = kleene_factor
             elif name in shared:
                 # Event-level snapshots: correct the shared factor on the groups where this query differs.
-                differ = [(m, c) for m, c in zip(sizes, counts) if m != c]
+                differ = [(m, c) for m, c in zip(sizes, mine) if m != c]
                 factor = kleene_factor // prod(1 + m for m, _ in differ) * prod(1 + c for _, c in differ)
-            elif kleene:
-                factor = prod(1 + c for c in counts)
             else:
-                factor = sum(counts)
-            yield from self._apply(name, event_type, batches, counts, factor - 1 if kleene else factor, kleene)
+                factor = prod(1 + c for c in mine)
+            return factor - 1
 
-    def _choose(self, event_type: str, closed: dict[str, list[int]], sizes: list[int],
+        for name in readers.closed_runs:
+            if name not in counts or any(counts[name]):
+                kleene = self.runs[name].root.is_kleene(event_type)
+                mine = counts.get(name, sizes)
+                yield from self._apply(name, event_type, batches, mine, multiplier(name, kleene), kleene)
+        for group, position, unfiltered, filtered in readers.group_reads:
+            yield from group.advance(time)
+            kleene = group.kleene[position]
+            members = unfiltered + [i for i, name in filtered if any(counts[name])]
+            if self.trace is not None:
+                self._trace(event_type, shared, group, position, members, time)
+            if unfiltered:
+                group.apply(time, position, unfiltered, kleene_factor - 1 if kleene else sum(sizes))
+            for i, name in filtered:
+                if any(counts[name]):
+                    group.apply(time, position, [i], multiplier(name, kleene))
+
+    def _trace(self, event_type: str, shared: set[str], group: ShapeGroup, position: int, members: list[int],
+               time: Any) -> None:  # fmt: skip
+        assert self.trace is not None
+        if not (self.trace and self.trace[-1]["type"] == event_type):
+            return
+        members = [i for i in members if group.names[i] in shared]
+        snapshots = group.snapshots(time, position, members)
+        for j, i in enumerate(members):
+            self.trace[-1]["snapshot"][group.names[i]] = {k: xs[j] for k, xs in snapshots.items()}
+
+    def _choose(self, event_type: str, readers: _TypeReaders, counts: dict[str, list[int]],
+                flags: dict[tuple[str, ...], list[list[bool]]], sizes: list[int],
                 batches: Sequence[tuple[Any, list[Event]]]) -> set[str]:  # fmt: skip
-        sharers = self.sharers.get(event_type)
-        if sharers is None:
+        if not readers.sharers:
             return set()
         started = clock.perf_counter()
         b, groups = sum(sizes), len(sizes)
+        # Queries matching every event introduce no snapshot (Theorem 4.3): they share without a candidate.
         candidates = [
-            Candidate(name, self.filtered[(name, event_type)], b - sum(counts),
-                      len(self.runs[name].query.window.indexes(batches[0][0])))
-            for name, counts in closed.items() if name in sharers
+            Candidate(name, True, b - sum(counts[name]), len(self.queries_by_name[name].window.indexes(batches[0][0])))
+            for name in readers.filtered_sharers if any(counts[name])
         ]  # fmt: skip
         if self.sharing == "static":
-            shared = {c.name for c in candidates} if len(candidates) > 1 else set()
+            shared = set(readers.unfiltered_sharers) | {c.name for c in candidates}
+            shared = shared if len(shared) > 1 else set()
         else:
-            shared = choose_sharing(candidates, b, groups, self.model)
+            shared = choose_sharing(candidates, b, groups, self.model, readers.unfiltered_sharers)
         stats = self.stats
         stats.decision_seconds += clock.perf_counter() - started
         stats.bursts += 1
         if shared:
             stats.shared_bursts += 1
             stats.graphlet_snapshots += 1
-            rejected = [c for c in candidates if c.name in shared and c.rejected]
-            if rejected:
+            rejecting = {readers.key_of[c.name] for c in candidates if c.name in shared and c.rejected}
+            if rejecting:
                 stats.event_snapshots += sum(
-                    1 for _, batch in batches for e in batch
-                    if any(id(e) not in self.matched[c.name] for c in rejected)
+                    1 for g, size in enumerate(sizes) for j in range(size)
+                    if any(not flags[key][g][j] for key in rejecting)
                 )  # fmt: skip
         # One split when queries leave the shared graphlet, one merge when queries (re)join it (§4.2).
         before = self.previously_shared.get(event_type, set())
@@ -214,3 +289,31 @@ class _SharedRun:
             if algebra.count(xk):
                 totals[k] = algebra.burst_total(xk, multiplier, vector)  # type: ignore[union-attr]
         run.root.commit(event, totals)
+
+
+class _TypeReaders:
+    """Who reads events of one type, and how (computed once per type, used by every burst of it)."""
+
+    def __init__(self, event_type: str, queries: Sequence[AnalyzedQuery], run: _SharedRun) -> None:
+        readers = [q for q in queries if event_type in q.types]
+        keys = {q.name: run.filter_key[(q.name, event_type)] for q in readers}
+        self.any_unfiltered = any(not key for key in keys.values())
+        self.all_filters = list({keys[q.name]: run.tests[(q.name, event_type)] for q in readers if keys[q.name]}.values())
+        in_group = {name for g in run.groups for name in g.names}
+        self.sequential = [q.name for q in readers
+                           if q.name not in in_group and not run.runs[q.name].root.closed_form(event_type)]  # fmt: skip
+        self.closed_runs = [q.name for q in readers
+                            if q.name not in in_group and run.runs[q.name].root.closed_form(event_type)]  # fmt: skip
+        closed = set(self.closed_runs) | (in_group & set(keys))
+        self.closed = bool(closed)
+        self.key_of = {name: keys[name] for name in closed if keys[name]}
+        self.filtered = list(self.key_of.items())
+        self.filters = {key: run.tests[(name, event_type)] for name, key in self.filtered}
+        self.group_reads = [
+            (g, position, [i for i in members if not keys[g.names[i]]],
+             [(i, g.names[i]) for i in members if keys[g.names[i]]])
+            for g in run.groups for position, members in g.members.get(event_type, {}).items()
+        ]  # fmt: skip
+        self.sharers = run.sharers.get(event_type, set()) & closed
+        self.unfiltered_sharers = [name for name in self.sharers if not keys[name]]
+        self.filtered_sharers = [name for name in self.sharers if keys[name]]
