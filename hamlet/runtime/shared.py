@@ -78,6 +78,7 @@ class _SharedRun:
             self.matched[q.name] = set(map(id, mine))
             self.runs[q.name] = QueryRun(q, algebras[q.name], mine)
         self.pane = pane_size([d for q in queries for d in (q.window.within, q.window.slide)])
+        self.whole_pane = int(self.pane) if self.pane.denominator == 1 else 0  # int arithmetic on int times
         # E of every Kleene sub-pattern E+ that two or more queries of the set contain: its bursts share.
         kleene: dict[str, list[str]] = {}
         for q in queries:
@@ -109,7 +110,7 @@ class _SharedRun:
         while i < len(batches):
             time, batch = batches[i]
             event_type = batch[0].type
-            if all(e.type == event_type for e in batch):
+            if len(batch) == 1 or all(e.type == event_type for e in batch):
                 pane = self._pane(time)
                 j = i + 1
                 while j < len(batches) and self._pane(batches[j][0]) == pane and all(
@@ -128,7 +129,8 @@ class _SharedRun:
             yield from group.finish()
 
     def _pane(self, time: Any) -> int:
-        return floor(time / self.pane) if self.pane.denominator != 1 or type(time) is not int else time // int(self.pane)
+        whole = self.whole_pane
+        return time // whole if whole and type(time) is int else floor(time / self.pane)
 
     def _one_by_one(self, name: str, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
         run, matched = self.runs[name], self.matched[name]
@@ -206,9 +208,9 @@ class _SharedRun:
                 self._trace(event_type, shared, group, position, members, time)
             if unfiltered:
                 group.apply(time, position, unfiltered, kleene_factor - 1 if kleene else sum(sizes))
-            for i, name in filtered:
-                if any(counts[name]):
-                    group.apply(time, position, [i], multiplier(name, kleene))
+            if filtered:
+                matching = [(i, name) for i, name in filtered if any(counts[name])]
+                group.apply(time, position, [i for i, _ in matching], [multiplier(n, kleene) for _, n in matching])
 
     def _trace(self, event_type: str, shared: set[str], group: ShapeGroup, position: int, members: list[int],
                time: Any) -> None:  # fmt: skip
