@@ -66,3 +66,18 @@ def test_shape_group_rows_only_where_a_trend_matched():
     text = "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\nq2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 10"
     rows = evaluate(text, events, "hamlet")
     assert [(r.query, r.window_start, r.value) for r in rows] == [("q1", 0, 1)]
+
+
+def test_queries_with_the_same_predicates_share_without_event_level_snapshots():
+    from hamlet.stats import EvaluationStats
+
+    text = (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x < 5 WITHIN 1000\n"
+        "q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WHERE B.x < 5 WITHIN 1000"
+    )
+    events = [Event("A", 1), Event("C", 2)] + [Event("B", 10 + i, {"x": x}) for i, x in enumerate([9, 1, 9, 2, 9])]
+    for strategy in ("static", "hamlet"):
+        stats = EvaluationStats()
+        rows = evaluate(text, events, strategy, stats)
+        assert [(r.query, r.value) for r in rows] == [("q1", 3), ("q2", 3)]  # b11, b13 and both
+        assert (stats.bursts, stats.shared_bursts, stats.event_snapshots) == (1, 1, 0)

@@ -9,13 +9,14 @@ events of one timestamp never extend each other, so the events of timestamp grou
 x·Π_{h<g}(1 + m_h) trends and the burst adds (Φ − 1)·x with Φ = Π_g (1 + m_g); without E+ it adds Φ·x with
 Φ = Σ_g m_g. m_g counts the events of group g that q matches.
 
-Sharing (HAMLET's shared graphlet): the queries that match the same events have the same Φ, computed once
-for all of them; per query only x and the commit are left, O(1) per window instead of O(b). A query that
-rejects some events of the burst (local predicates) has a different Φ: each rejected event is an
-event-level snapshot (Definition 3.11) that corrects the shared factor for that query. ``static`` shares
+Sharing (HAMLET's shared graphlet): the queries that match the same events — the same local predicates on
+E, a *class* — have the same Φ, computed once for all of them; per query only x and the commit are left,
+O(1) per window instead of O(b). The shared graphlet holds the events of one class (the unfiltered one if
+any); a class that matches other events has a different Φ: each event it matches differently is an
+event-level snapshot (Definition 3.11) that corrects the shared factor for that class. ``static`` shares
 every burst of a sharable Kleene sub-pattern E+ among all queries containing it; ``hamlet`` decides per
-burst with the benefit model and the pruning principles (``hamlet.optimizer``). A query that shares a
-burst after processing the previous one alone has merged back (§4.2); the reverse is a split.
+burst and class with the benefit model and the pruning principles (``hamlet.optimizer``). A query that
+shares a burst after processing the previous one alone has merged back (§4.2); the reverse is a split.
 
 Per query, a burst is then one snapshot and one commit. Queries of one shape (``shapes.py``: COUNT(*),
 no negation, no edge predicates, templates equal up to type names, one window) keep their state in
@@ -47,6 +48,7 @@ from hamlet.runtime.shapes import Shape, ShapeGroup, shape_of
 from hamlet.stats import EvaluationStats
 
 Sharing = Literal["static", "hamlet"]
+FilterKey = tuple[str, ...]  # the texts of a query's local predicates on one type: () for none
 _SINGLE_TYPE_KLEENE = re.compile(r"^(\w+)\+$")
 
 
@@ -173,92 +175,99 @@ class _SharedRun:
         groups = [batch for _, batch in batches]
         sizes = self._sizes = [len(batch) for batch in groups]
         self._vectors: dict[tuple, Any] = {}
-        # Matched events per timestamp group, once per distinct set of local predicates.
+        # Matched events per timestamp group, once per class of queries with the same local predicates.
         flags = {key: [[all(test(e) for test in tests) for e in g] for g in groups]
                  for key, tests in readers.filters.items()}  # fmt: skip
-        counts = {name: [sum(f) for f in flags[key]] for name, key in readers.filtered}
-        shared = self._choose(event_type, readers, counts, flags, sizes, batches)
-        kleene_factor = prod(1 + m for m in sizes)
-        time = batches[0][0]
+        counts: dict[FilterKey, list[int]] = {key: [sum(f) for f in fs] for key, fs in flags.items()}
+        counts[()] = sizes
+        shared, base = self._choose(event_type, readers, counts, flags)
+        factors: dict[FilterKey, int] = {}
 
-        def multiplier(name: str, kleene: bool) -> int:
-            mine = counts.get(name, sizes)
+        def multiplier(key: FilterKey, kleene: bool, share: bool) -> int:
+            """μ of a class (module docstring): the same for every query that matches the same events."""
+            mine = counts[key]
             if not kleene:
                 return sum(mine)
-            if mine is sizes:
-                factor = kleene_factor
-            elif name in shared:
-                # Event-level snapshots: correct the shared factor on the groups where this query differs.
-                differ = [(m, c) for m, c in zip(sizes, mine) if m != c]
-                factor = kleene_factor // prod(1 + m for m, _ in differ) * prod(1 + c for _, c in differ)
-            else:
-                factor = prod(1 + c for c in mine)
-            return factor - 1
+            if key not in factors:
+                factors[key] = prod(1 + c for c in mine)
+            if not share or key == base:
+                return factors[key] - 1
+            # Event-level snapshots: correct the shared factor on the groups where this class differs.
+            if base not in factors:
+                factors[base] = prod(1 + m for m in counts[base])
+            differ = [(m, c) for m, c in zip(counts[base], mine) if m != c]
+            return factors[base] // prod(1 + m for m, _ in differ) * prod(1 + c for _, c in differ) - 1
 
-        for name in readers.closed_runs:
-            if name not in counts or any(counts[name]):
+        for name, key in readers.closed_runs:
+            if any(counts[key]):
                 kleene = self.runs[name].root.is_kleene(event_type)
-                mine = counts.get(name, sizes)
-                yield from self._apply(name, event_type, batches, mine, multiplier(name, kleene), kleene)
-        for group, position, unfiltered, filtered in readers.group_reads:
+                mu = multiplier(key, kleene, key in shared and name in readers.sharers)
+                yield from self._apply(name, event_type, batches, counts[key], mu, kleene)
+        time = batches[0][0]
+        for group, position, classes in readers.group_reads:
             yield from group.advance(time)
             kleene = group.kleene[position]
-            members = unfiltered + [i for i, name in filtered if any(counts[name])]
-            if self.trace is not None:
-                self._trace(event_type, shared, group, position, members, time)
-            if unfiltered:
-                group.apply(time, position, unfiltered, kleene_factor - 1 if kleene else sum(sizes))
-            if filtered:
-                matching = [(i, name) for i, name in filtered if any(counts[name])]
-                group.apply(time, position, [i for i, _ in matching], [multiplier(n, kleene) for _, n in matching])
+            for key, sharing, members in classes:
+                if not any(counts[key]):
+                    continue
+                if self.trace is not None and sharing and key in shared:
+                    self._trace(event_type, group, position, members, time)
+                group.apply(time, position, members, multiplier(key, kleene, sharing and key in shared))
 
-    def _trace(self, event_type: str, shared: set[str], group: ShapeGroup, position: int, members: list[int],
-               time: Any) -> None:  # fmt: skip
+    def _trace(self, event_type: str, group: ShapeGroup, position: int, members: list[int], time: Any) -> None:
         assert self.trace is not None
         if not (self.trace and self.trace[-1]["type"] == event_type):
             return
-        members = [i for i in members if group.names[i] in shared]
         snapshots = group.snapshots(time, position, members)
         for j, i in enumerate(members):
             self.trace[-1]["snapshot"][group.names[i]] = {k: xs[j] for k, xs in snapshots.items()}
 
-    def _choose(self, event_type: str, readers: _TypeReaders, counts: dict[str, list[int]],
-                flags: dict[tuple[str, ...], list[list[bool]]], sizes: list[int],
-                batches: Sequence[tuple[Any, list[Event]]]) -> set[str]:  # fmt: skip
-        if not readers.sharers:
-            return set()
+    def _choose(self, event_type: str, readers: _TypeReaders, counts: dict[FilterKey, list[int]],
+                flags: dict[FilterKey, list[list[bool]]]) -> tuple[set[FilterKey], FilterKey]:  # fmt: skip
+        """The classes of queries (same local predicates on the burst's type) that share this burst, and
+        the class whose matched events the shared graphlet holds (the others differ by event-level
+        snapshots). Queries of one class match the same events: the pruning principles classify them alike."""
+        if not readers.sharer_classes:
+            return set(), ()
         started = clock.perf_counter()
+        base = readers.base
+        sizes = counts[()]
         b, groups = sum(sizes), len(sizes)
-        # Queries matching every event introduce no snapshot (Theorem 4.3): they share without a candidate.
-        candidates = [
-            Candidate(name, True, b - sum(counts[name]), len(self.queries_by_name[name].window.indexes(batches[0][0])))
-            for name in readers.filtered_sharers if any(counts[name])
-        ]  # fmt: skip
+        base_counts = counts[base]
+        candidates = []
+        for key, names in readers.sharer_classes.items():
+            mine = counts[key]
+            if not any(mine):
+                continue
+            # Events this class matches differently from the shared graphlet: its event-level snapshots.
+            differ = sum(abs(m - c) for m, c in zip(base_counts, mine)) if key != base else 0
+            candidates.append(Candidate(key, bool(key), differ, 1, len(names)))
         if self.sharing == "static":
-            shared = set(readers.unfiltered_sharers) | {c.name for c in candidates}
-            shared = shared if len(shared) > 1 else set()
+            shared = {c.name for c in candidates} if sum(c.queries for c in candidates) > 1 else set()
         else:
-            shared = choose_sharing(candidates, b, groups, self.model, readers.unfiltered_sharers)
+            shared = choose_sharing(candidates, b, groups, self.model)
         stats = self.stats
         stats.decision_seconds += clock.perf_counter() - started
         stats.bursts += 1
+        shared_queries = {name for key in shared for name in readers.sharer_classes[key]}
         if shared:
             stats.shared_bursts += 1
             stats.graphlet_snapshots += 1
-            rejecting = {readers.key_of[c.name] for c in candidates if c.name in shared and c.rejected}
-            if rejecting:
+            differing = [key for key in shared if key != base]
+            if differing:
+                base_flags = flags.get(base)
                 stats.event_snapshots += sum(
                     1 for g, size in enumerate(sizes) for j in range(size)
-                    if any(not flags[key][g][j] for key in rejecting)
+                    if any(flags[key][g][j] != (base_flags[g][j] if base_flags else True) for key in differing)
                 )  # fmt: skip
         # One split when queries leave the shared graphlet, one merge when queries (re)join it (§4.2).
         before = self.previously_shared.get(event_type, set())
-        stats.splits += bool(before - shared)
-        stats.merges += bool(shared - before)
-        self.previously_shared[event_type] = shared
+        stats.splits += bool(before - shared_queries)
+        stats.merges += bool(shared_queries - before)
+        self.previously_shared[event_type] = shared_queries
         if shared and self.trace is not None:
-            self.trace.append({"type": event_type, "queries": sorted(shared), "snapshot": {}})
-        return shared
+            self.trace.append({"type": event_type, "queries": sorted(shared_queries), "snapshot": {}})
+        return shared, base
 
     def _apply(self, name: str, event_type: str, batches: Sequence[tuple[Any, list[Event]]], counts: list[int],
                multiplier: int, kleene: bool) -> Iterator[tuple[str, int, Any]]:  # fmt: skip
@@ -304,18 +313,24 @@ class _TypeReaders:
         in_group = {name for g in run.groups for name in g.names}
         self.sequential = [q.name for q in readers
                            if q.name not in in_group and not run.runs[q.name].root.closed_form(event_type)]  # fmt: skip
-        self.closed_runs = [q.name for q in readers
+        self.closed_runs = [(q.name, keys[q.name]) for q in readers
                             if q.name not in in_group and run.runs[q.name].root.closed_form(event_type)]  # fmt: skip
-        closed = set(self.closed_runs) | (in_group & set(keys))
+        closed = {name for name, _ in self.closed_runs} | (in_group & set(keys))
         self.closed = bool(closed)
-        self.key_of = {name: keys[name] for name in closed if keys[name]}
-        self.filtered = list(self.key_of.items())
-        self.filters = {key: run.tests[(name, event_type)] for name, key in self.filtered}
-        self.group_reads = [
-            (g, position, [i for i in members if not keys[g.names[i]]],
-             [(i, g.names[i]) for i in members if keys[g.names[i]]])
-            for g in run.groups for position, members in g.members.get(event_type, {}).items()
-        ]  # fmt: skip
+        self.filters = {keys[name]: run.tests[(name, event_type)] for name in closed if keys[name]}
         self.sharers = run.sharers.get(event_type, set()) & closed
-        self.unfiltered_sharers = [name for name in self.sharers if not keys[name]]
-        self.filtered_sharers = [name for name in self.sharers if keys[name]]
+        # Sharers by class (same local predicates on this type); the shared graphlet holds the events of
+        # the unfiltered class if there is one, else of the largest class.
+        self.sharer_classes: dict[FilterKey, list[str]] = {}
+        for name in sorted(self.sharers):
+            self.sharer_classes.setdefault(keys[name], []).append(name)
+        self.base: FilterKey = max(self.sharer_classes, key=lambda k: (k == (), len(self.sharer_classes[k])),
+                                   default=())  # fmt: skip
+        # Per shape group and position: its members by (class, sharer or not), each class one pass.
+        self.group_reads = []
+        for g in run.groups:
+            for position, members in g.members.get(event_type, {}).items():
+                classes: dict[tuple[FilterKey, bool], list[int]] = {}
+                for i in members:
+                    classes.setdefault((keys[g.names[i]], g.names[i] in self.sharers), []).append(i)
+                self.group_reads.append((g, position, [(k, s, m) for (k, s), m in classes.items()]))
