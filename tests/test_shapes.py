@@ -81,3 +81,24 @@ def test_queries_with_the_same_predicates_share_without_event_level_snapshots():
         rows = evaluate(text, events, strategy, stats)
         assert [(r.query, r.value) for r in rows] == [("q1", 3), ("q2", 3)]  # b11, b13 and both
         assert (stats.bursts, stats.shared_bursts, stats.event_snapshots) == (1, 1, 0)
+
+
+def test_queries_with_equal_prefixes_share_slots():
+    from hamlet.runtime.shapes import ShapeGroup
+
+    workload = parse_workload(
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+, C) WITHIN 10\n"
+        "q2: RETURN COUNT(*) PATTERN SEQ(A, B+, D) WITHIN 10\n"  # same prefix SEQ(A, B+) as q1
+        "q3: RETURN COUNT(*) PATTERN SEQ(E, B+, C) WITHIN 10\n"
+        "q4: RETURN COUNT(*) PATTERN SEQ(A, B+, C) WHERE B.x < 3 WITHIN 10"  # other predicates on B
+    )
+    queries = list(workload.queries)
+    shape = shape_of(queries[0], algebra_for(queries[0], []))
+    assert shape is not None
+    group = ShapeGroup(shape, queries)
+    # Slots per position (A/E, B+, C/D) and finals: q1 and q2 share A and B+, q4 only A.
+    assert group.width == [2, 3, 4, 4]
+    events = stream("a1 e2 b3 b4 c5 d6", x={"b3": 1, "b4": 5})
+    assert [(r.query, r.value) for r in evaluate(workload, events, "hamlet")] == [
+        ("q1", 3), ("q2", 3), ("q3", 3), ("q4", 1)
+    ]  # fmt: skip

@@ -153,9 +153,10 @@ class _SharedRun:
         for group in self.groups:
             reads = []
             for event_type, events in by_type.items():
-                for position, members in group.members.get(event_type, {}).items():
-                    counts = [self._matches(group.names[i], event_type, [events])[0] for i in members]
-                    reads.append((position, members, counts))
+                for position, slots in group.slots.get(event_type, {}).items():
+                    members = group.slot_members[position]
+                    counts = [self._matches(group.names[members[j][0]], event_type, [events])[0] for j in slots]
+                    reads.append((position, slots, counts))
             if reads:
                 yield from group.advance(time)
                 group.step(time, reads)
@@ -207,20 +208,21 @@ class _SharedRun:
         for group, position, classes in readers.group_reads:
             yield from group.advance(time)
             kleene = group.kleene[position]
-            for key, sharing, members in classes:
+            for key, sharing, slots in classes:
                 if not any(counts[key]):
                     continue
                 if self.trace is not None and sharing and key in shared:
-                    self._trace(event_type, group, position, members, time)
-                group.apply(time, position, members, multiplier(key, kleene, sharing and key in shared))
+                    self._trace(event_type, group, position, slots, time)
+                group.apply(time, position, slots, multiplier(key, kleene, sharing and key in shared))
 
-    def _trace(self, event_type: str, group: ShapeGroup, position: int, members: list[int], time: Any) -> None:
+    def _trace(self, event_type: str, group: ShapeGroup, position: int, slots: list[int], time: Any) -> None:
         assert self.trace is not None
         if not (self.trace and self.trace[-1]["type"] == event_type):
             return
-        snapshots = group.snapshots(time, position, members)
-        for j, i in enumerate(members):
-            self.trace[-1]["snapshot"][group.names[i]] = {k: xs[j] for k, xs in snapshots.items()}
+        snapshots = group.snapshots(time, position, slots)
+        for j, slot in enumerate(slots):
+            for i in group.slot_members[position][slot]:
+                self.trace[-1]["snapshot"][group.names[i]] = {k: xs[j] for k, xs in snapshots.items()}
 
     def _choose(self, event_type: str, readers: _TypeReaders, counts: dict[FilterKey, list[int]],
                 flags: dict[FilterKey, list[list[bool]]]) -> tuple[set[FilterKey], FilterKey]:  # fmt: skip
@@ -326,11 +328,12 @@ class _TypeReaders:
             self.sharer_classes.setdefault(keys[name], []).append(name)
         self.base: FilterKey = max(self.sharer_classes, key=lambda k: (k == (), len(self.sharer_classes[k])),
                                    default=())  # fmt: skip
-        # Per shape group and position: its members by (class, sharer or not), each class one pass.
+        # Per shape group and position: its slots by (class, sharers or not), each class one pass.
         self.group_reads = []
         for g in run.groups:
-            for position, members in g.members.get(event_type, {}).items():
+            for position, slots in g.slots.get(event_type, {}).items():
                 classes: dict[tuple[FilterKey, bool], list[int]] = {}
-                for i in members:
-                    classes.setdefault((keys[g.names[i]], g.names[i] in self.sharers), []).append(i)
+                for slot in slots:
+                    names = [g.names[i] for i in g.slot_members[position][slot]]
+                    classes.setdefault((keys[names[0]], all(n in self.sharers for n in names)), []).append(slot)
                 self.group_reads.append((g, position, [(k, s, m) for (k, s), m in classes.items()]))
