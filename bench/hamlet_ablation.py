@@ -5,10 +5,10 @@
 Three runs of the same workload (``hamlet_throughput.py``'s authors' shape), identical counts checked:
 * ``greta``: every query on its own graph, every event one by one;
 * ``columns, no bursts``: the hamlet executor with every timestamp its own burst (``_SharedRun._pane``
-  patched to a unique value per time): queries of one shape in columns, but each event applied to each
-  query that reads it — what a GRETA in columns would do;
+  patched to a unique value per time): queries of one shape in columns of slots (shared prefixes), but
+  each event applied on its own to every slot that reads it — what a GRETA in columns would do;
 * ``hamlet``: bursts of E2 applied at once, their factor Φ computed once for all queries.
-The first ratio is the column layout, the second the sharing of bursts.
+The first ratio is the column layout with its shared prefixes, the second the sharing of bursts.
 """
 
 from __future__ import annotations

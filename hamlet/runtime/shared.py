@@ -244,7 +244,8 @@ class _SharedRun:
             # Events this class matches differently from the shared graphlet: its event-level snapshots.
             differ = sum(abs(m - c) for m, c in zip(base_counts, mine)) if key != base else 0
             candidates.append(Candidate(key, bool(key), differ, 1, len(names)))
-        if self.sharing == "static":
+        if self.sharing == "static" or all(c.rejected == 0 for c in candidates):
+            # Static shares always; with no snapshot to introduce, so does hamlet (Theorem 4.3), model unasked.
             shared = {c.name for c in candidates} if sum(c.queries for c in candidates) > 1 else set()
         else:
             shared = choose_sharing(candidates, b, groups, self.model)
