@@ -41,7 +41,7 @@ def stream(events: int, burst: int) -> list[Event]:
     return out[:events]
 
 
-HEADER = ("| workload | queries | events | burst K | strategy | seconds | events/s | × greta | shared bursts "
+HEADER = ("| workload | queries | events | burst K | strategy | CPU s | events/s | × greta | shared bursts "
           "| identical |\n|---|---|---|---|---|---|---|---|---|---|")  # fmt: skip
 
 

@@ -50,7 +50,7 @@ def main() -> None:
     results = measure_all(parse_workload(mixed_workload(args.queries)), events, ["greta", "static", "hamlet"],
                           args.repeat)  # fmt: skip
     print(f"# {machine()}; {load()}; {len(events)} events, {args.queries} queries")
-    print("| strategy | seconds | shared bursts | event-level snapshots | splits | merges |")
+    print("| strategy | CPU s | shared bursts | event-level snapshots | splits | merges |")
     print("|---|---|---|---|---|---|")
     for strategy, (seconds, _, stats) in results.items():
         print(f"| {strategy} | {seconds:.3f} | {stats.shared_bursts}/{stats.bursts} | {stats.event_snapshots} "
