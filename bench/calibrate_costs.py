@@ -4,7 +4,8 @@
 
 Each constant is seconds per operation of the executor as built (see hamlet/optimizer/benefit.py):
 ``evaluate`` a local predicate on one event, ``factor`` one timestamp group folded into a burst's factor,
-``apply`` one burst committed to one window of one query (snapshot x, advance, commit), ``snapshot`` one
+``apply`` one burst committed to one window of one query (snapshot x, advance, commit; one slot of a
+shape group for the COUNT(*) queries of ``hamlet/runtime/shapes.py``), ``snapshot`` one
 rejected event folded into a query's own factor. Measured through the real code paths, best of 5.
 """
 

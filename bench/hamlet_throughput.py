@@ -6,19 +6,18 @@ Workload: ``--queries`` flat sequences SEQ(E<a>, E2+, E<b>) of distinct types ar
 (a, b drawn from E1, E3..E13), COUNT(*), one tumbling window holding the whole stream. Stream: periods
 of 13 types × 5 events (five rounds of E1..E13) followed by a burst of ``--burst`` E2 events, one event
 per time unit, ``--events`` events in all. Every strategy must give identical counts; the ratios are
-measured in the same process, one strategy after the other, best of ``--repeat``.
+measured in the same process, strategies interleaved, best of ``--repeat`` (``timing.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import platform
 import random
-import time
 
-from hamlet import Event, evaluate, parse_workload
-from hamlet.stats import EvaluationStats
+from timing import load, machine, measure_all
+
+from hamlet import Event, parse_workload
 
 
 def workload(queries: int, seed: int = 1) -> str:
@@ -42,15 +41,27 @@ def stream(events: int, burst: int) -> list[Event]:
     return out[:events]
 
 
-def measure(text: str, events: list[Event], strategy: str, repeat: int) -> tuple[float, list, EvaluationStats]:
-    parsed = parse_workload(text)
-    best, rows, stats = float("inf"), [], EvaluationStats()
-    for _ in range(repeat):
-        stats = EvaluationStats()
-        started = time.perf_counter()
-        rows = evaluate(parsed, events, strategy, stats)
-        best = min(best, time.perf_counter() - started)
-    return best, rows, stats
+HEADER = ("| workload | queries | events | burst K | strategy | CPU s | events/s | × greta | shared bursts "
+          "| identical |\n|---|---|---|---|---|---|---|---|---|---|")  # fmt: skip
+
+
+def report(name: str, q: int, n: int, k: int, results: dict, json_path: str | None,
+           stream_events: int | None = None) -> None:  # fmt: skip
+    """One table row per strategy (and one JSON line, for the plots) — identical to the first strategy?
+    ``n``: events per window; ``stream_events`` (default n): events in the stream, for events/s."""
+    total = stream_events or n
+    strategies = list(results)
+    reference = results[strategies[0]][1]
+    base = results.get("greta", results[strategies[0]])[0]
+    for s, (seconds, rows, stats) in results.items():
+        same = rows == reference
+        print(f"| {name} | {q} | {n} | {k} | {s} | {seconds:.3f} | {total / seconds:,.0f} | {base / seconds:.1f} "
+              f"| {stats.shared_bursts}/{stats.bursts} | {same} |", flush=True)  # fmt: skip
+        if json_path:
+            with open(json_path, "a") as f:
+                f.write(json.dumps({"workload": name, "queries": q, "events": n, "burst": k, "strategy": s, "stream_events": total,
+                                    "seconds": seconds, "identical": same, "load": load(),
+                                    "stats": stats.as_dict()}) + "\n")  # fmt: skip
 
 
 def main() -> None:
@@ -59,28 +70,17 @@ def main() -> None:
     parser.add_argument("--events", type=int, nargs="+", default=[20_000])
     parser.add_argument("--burst", type=int, nargs="+", default=[30])
     parser.add_argument("--strategies", nargs="+", default=["greta", "static", "hamlet"])
-    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", help="append one JSON line per measurement to this file")
     args = parser.parse_args()
-    print(f"# {platform.machine()}, Python {platform.python_version()}")
-    print("| queries | events | burst K | strategy | seconds | events/s | × greta | shared bursts | identical |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"# {machine()}; {load()} at the start")
+    print(HEADER)
     for q in args.queries:
         for n in args.events:
             for k in args.burst:
-                text, events = workload(q), stream(n, k)
-                results = {s: measure(text, events, s, args.repeat) for s in args.strategies}
-                reference = results[args.strategies[0]][1]
-                base = results.get("greta", results[args.strategies[0]])[0]
-                for s, (seconds, rows, stats) in results.items():
-                    same = rows == reference
-                    print(f"| {q} | {n} | {k} | {s} | {seconds:.3f} | {n / seconds:,.0f} | {base / seconds:.1f} "
-                          f"| {stats.shared_bursts}/{stats.bursts} | {same} |", flush=True)  # fmt: skip
-                    if args.json:
-                        with open(args.json, "a") as f:
-                            f.write(json.dumps({"queries": q, "events": n, "burst": k, "strategy": s,
-                                                "seconds": seconds, "identical": same,
-                                                "stats": stats.as_dict()}) + "\n")  # fmt: skip
+                results = measure_all(parse_workload(workload(q)), stream(n, k), args.strategies, args.repeat)
+                report("authors", q, n, k, results, args.json)
+    print(f"# {load()} at the end")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@ burst's trends follow from one factor Φ = Π_g (1 + events matched in group g) 
 * shared by S: ``G·factor`` once, and per query ``w·apply``, plus for a query with local predicates on E
   ``b·evaluate`` and, per event it rejects (an event-level snapshot, Definition 3.11), ``snapshot``.
 
-The constants are seconds per operation, measured by ``bench/calibrate_costs.py`` on this machine.
+``apply`` cancels out of the benefit (shared or not, every query commits the burst); it is kept so that
+the costs themselves stay comparable. The constants are seconds per operation, measured by
+``bench/calibrate_costs.py`` on this machine.
 """
 
 from __future__ import annotations

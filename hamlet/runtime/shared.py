@@ -9,13 +9,18 @@ events of one timestamp never extend each other, so the events of timestamp grou
 x·Π_{h<g}(1 + m_h) trends and the burst adds (Φ − 1)·x with Φ = Π_g (1 + m_g); without E+ it adds Φ·x with
 Φ = Σ_g m_g. m_g counts the events of group g that q matches.
 
-Sharing (HAMLET's shared graphlet): the queries that match the same events have the same Φ, computed once
-for all of them; per query only x and the commit are left, O(1) per window instead of O(b). A query that
-rejects some events of the burst (local predicates) has a different Φ: each rejected event is an
-event-level snapshot (Definition 3.11) that corrects the shared factor for that query. ``static`` shares
+Sharing (HAMLET's shared graphlet): the queries that match the same events — the same local predicates on
+E, a *class* — have the same Φ, computed once for all of them; per query only x and the commit are left,
+O(1) per window instead of O(b). The shared graphlet holds the events of one class (the unfiltered one if
+any); a class that matches other events has a different Φ: each event it matches differently is an
+event-level snapshot (Definition 3.11) that corrects the shared factor for that class. ``static`` shares
 every burst of a sharable Kleene sub-pattern E+ among all queries containing it; ``hamlet`` decides per
-burst with the benefit model and the pruning principles (``hamlet.optimizer``). A query that shares a
-burst after processing the previous one alone has merged back (§4.2); the reverse is a split.
+burst and class with the benefit model and the pruning principles (``hamlet.optimizer``). A query that
+shares a burst after processing the previous one alone has merged back (§4.2); the reverse is a split.
+
+Per query, a burst is then one snapshot and one commit. Queries of one shape (``shapes.py``: COUNT(*),
+no negation, no edge predicates, templates equal up to type names, one window) keep their state in
+columns and take each burst in one pass over a list; the others keep a ``QueryRun`` each.
 
 Queries whose bursts cannot be applied at once (``TrendGraph.closed_form``: edge predicates reaching the
 burst's events, aggregates other than COUNT(*), a trailing NOT on them) process those events one by one,
@@ -39,9 +44,11 @@ from hamlet.optimizer.choice import Candidate, choose_sharing
 from hamlet.runtime.aggregates import Algebra
 from hamlet.runtime.greta import QueryRun
 from hamlet.runtime.partition import matched_events
+from hamlet.runtime.shapes import Shape, ShapeGroup, shape_of
 from hamlet.stats import EvaluationStats
 
 Sharing = Literal["static", "hamlet"]
+FilterKey = tuple[str, ...]  # the texts of a query's local predicates on one type: () for none
 _SINGLE_TYPE_KLEENE = re.compile(r"^(\w+)\+$")
 
 
@@ -58,14 +65,22 @@ class _SharedRun:
                  stats: EvaluationStats, sharing: Sharing, trace: list[dict[str, Any]] | None) -> None:  # fmt: skip
         self.queries, self.events, self.stats, self.sharing, self.trace = queries, events, stats, sharing, trace
         self.model = CostModel.calibrated()
+        self.queries_by_name = {q.name: q for q in queries}
+        # Queries of one shape run together in columns (``shapes.py``); the others each keep a QueryRun.
+        by_shape: dict[Shape, list[AnalyzedQuery]] = {}
+        alone: list[AnalyzedQuery] = []
+        for q in queries:
+            shape = shape_of(q, algebras[q.name])
+            (alone if shape is None else by_shape.setdefault(shape, [])).append(q)
+        self.groups = [ShapeGroup(shape, members) for shape, members in by_shape.items()]
         self.runs: dict[str, QueryRun] = {}
         self.matched: dict[str, set[int]] = {}
-        for q in queries:
+        for q in alone:
             mine = matched_events(q, events)
             self.matched[q.name] = set(map(id, mine))
             self.runs[q.name] = QueryRun(q, algebras[q.name], mine)
-        stats.events += len(set().union(*self.matched.values())) if queries else 0
         self.pane = pane_size([d for q in queries for d in (q.window.within, q.window.slide)])
+        self.whole_pane = int(self.pane) if self.pane.denominator == 1 else 0  # int arithmetic on int times
         # E of every Kleene sub-pattern E+ that two or more queries of the set contain: its bursts share.
         kleene: dict[str, list[str]] = {}
         for q in queries:
@@ -73,11 +88,23 @@ class _SharedRun:
                 if m := _SINGLE_TYPE_KLEENE.match(sub):
                     kleene.setdefault(m.group(1), []).append(q.name)
         self.sharers = {t: set(names) for t, names in kleene.items() if len(names) > 1}
+        # Local predicates per (query, type); queries with the same ones match the same events.
+        self.tests = {(q.name, t): tuple(p.test for p in q.local_predicates_of(t)) for q in queries for t in q.types}
+        self.filter_key = {
+            (q.name, t): tuple(p.text for p in q.local_predicates_of(t)) for q in queries for t in q.types
+        }  # fmt: skip
         all_types = {t for q in queries for t in q.types}
-        self.readers = {t: [q for q in queries if t in q.types] for t in all_types}
-        self.filtered = {(q.name, t): bool(q.local_predicates_of(t)) for q in queries for t in q.types}
-        self.closed = {(q.name, t): self.runs[q.name].root.closed_form(t) for q in queries for t in q.types}
+        self.types = {t: _TypeReaders(t, queries, self) for t in all_types}
+        stats.events += self._events_read()
         self.previously_shared: dict[str, set[str]] = {}
+
+    def _events_read(self) -> int:
+        """Events that at least one query's graph reads (passes its local predicates)."""
+        read = 0
+        for e in self.events:
+            readers = self.types[e.type]
+            read += readers.any_unfiltered or any(all(test(e) for test in tests) for tests in readers.all_filters)
+        return read
 
     def run(self) -> Iterator[tuple[str, int, Any]]:
         batches = [(t, list(b)) for t, b in groupby(self.events, key=lambda e: e.time)]
@@ -85,7 +112,7 @@ class _SharedRun:
         while i < len(batches):
             time, batch = batches[i]
             event_type = batch[0].type
-            if all(e.type == event_type for e in batch):
+            if len(batch) == 1 or all(e.type == event_type for e in batch):
                 pane = self._pane(time)
                 j = i + 1
                 while j < len(batches) and self._pane(batches[j][0]) == pane and all(
@@ -95,93 +122,155 @@ class _SharedRun:
                 yield from self._burst(event_type, batches[i:j])
                 i = j
             else:
-                for q in self.queries:
-                    yield from self._one_by_one(q, [(time, batch)])
+                yield from self._mixed(time, batch)
                 i += 1
-        for q in self.queries:
-            for k, final in self.runs[q.name].finish():
-                yield q.name, k, final
+        for name, run in self.runs.items():
+            for k, final in run.finish():
+                yield name, k, final
+        for group in self.groups:
+            yield from group.finish()
 
     def _pane(self, time: Any) -> int:
-        return floor(time / self.pane) if self.pane.denominator != 1 or type(time) is not int else time // int(self.pane)
+        whole = self.whole_pane
+        return time // whole if whole and type(time) is int else floor(time / self.pane)
 
-    def _one_by_one(self, q: AnalyzedQuery, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
-        run, matched = self.runs[q.name], self.matched[q.name]
+    def _one_by_one(self, name: str, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
+        run, matched = self.runs[name], self.matched[name]
         for time, batch in batches:
             mine = [e for e in batch if id(e) in matched]
             if mine:
                 for k, final in run.advance(time):
-                    yield q.name, k, final
+                    yield name, k, final
                 run.step(mine)
 
-    def _burst(self, event_type: str, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
-        sizes = self._sizes = [len(batch) for _, batch in batches]
-        self._vectors: dict[tuple, Any] = {}
-        closed: dict[str, list[int]] = {}  # query → events it matches per timestamp group
-        for q in self.readers.get(event_type, ()):
-            if not self.closed[(q.name, event_type)]:
-                yield from self._one_by_one(q, batches)
-                continue
-            if self.filtered[(q.name, event_type)]:
-                matched = self.matched[q.name]
-                counts = [sum(1 for e in batch if id(e) in matched) for _, batch in batches]
-            else:
-                counts = sizes
-            if any(counts):
-                closed[q.name] = counts
-        shared = self._choose(event_type, closed, sizes, batches)
-        kleene_factor = prod(1 + m for m in sizes) if shared else 0
-        for name, counts in closed.items():
-            run = self.runs[name]
-            kleene = run.root.is_kleene(event_type)
-            if name in shared and counts is sizes:
-                factor = kleene_factor
-            elif name in shared:
-                # Event-level snapshots: correct the shared factor on the groups where this query differs.
-                differ = [(m, c) for m, c in zip(sizes, counts) if m != c]
-                factor = kleene_factor // prod(1 + m for m, _ in differ) * prod(1 + c for _, c in differ)
-            elif kleene:
-                factor = prod(1 + c for c in counts)
-            else:
-                factor = sum(counts)
-            yield from self._apply(name, event_type, batches, counts, factor - 1 if kleene else factor, kleene)
+    def _mixed(self, time: Any, batch: list[Event]) -> Iterator[tuple[str, int, Any]]:
+        """A timestamp with events of several types: no burst, every query steps on its own."""
+        for name in self.runs:
+            yield from self._one_by_one(name, [(time, batch)])
+        by_type: dict[str, list[Event]] = {}
+        for e in batch:
+            by_type.setdefault(e.type, []).append(e)
+        for group in self.groups:
+            reads = []
+            for event_type, events in by_type.items():
+                for position, slots in group.slots.get(event_type, {}).items():
+                    members = group.slot_members[position]
+                    counts = [self._matches(group.names[members[j][0]], event_type, [events])[0] for j in slots]
+                    reads.append((position, slots, counts))
+            if reads:
+                yield from group.advance(time)
+                group.step(time, reads)
 
-    def _choose(self, event_type: str, closed: dict[str, list[int]], sizes: list[int],
-                batches: Sequence[tuple[Any, list[Event]]]) -> set[str]:  # fmt: skip
-        sharers = self.sharers.get(event_type)
-        if sharers is None:
-            return set()
+    def _matches(self, name: str, event_type: str, groups: Sequence[list[Event]]) -> list[int]:
+        tests = self.tests[(name, event_type)]
+        if not tests:
+            return [len(g) for g in groups]
+        return [sum(1 for e in g if all(test(e) for test in tests)) for g in groups]
+
+    def _burst(self, event_type: str, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
+        readers = self.types[event_type]
+        for name in readers.sequential:
+            yield from self._one_by_one(name, batches)
+        if not readers.closed:
+            return
+        groups = [batch for _, batch in batches]
+        sizes = self._sizes = [len(batch) for batch in groups]
+        self._vectors: dict[tuple, Any] = {}
+        # Matched events per timestamp group, once per class of queries with the same local predicates.
+        flags = {key: [[all(test(e) for test in tests) for e in g] for g in groups]
+                 for key, tests in readers.filters.items()}  # fmt: skip
+        counts: dict[FilterKey, list[int]] = {key: [sum(f) for f in fs] for key, fs in flags.items()}
+        counts[()] = sizes
+        shared, base = self._choose(event_type, readers, counts, flags)
+        factors: dict[FilterKey, int] = {}
+
+        def multiplier(key: FilterKey, kleene: bool, share: bool) -> int:
+            """μ of a class (module docstring): the same for every query that matches the same events."""
+            mine = counts[key]
+            if not kleene:
+                return sum(mine)
+            if key not in factors:
+                factors[key] = prod(1 + c for c in mine)
+            if not share or key == base:
+                return factors[key] - 1
+            # Event-level snapshots: correct the shared factor on the groups where this class differs.
+            if base not in factors:
+                factors[base] = prod(1 + m for m in counts[base])
+            differ = [(m, c) for m, c in zip(counts[base], mine) if m != c]
+            return factors[base] // prod(1 + m for m, _ in differ) * prod(1 + c for _, c in differ) - 1
+
+        for name, key in readers.closed_runs:
+            if any(counts[key]):
+                kleene = self.runs[name].root.is_kleene(event_type)
+                mu = multiplier(key, kleene, key in shared and name in readers.sharers)
+                yield from self._apply(name, event_type, batches, counts[key], mu, kleene)
+        time = batches[0][0]
+        for group, position, classes in readers.group_reads:
+            yield from group.advance(time)
+            kleene = group.kleene[position]
+            for key, sharing, slots in classes:
+                if not any(counts[key]):
+                    continue
+                if self.trace is not None and sharing and key in shared:
+                    self._trace(event_type, group, position, slots, time)
+                group.apply(time, position, slots, multiplier(key, kleene, sharing and key in shared))
+
+    def _trace(self, event_type: str, group: ShapeGroup, position: int, slots: list[int], time: Any) -> None:
+        assert self.trace is not None
+        if not (self.trace and self.trace[-1]["type"] == event_type):
+            return
+        snapshots = group.snapshots(time, position, slots)
+        for j, slot in enumerate(slots):
+            for i in group.slot_members[position][slot]:
+                self.trace[-1]["snapshot"][group.names[i]] = {k: xs[j] for k, xs in snapshots.items()}
+
+    def _choose(self, event_type: str, readers: _TypeReaders, counts: dict[FilterKey, list[int]],
+                flags: dict[FilterKey, list[list[bool]]]) -> tuple[set[FilterKey], FilterKey]:  # fmt: skip
+        """The classes of queries (same local predicates on the burst's type) that share this burst, and
+        the class whose matched events the shared graphlet holds (the others differ by event-level
+        snapshots). Queries of one class match the same events: the pruning principles classify them alike."""
+        if not readers.sharer_classes:
+            return set(), ()
         started = clock.perf_counter()
+        base = readers.base
+        sizes = counts[()]
         b, groups = sum(sizes), len(sizes)
-        candidates = [
-            Candidate(name, self.filtered[(name, event_type)], b - sum(counts),
-                      len(self.runs[name].query.window.indexes(batches[0][0])))
-            for name, counts in closed.items() if name in sharers
-        ]  # fmt: skip
-        if self.sharing == "static":
-            shared = {c.name for c in candidates} if len(candidates) > 1 else set()
+        base_counts = counts[base]
+        candidates = []
+        for key, names in readers.sharer_classes.items():
+            mine = counts[key]
+            if not any(mine):
+                continue
+            # Events this class matches differently from the shared graphlet: its event-level snapshots.
+            differ = sum(abs(m - c) for m, c in zip(base_counts, mine)) if key != base else 0
+            candidates.append(Candidate(key, bool(key), differ, 1, len(names)))
+        if self.sharing == "static" or all(c.rejected == 0 for c in candidates):
+            # Static shares always; with no snapshot to introduce, so does hamlet (Theorem 4.3), model unasked.
+            shared = {c.name for c in candidates} if sum(c.queries for c in candidates) > 1 else set()
         else:
             shared = choose_sharing(candidates, b, groups, self.model)
         stats = self.stats
         stats.decision_seconds += clock.perf_counter() - started
         stats.bursts += 1
+        shared_queries = {name for key in shared for name in readers.sharer_classes[key]}
         if shared:
             stats.shared_bursts += 1
             stats.graphlet_snapshots += 1
-            rejected = [c for c in candidates if c.name in shared and c.rejected]
-            if rejected:
+            differing = [key for key in shared if key != base]
+            if differing:
+                base_flags = flags.get(base)
                 stats.event_snapshots += sum(
-                    1 for _, batch in batches for e in batch
-                    if any(id(e) not in self.matched[c.name] for c in rejected)
+                    1 for g, size in enumerate(sizes) for j in range(size)
+                    if any(flags[key][g][j] != (base_flags[g][j] if base_flags else True) for key in differing)
                 )  # fmt: skip
         # One split when queries leave the shared graphlet, one merge when queries (re)join it (§4.2).
         before = self.previously_shared.get(event_type, set())
-        stats.splits += bool(before - shared)
-        stats.merges += bool(shared - before)
-        self.previously_shared[event_type] = shared
+        stats.splits += bool(before - shared_queries)
+        stats.merges += bool(shared_queries - before)
+        self.previously_shared[event_type] = shared_queries
         if shared and self.trace is not None:
-            self.trace.append({"type": event_type, "queries": sorted(shared), "snapshot": {}})
-        return shared
+            self.trace.append({"type": event_type, "queries": sorted(shared_queries), "snapshot": {}})
+        return shared, base
 
     def _apply(self, name: str, event_type: str, batches: Sequence[tuple[Any, list[Event]]], counts: list[int],
                multiplier: int, kleene: bool) -> Iterator[tuple[str, int, Any]]:  # fmt: skip
@@ -214,3 +303,38 @@ class _SharedRun:
             if algebra.count(xk):
                 totals[k] = algebra.burst_total(xk, multiplier, vector)  # type: ignore[union-attr]
         run.root.commit(event, totals)
+
+
+class _TypeReaders:
+    """Who reads events of one type, and how (computed once per type, used by every burst of it)."""
+
+    def __init__(self, event_type: str, queries: Sequence[AnalyzedQuery], run: _SharedRun) -> None:
+        readers = [q for q in queries if event_type in q.types]
+        keys = {q.name: run.filter_key[(q.name, event_type)] for q in readers}
+        self.any_unfiltered = any(not key for key in keys.values())
+        self.all_filters = list({keys[q.name]: run.tests[(q.name, event_type)] for q in readers if keys[q.name]}.values())
+        in_group = {name for g in run.groups for name in g.names}
+        self.sequential = [q.name for q in readers
+                           if q.name not in in_group and not run.runs[q.name].root.closed_form(event_type)]  # fmt: skip
+        self.closed_runs = [(q.name, keys[q.name]) for q in readers
+                            if q.name not in in_group and run.runs[q.name].root.closed_form(event_type)]  # fmt: skip
+        closed = {name for name, _ in self.closed_runs} | (in_group & set(keys))
+        self.closed = bool(closed)
+        self.filters = {keys[name]: run.tests[(name, event_type)] for name in closed if keys[name]}
+        self.sharers = run.sharers.get(event_type, set()) & closed
+        # Sharers by class (same local predicates on this type); the shared graphlet holds the events of
+        # the unfiltered class if there is one, else of the largest class.
+        self.sharer_classes: dict[FilterKey, list[str]] = {}
+        for name in sorted(self.sharers):
+            self.sharer_classes.setdefault(keys[name], []).append(name)
+        self.base: FilterKey = max(self.sharer_classes, key=lambda k: (k == (), len(self.sharer_classes[k])),
+                                   default=())  # fmt: skip
+        # Per shape group and position: its slots by (class, sharers or not), each class one pass.
+        self.group_reads = []
+        for g in run.groups:
+            for position, slots in g.slots.get(event_type, {}).items():
+                classes: dict[tuple[FilterKey, bool], list[int]] = {}
+                for slot in slots:
+                    names = [g.names[i] for i in g.slot_members[position][slot]]
+                    classes.setdefault((keys[names[0]], all(n in self.sharers for n in names)), []).append(slot)
+                self.group_reads.append((g, position, [(k, s, m) for (k, s), m in classes.items()]))
