@@ -7,7 +7,7 @@ import json
 from datetime import datetime, timedelta
 
 import pytest
-from conftest import START, WORK, write_conf
+from airflow_env import START, WORK, write_conf
 
 HOUR_START, HOUR_END = START + timedelta(hours=1), START + timedelta(hours=2)  # 09:00-10:00
 KEY = ["query", "window_start", "window_end", "group_key", "aggregate", "value", "value_exact"]

@@ -1,0 +1,67 @@
+"""The Airflow tests' environment (imported by conftest.py before anything imports Airflow): an Airflow home (SQLite) and the pipeline's settings in a temporary folder, set before
+Airflow is first imported (it reads its configuration then); the tables are real Delta tables there.
+
+The tests run the DAGs for real: ``dag.test()`` in this process (its Spark session is the test run's one,
+shared with the validation tasks; the aggregation task is a real spark-submit), and the end-to-end test
+starts Airflow's API server, scheduler and DAG processor."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from jobs.airflow_home import environment
+
+WORK = Path(tempfile.mkdtemp(prefix="hamlet-airflow-tests-"))
+HOME = WORK / "airflow"
+START = datetime(2026, 1, 5, 8, tzinfo=UTC)  # the generated events hold 08:00-10:00
+RATE = 300
+SEED = 11
+
+
+def write_conf(path: Path, tables: Path, max_bad_fraction: float = 0.05) -> Path:
+    """Pipeline settings like conf/pipeline.toml, with every table and folder under ``tables``."""
+    path.write_text(
+        f"""
+workload = "conf/workloads/rideshare_trips.hamlet"
+scenario = "rideshare"
+strategy = "greta"
+start_date = "2026-01-05T00:00:00+00:00"
+[tables]
+events = "{tables / "events"}"
+trend_aggregates = "{tables / "trend_aggregates"}"
+run_stats = "{tables / "run_stats"}"
+quarantine = "{tables / "quarantine"}"
+[validation]
+expectations = "expectations"
+data_docs = "{tables / "data_docs"}"
+max_bad_fraction = {max_bad_fraction}
+max_bad_output_fraction = 0.0
+[schedule]
+sensor_poke_seconds = 5
+sensor_timeout_minutes = 1
+max_active_runs = 1
+retries = 2
+retry_delay_minutes = 2
+max_retry_delay_minutes = 20
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+os.environ.update(environment(HOME))
+os.environ["HAMLET_ENV"] = "test"
+os.environ["HAMLET_PIPELINE_CONF"] = str(write_conf(WORK / "pipeline.toml", WORK / "tables"))
+# local[2] through the connection, as a user would set it (an environment connection: no DB write needed).
+os.environ["AIRFLOW_CONN_SPARK_DEFAULT"] = '{"conn_type": "spark", "host": "local[2]"}'
+
+# Only now: importing Airflow reads the configuration from the environment above.
+pytest.importorskip("airflow")
+pytest.importorskip("great_expectations")
+
+
