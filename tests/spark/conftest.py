@@ -4,9 +4,6 @@ temporary folders, and a small generated rideshare events table shared by the jo
 
 from __future__ import annotations
 
-import csv
-import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,7 +11,8 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("delta")
 
-START = datetime(2026, 1, 5, 6, tzinfo=UTC)  # the generated table holds 06:00-10:00
+from spark_env import START
+
 HOURS = 4
 RATE = 400
 SEED = 7
@@ -61,31 +59,3 @@ def events_table(spark, tmp_path_factory) -> str:
     return path
 
 
-def cell(value) -> str:
-    """A CSV cell that ``hamlet evaluate`` reads back as the same value (floats keep their '.')."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-def export_csv(table_path: str, target: Path) -> Path:
-    """The events table as an events CSV for ``hamlet evaluate``, read with the deltalake package."""
-    from deltalake import DeltaTable
-
-    table = DeltaTable(table_path).to_pyarrow_table()
-    columns = [c for c in table.column_names if c not in ("event_id", "event_date", "event_hour")]
-    rows = table.sort_by([("event_time", "ascending"), ("event_id", "ascending")]).select(columns).to_pylist()
-    with target.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(columns)
-        for row in rows:
-            moment = row["event_time"]
-            seconds = int(moment.timestamp()) if moment.microsecond == 0 else moment.timestamp()
-            writer.writerow([cell(seconds if c == "event_time" else row[c]) for c in columns])
-    return target
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import START, export_csv, read_jsonl
+from spark_env import START, export_csv, read_jsonl
 
 from hamlet.cli import main as hamlet_main
 
