@@ -20,7 +20,8 @@ shares a burst after processing the previous one alone has merged back (§4.2); 
 
 Per query, a burst is then one snapshot and one commit. Queries of one shape (``shapes.py``: COUNT(*),
 no negation, no edge predicates, templates equal up to type names, one window) keep their state in
-columns and take each burst in one pass over a list; the others keep a ``QueryRun`` each.
+columns of slots — one slot for all queries with equal sub-patterns up to a position — and take each
+burst in one pass over a list; the others keep a ``QueryRun`` each.
 
 Queries whose bursts cannot be applied at once (``TrendGraph.closed_form``: edge predicates reaching the
 burst's events, aggregates other than COUNT(*), a trailing NOT on them) process those events one by one,
@@ -65,7 +66,6 @@ class _SharedRun:
                  stats: EvaluationStats, sharing: Sharing, trace: list[dict[str, Any]] | None) -> None:  # fmt: skip
         self.queries, self.events, self.stats, self.sharing, self.trace = queries, events, stats, sharing, trace
         self.model = CostModel.calibrated()
-        self.queries_by_name = {q.name: q for q in queries}
         # Queries of one shape run together in columns (``shapes.py``); the others each keep a QueryRun.
         by_shape: dict[Shape, list[AnalyzedQuery]] = {}
         alone: list[AnalyzedQuery] = []
