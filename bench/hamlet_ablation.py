@@ -53,7 +53,7 @@ def main() -> None:
     columns, rows_columns = run(text, events, "hamlet", args.repeat, True)
     hamlet, rows_hamlet = run(text, events, "hamlet", args.repeat, False)
     print(f"# {machine()}; {load()}; {args.queries} queries, {args.events} events, burst {args.burst}")
-    print("| run | seconds | × previous | × greta | identical |\n|---|---|---|---|---|")
+    print("| run | CPU s | × previous | × greta | identical |\n|---|---|---|---|---|")
     print(f"| greta | {greta:.3f} | 1.0 | 1.0 | True |")
     print(f"| columns, no bursts | {columns:.3f} | {greta / columns:.1f} | {greta / columns:.1f} "
           f"| {rows_columns == reference} |")  # fmt: skip

@@ -8,7 +8,7 @@ Needs the ``bench`` extra (matplotlib): ``bash scripts/bootstrap dev,bench``. Wr
 * ``hamlet_fig10_authors.png``: the authors' synthetic shape, the same four panels (Figure 10);
 * ``hamlet_fig11_bursts.png``: latency vs burst size on both, and static vs dynamic sharing on the
   mixed-predicate workload (Figure 11).
-Latency is the seconds to evaluate the whole stream (every query, every window); throughput is events of
+Latency is the CPU seconds to evaluate the whole stream (every query, every window); throughput is events of
 the stream per second. Log scale, as in the paper.
 """
 
@@ -70,9 +70,9 @@ def four_panels(rows: list[Row], workload: str, title: str, queries: int, events
 
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
     panel(axes[0][0], series(mine, by_events, "events", latency), f"(a) latency, {queries} queries",
-          "events per window", "latency (s)")  # fmt: skip
+          "events per window", "latency (CPU s)")  # fmt: skip
     panel(axes[0][1], series(mine, by_queries, "queries", latency), f"(b) latency, {events:,} events per window",
-          "queries", "latency (s)")  # fmt: skip
+          "queries", "latency (CPU s)")  # fmt: skip
     panel(axes[1][0], series(mine, by_events, "events", throughput), f"(c) throughput, {queries} queries",
           "events per window", "events/s")  # fmt: skip
     panel(axes[1][1], series(mine, by_queries, "queries", throughput),
@@ -88,10 +88,10 @@ def burst_figure(rows: list[Row], path: Path) -> None:
     for ax, workload, label in ((axes[0], "authors", "authors' shape"), (axes[1], "rideshare", "ridesharing")):
         mine = [r for r in rows if r["workload"] == workload and r["queries"] == 50 and r["events"] == 20_000]
         panel(ax, series(mine, lambda r: True, "burst", lambda r: r["seconds"]),
-              f"latency vs burst size, {label}, 50 queries", "events per burst", "latency (s)")  # fmt: skip
+              f"latency vs burst size, {label}, 50 queries", "events per burst", "latency (CPU s)")  # fmt: skip
     mixed = [r for r in rows if r["workload"] == "mixed"]
     panel(axes[2], series(mixed, lambda r: True, "queries", lambda r: r["seconds"]),
-          "static vs dynamic sharing, mixed predicates", "queries", "latency (s)")  # fmt: skip
+          "static vs dynamic sharing, mixed predicates", "queries", "latency (CPU s)")  # fmt: skip
     fig.suptitle("greta / static / hamlet (like the paper's Figure 11)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

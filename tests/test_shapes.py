@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
 from streams import stream
 
@@ -102,3 +104,47 @@ def test_queries_with_equal_prefixes_share_slots():
     assert [(r.query, r.value) for r in evaluate(workload, events, "hamlet")] == [
         ("q1", 3), ("q2", 3), ("q3", 3), ("q4", 1)
     ]  # fmt: skip
+
+
+SHAPES = ["SEQ(_1, B+, _2)", "SEQ(_1, B+)", "(SEQ(_1, B+))+", "SEQ(_1+, B+)", "SEQ(B+, _1)"]
+
+
+@st.composite
+def one_shape_workloads(draw) -> str:
+    """3–6 queries of one shape and window around B+, differing types and local predicates: shape groups
+    with shared and private slots."""
+    shape = draw(st.sampled_from(SHAPES))
+    within = draw(st.sampled_from([5, 8, 12]))
+    slide = draw(st.sampled_from([within, within // 2 or 1]))
+    lines = []
+    for i in range(draw(st.integers(3, 6))):
+        p, q = draw(st.permutations("ACD"))[:2]
+        pattern = shape.replace("_1", p).replace("_2", q)
+        where = draw(st.sampled_from(["", " WHERE B.x < 3", " WHERE B.x < 3", f" WHERE {p}.x >= 1"]))
+        lines.append(f"q{i}: RETURN COUNT(*) PATTERN {pattern}{where} WITHIN {within} SLIDE {slide}")
+    return "\n".join(lines)
+
+
+@st.composite
+def periods(draw) -> list[Event]:
+    """2–5 periods: 1–2 events of A, C or D, then a burst of 1–4 B events; times step by 0–2 (equal
+    timestamps inside bursts and across types), x in 0..4."""
+    out: list[Event] = []
+    t = 0
+    for _ in range(draw(st.integers(2, 5))):
+        runs = [(draw(st.sampled_from("ACD")), draw(st.integers(1, 2))), ("B", draw(st.integers(1, 4)))]
+        for event_type, size in runs:
+            for _ in range(size):
+                t += draw(st.sampled_from([0, 1, 1, 2]))
+                out.append(Event(event_type, t, {"x": draw(st.integers(0, 4))}))
+    return out
+
+
+@settings(max_examples=100)
+@given(one_shape_workloads(), periods())
+def test_shape_groups_equal_bruteforce(text, events):
+    note(text)
+    workload = parse_workload(text)
+    expected = evaluate_bruteforce(workload, events)
+    for strategy in ("static", "hamlet"):
+        assert evaluate(workload, events, strategy) == expected, strategy

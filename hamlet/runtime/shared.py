@@ -20,7 +20,8 @@ shares a burst after processing the previous one alone has merged back (§4.2); 
 
 Per query, a burst is then one snapshot and one commit. Queries of one shape (``shapes.py``: COUNT(*),
 no negation, no edge predicates, templates equal up to type names, one window) keep their state in
-columns and take each burst in one pass over a list; the others keep a ``QueryRun`` each.
+columns of slots — one slot for all queries with equal sub-patterns up to a position — and take each
+burst in one pass over a list; the others keep a ``QueryRun`` each.
 
 Queries whose bursts cannot be applied at once (``TrendGraph.closed_form``: edge predicates reaching the
 burst's events, aggregates other than COUNT(*), a trailing NOT on them) process those events one by one,
@@ -65,7 +66,6 @@ class _SharedRun:
                  stats: EvaluationStats, sharing: Sharing, trace: list[dict[str, Any]] | None) -> None:  # fmt: skip
         self.queries, self.events, self.stats, self.sharing, self.trace = queries, events, stats, sharing, trace
         self.model = CostModel.calibrated()
-        self.queries_by_name = {q.name: q for q in queries}
         # Queries of one shape run together in columns (``shapes.py``); the others each keep a QueryRun.
         by_shape: dict[Shape, list[AnalyzedQuery]] = {}
         alone: list[AnalyzedQuery] = []
@@ -174,7 +174,7 @@ class _SharedRun:
         if not readers.closed:
             return
         groups = [batch for _, batch in batches]
-        sizes = self._sizes = [len(batch) for batch in groups]
+        sizes = [len(batch) for batch in groups]
         self._vectors: dict[tuple, Any] = {}
         # Matched events per timestamp group, once per class of queries with the same local predicates.
         flags = {key: [[all(test(e) for test in tests) for e in g] for g in groups]
@@ -203,7 +203,7 @@ class _SharedRun:
             if any(counts[key]):
                 kleene = self.runs[name].root.is_kleene(event_type)
                 mu = multiplier(key, kleene, key in shared and name in readers.sharers)
-                yield from self._apply(name, event_type, batches, counts[key], mu, kleene)
+                yield from self._apply(name, event_type, batches, counts[key], mu, kleene, key)
         time = batches[0][0]
         for group, position, classes in readers.group_reads:
             yield from group.advance(time)
@@ -273,7 +273,7 @@ class _SharedRun:
         return shared, base
 
     def _apply(self, name: str, event_type: str, batches: Sequence[tuple[Any, list[Event]]], counts: list[int],
-               multiplier: int, kleene: bool) -> Iterator[tuple[str, int, Any]]:  # fmt: skip
+               multiplier: int, kleene: bool, filter_key: FilterKey) -> Iterator[tuple[str, int, Any]]:  # fmt: skip
         """Commit a burst to one query: each window's running total (and final, at an END type) grows by
         ``multiplier`` times the graphlet-level snapshot x, plus what the burst's own values add."""
         run = self.runs[name]
@@ -287,17 +287,17 @@ class _SharedRun:
         if self.trace is not None and self.trace and self.trace[-1]["type"] == event_type and name in self.trace[-1]["queries"]:
             self.trace[-1]["snapshot"][name] = dict(zip(windows, x))
         algebra = run.root.algebra
-        if counts is self._sizes:
-            # Queries that match every event and aggregate alike share the burst's vector too.
-            fields = tuple(getattr(algebra, "fields", ()))
-            key = (type(algebra), fields, frozenset(getattr(algebra, "scaled", ())), kleene)
-            if key not in self._vectors:
-                self._vectors[key] = algebra.burst_vector([b for _, b in batches], kleene)  # type: ignore[union-attr]
-            vector = self._vectors[key]
-        else:
-            matched = self.matched[name]
-            groups = [[e for e in batch if id(e) in matched] for _, batch in batches]
-            vector = algebra.burst_vector(groups, kleene)  # type: ignore[union-attr]
+        # Queries that match the same events (one class) and aggregate alike share the burst's vector too.
+        fields = tuple(getattr(algebra, "fields", ()))
+        key = (type(algebra), fields, frozenset(getattr(algebra, "scaled", ())), kleene, filter_key)
+        if key not in self._vectors:
+            if not filter_key:
+                groups = [b for _, b in batches]
+            else:
+                matched = self.matched[name]
+                groups = [[e for e in batch if id(e) in matched] for _, batch in batches]
+            self._vectors[key] = algebra.burst_vector(groups, kleene)  # type: ignore[union-attr]
+        vector = self._vectors[key]
         totals = {}
         for k, xk in zip(windows, x):
             if algebra.count(xk):
