@@ -100,8 +100,8 @@ def resolve(path: str | os.PathLike[str]) -> Path:
     """A file named relative to the working directory or, failing that, to the repo root (Airflow tasks
     run wherever the worker does; the ad hoc DAG's workload Param is relative to the repo)."""
     candidate = Path(path)
-    if candidate.is_absolute() or candidate.exists():
-        return candidate
+    if candidate.is_absolute() or candidate.exists() or not (ROOT / candidate).exists():
+        return candidate  # a missing file is reported as the user named it
     return ROOT / candidate
 
 
