@@ -43,7 +43,7 @@ consecutive hours together equal one run over the whole range, and rerunning an 
 Tables: events `{config.events_table}`, output `{config.output_table}`, quarantine
 `{config.quarantine_table}`; Data Docs per run under `{config.data_docs}`. Settings: `{config.source}`.
 Backfill a range: **Trigger → Backfill** in this DAG's page, or
-`airflow backfill create --dag-id hamlet_trends_hourly --from-date 2026-01-05T00:00:00+00:00 --to-date 2026-01-05T06:00:00+00:00`.
+`airflow backfill create --dag-id hamlet_trends_hourly --from-date 2026-01-05T00:00:00+00:00 --to-date 2026-01-05T05:00:00+00:00` (both bounds inclusive: the hours 00:00 to 05:00).
 """,
 ) as dag:
     (
