@@ -5,8 +5,10 @@ No Spark import here (pyarrow and ``hamlet`` only), so all of it is unit-tested 
 Stage 1 (``run_partitions``): the events of whole stream partitions (GROUP-BY ∪ equivalence values) of one
 sharable query set arrive as one Arrow table; they become ``hamlet.Event``s (int64 stays an exact Python
 int, a timestamp becomes whole seconds when it is whole) and go through ``hamlet.api.evaluate_partials``
-exactly as ``hamlet evaluate`` would run them. Out come the partial aggregates of the windows that end in
-(start, end], their states encoded as text (counts exceed every fixed-width type), and one row of
+exactly as ``hamlet evaluate`` would run them, with the workload analysed once per worker process and its
+windows restricted to those that end in (start, end] (the engine skips the others: the read-ahead half hour
+only feeds windows that end after the start). Out come the partial aggregates of those windows, their
+states as text (``AggregateState.to_text``: counts exceed every fixed-width type), and one row of
 statistics for the call.
 
 Stage 2 (``combine``): partial rows of the same (query, window, group, aggregate) from different calls
