@@ -179,7 +179,10 @@ def to_events(events: Any) -> list[Event]:
     out = []
     for i, item in enumerate(events):
         if isinstance(item, Event):
-            out.append(Event(item.type, event_time(item.time, f"event {i}"), item.attributes))
+            if type(item.time) is int:  # already what the engine reads (the Spark job's events)
+                out.append(item)
+            else:
+                out.append(Event(item.type, event_time(item.time, f"event {i}"), item.attributes))
         elif isinstance(item, Mapping):
             out.append(_from_mapping(item, f"event {i}"))
         else:

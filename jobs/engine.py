@@ -5,8 +5,10 @@ No Spark import here (pyarrow and ``hamlet`` only), so all of it is unit-tested 
 Stage 1 (``run_partitions``): the events of whole stream partitions (GROUP-BY ∪ equivalence values) of one
 sharable query set arrive as one Arrow table; they become ``hamlet.Event``s (int64 stays an exact Python
 int, a timestamp becomes whole seconds when it is whole) and go through ``hamlet.api.evaluate_partials``
-exactly as ``hamlet evaluate`` would run them. Out come the partial aggregates of the windows that end in
-(start, end], their states encoded as text (counts exceed every fixed-width type), and one row of
+exactly as ``hamlet evaluate`` would run them, with the workload analysed once per worker process and its
+windows restricted to those that end in (start, end] (the engine skips the others: the read-ahead half hour
+only feeds windows that end after the start). Out come the partial aggregates of those windows, their
+states as text (``AggregateState.to_text``: counts exceed every fixed-width type), and one row of
 statistics for the call.
 
 Stage 2 (``combine``): partial rows of the same (query, window, group, aggregate) from different calls
@@ -26,6 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hamlet.analysis.workload import parse_workload
 from hamlet.api import PreparedWorkload, evaluate_partials, prepare
@@ -101,12 +104,20 @@ def to_micros(value: float) -> int:
 def events_from_arrow(table: pa.Table, attributes: tuple[str, ...]) -> list[Event]:
     """Events sorted by (time, event_id): the engine's result does not depend on the order of equal
     times, and this makes every run see the same order whatever the shuffle did."""
-    times = table.column("event_time").cast(pa.int64()).to_pylist()
+    if table.num_rows == 0:
+        return []
+    # Sorted by Arrow (stable; strings in UTF-8 byte order, which is code point order as in Python).
+    table = table.take(pc.sort_indices(table, sort_keys=[("event_time", "ascending"), ("event_id", "ascending")]))
+    micros = table.column("event_time").cast(pa.int64())
+    whole = pc.divide(micros, MICROS)  # integer division
+    if pc.all(pc.equal(pc.multiply(whole, MICROS), micros)).as_py():
+        times = whole.to_pylist()  # every time a whole second: ints (the exact, fast path)
+    else:
+        times = [seconds(t) for t in micros.to_pylist()]
     types = table.column("event_type").to_pylist()
-    ids = table.column("event_id").to_pylist()
-    columns = [(name, table.column(name).to_pylist()) for name in attributes]
-    order = sorted(range(len(times)), key=lambda i: (times[i], ids[i]))
-    return [Event(types[i], seconds(times[i]), {name: values[i] for name, values in columns}) for i in order]
+    names = attributes
+    columns = [table.column(name).to_pylist() for name in names]
+    return [Event(t, moment, dict(zip(names, values))) for t, moment, *values in zip(types, times, *columns)]
 
 
 def text_of(value: Any) -> str | None:
@@ -127,7 +138,8 @@ def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
     """Stage 1 over one group of the shuffle (whole stream partitions of one sharable query set)."""
     started = time.perf_counter()
     events = events_from_arrow(table, task.attributes)
-    keys = {tuple(e.attributes.get(a) for a in task.partition_attributes) for e in events}
+    keyed = [table.column(a).to_pylist() for a in task.partition_attributes]
+    keys = set(zip(*keyed)) if keyed else {()} if events else set()
     converted = time.perf_counter()
     stats = EvaluationStats()
     workload = prepared_workload(task.workload_text, task.range_start_us, task.range_end_us)
