@@ -43,7 +43,7 @@ from hamlet.analysis.workload import Workload, load_workload_file
 from hamlet.errors import HamletError
 from jobs.engine import MICROS, SetTask
 from jobs.pipeline import commit_metadata, resolve
-from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, table_location
+from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, table_location, timestamp_sql
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -217,10 +217,6 @@ def _lap(clock: list[float]) -> float:
     return elapsed
 
 
-def _timestamp_sql(moment: datetime) -> str:
-    return f"TIMESTAMP'{moment.astimezone(UTC).replace(tzinfo=None).isoformat(sep=' ')}'"
-
-
 def read_events(spark: SparkSession, plan: Plan) -> DataFrame:
     """The events of [start - longest WITHIN, end) of the workload's types, only the needed columns; the
     (event_date, event_hour) predicate prunes Delta partitions before any file is opened. Rows that the
@@ -351,7 +347,7 @@ def replace_where_sql(workload_name: str, start: datetime, end: datetime) -> str
     return (
         f"workload = '{workload_name}'"
         f" AND window_end_date >= DATE'{first}' AND window_end_date <= DATE'{last}'"  # no BETWEEN: see schema.py
-        f" AND window_end > {_timestamp_sql(start)} AND window_end <= {_timestamp_sql(end)}"
+        f" AND window_end > {timestamp_sql(start)} AND window_end <= {timestamp_sql(end)}"
     )
 
 

@@ -1,14 +1,7 @@
 """``hamlet generate|aggregate|load-events|validate``: the Spark commands, dispatched here from ``hamlet.cli`` so that
-``import hamlet`` never imports Spark."""
+``import hamlet`` never imports Spark (their one-line descriptions are ``hamlet.cli.SPARK_COMMANDS``)."""
 
 from __future__ import annotations
-
-COMMANDS = {
-    "generate": "write bursty synthetic events (rideshare, stock) into a Delta events table",
-    "aggregate": "run a workload over a Delta events table into trend_aggregates (Spark)",
-    "load-events": "load a CSV of events into a Delta events table; rejected rows come with the reason",
-    "validate": "validate an interval of events or aggregates (Great Expectations); bad rows are quarantined",
-}
 
 
 def main(argv: list[str]) -> int:

@@ -101,6 +101,11 @@ def hour_partition_filter(start: datetime, end: datetime) -> str:
     )
 
 
+def timestamp_sql(moment: datetime) -> str:
+    """A UTC instant as a Spark SQL TIMESTAMP literal (the session time zone is UTC)."""
+    return f"TIMESTAMP'{moment.astimezone(UTC).replace(tzinfo=None).isoformat(sep=' ')}'"
+
+
 def table_location(path: str) -> str:
     """A table location as Spark and Delta want it: URIs (s3a://, file:/, ...) as they are, local paths made
     absolute (DeltaTable.createIfNotExists takes a relative path for a table name and refuses it)."""

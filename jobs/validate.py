@@ -35,7 +35,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/va
 from hamlet.analysis.workload import Workload, load_workload_file
 from hamlet.errors import HamletError
 from jobs.pipeline import PipelineConfig, PipelineError, instant, load_config, resolve, workload_name
-from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, row_json
+from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, row_json, timestamp_sql
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -371,9 +371,7 @@ def quarantine_scope(scope: Scope) -> str:
     """The quarantine rows one validation owns (a rerun replaces them): events by the start of their hour
     partition (the hours overlapping [start, end) were read), aggregates by their window end in (start, end]."""
     first = scope.start.replace(minute=0, second=0, microsecond=0) if scope.stage == EVENTS else scope.start
-    s, e = (
-        f"TIMESTAMP'{m.astimezone(UTC).replace(tzinfo=None).isoformat(sep=' ')}'" for m in (first, scope.end)
-    )
+    s, e = timestamp_sql(first), timestamp_sql(scope.end)
     within = (f"partition_start >= {s} AND partition_start < {e}" if scope.stage == EVENTS
               else f"partition_start > {s} AND partition_start <= {e}")  # fmt: skip
     return f"stage = '{scope.stage}' AND workload = '{scope.workload}' AND {within}"
