@@ -18,7 +18,7 @@ with DAG(
     dag_id="hamlet_trends_hourly",
     schedule=CronDataIntervalTimetable("0 * * * *", timezone="UTC"),
     start_date=config.start_date,
-    catchup=True,
+    catchup=config.catchup,
     max_active_runs=config.max_active_runs,
     default_args=tasks.default_args(config),
     tags=["hamlet", "trends", "hourly"],
@@ -42,7 +42,9 @@ consecutive hours together equal one run over the whole range, and rerunning an 
 
 Tables: events `{config.events_table}`, output `{config.output_table}`, quarantine
 `{config.quarantine_table}`; Data Docs per run under `{config.data_docs}`. Settings: `{config.source}`.
-Backfill a range: **Trigger → Backfill** in this DAG's page, or
+Catchup is **{"on" if config.catchup else "off"}** (`[schedule] catchup`): unpausing this DAG runs
+{"every hour since the start date" if config.catchup else "only the latest complete hour"}, then each new
+hour. Backfill past hours: **Trigger → Backfill** in this DAG's page, or
 `airflow backfill create --dag-id hamlet_trends_hourly --from-date 2026-01-05T00:00:00+00:00 --to-date 2026-01-05T05:00:00+00:00` (both bounds inclusive: the hours 00:00 to 05:00).
 """,
 ) as dag:

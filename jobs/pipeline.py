@@ -40,6 +40,7 @@ class PipelineConfig:
     max_bad_output_fraction: float
     sensor_poke_seconds: int
     sensor_timeout_minutes: int
+    catchup: bool
     max_active_runs: int
     retries: int
     retry_delay_minutes: int
@@ -73,6 +74,11 @@ def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
         return value if "://" in value else str(local(value))
 
     start = datetime.fromisoformat(str(get(None, "start_date")))
+    # Optional, false when absent (Airflow 3's default): with catchup on, unpausing the hourly DAG queues a
+    # run for every hour since start_date at once.
+    catchup = data.get("schedule", {}).get("catchup", False)
+    if not isinstance(catchup, bool):
+        raise PipelineError(f"{source}: [schedule] catchup must be true or false, not {catchup!r}")
     return PipelineConfig(
         source=source,
         workload=local(get(None, "workload")),
@@ -89,6 +95,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
         max_bad_output_fraction=float(get("validation", "max_bad_output_fraction")),
         sensor_poke_seconds=int(get("schedule", "sensor_poke_seconds")),
         sensor_timeout_minutes=int(get("schedule", "sensor_timeout_minutes")),
+        catchup=catchup,
         max_active_runs=int(get("schedule", "max_active_runs")),
         retries=int(get("schedule", "retries")),
         retry_delay_minutes=int(get("schedule", "retry_delay_minutes")),

@@ -23,8 +23,9 @@ RATE = 300
 SEED = 11
 
 
-def write_conf(path: Path, tables: Path, max_bad_fraction: float = 0.05) -> Path:
-    """Pipeline settings like conf/pipeline.toml, with every table and folder under ``tables``."""
+def write_conf(path: Path, tables: Path, max_bad_fraction: float = 0.05, catchup: str | None = None) -> Path:
+    """Pipeline settings like conf/pipeline.toml, with every table and folder under ``tables``; ``catchup``
+    is written as given (TOML), none by default."""
     path.write_text(
         f"""
 workload = "conf/workloads/rideshare_trips.hamlet"
@@ -42,6 +43,7 @@ data_docs = "{tables / "data_docs"}"
 max_bad_fraction = {max_bad_fraction}
 max_bad_output_fraction = 0.0
 [schedule]
+{"" if catchup is None else f"catchup = {catchup}"}
 sensor_poke_seconds = 5
 sensor_timeout_minutes = 1
 max_active_runs = 1
@@ -63,5 +65,3 @@ os.environ["AIRFLOW_CONN_SPARK_DEFAULT"] = '{"conn_type": "spark", "host": "loca
 # Only now: importing Airflow reads the configuration from the environment above.
 pytest.importorskip("airflow")
 pytest.importorskip("great_expectations")
-
-

@@ -1,5 +1,5 @@
 """The DAG files: they load without errors, without importing Spark or Great Expectations at parse time,
-and declare the tasks, schedule, catchup, retries, tags and Params users rely on."""
+and declare the tasks, schedule, catchup (a setting), retries, tags and Params users rely on."""
 
 from __future__ import annotations
 
@@ -37,18 +37,24 @@ def upstream(dag) -> dict[str, set[str]]:
     return {t.task_id: set(t.upstream_task_ids) for t in dag.tasks}
 
 
-def test_the_hourly_dag_runs_hour_intervals_with_catchup_retries_and_tags(dags, config):
+def test_the_hourly_dag_runs_hour_intervals_without_catchup_with_retries_and_tags(dags, config):
     from airflow.sdk import CronDataIntervalTimetable
 
     dag = dags["hamlet_trends_hourly"]
     assert upstream(dag) == HOURLY_TASKS
     # not a plain cron (zero-length intervals in Airflow 3): hour-long data intervals in UTC
     assert dag.timetable == CronDataIntervalTimetable("0 * * * *", timezone="UTC")
-    assert dag.catchup is True
+    # the test settings have no [schedule] catchup: off, Airflow 3's default (unpausing runs the latest hour)
+    assert config.catchup is False
+    assert dag.catchup is False
     assert dag.start_date == config.start_date
     assert dag.max_active_runs == 1
     assert dag.tags == {"hamlet", "trends", "hourly"}
     assert "validate_events" in dag.doc_md and "backfill create" in dag.doc_md
+    assert (
+        "Catchup is **off** (`[schedule] catchup`): unpausing this DAG runs\nonly the latest complete hour"
+        in dag.doc_md
+    )
     for task in dag.tasks:
         assert (task.retries, task.retry_delay, task.retry_exponential_backoff) == (
             2,
@@ -68,6 +74,32 @@ def test_the_hourly_dag_runs_hour_intervals_with_catchup_retries_and_tags(dags, 
     (outlet,) = dag.get_task("validate_aggregates").outlets
     assert outlet.name == "hamlet_trend_aggregates"
     assert outlet.uri.endswith("/tables/trend_aggregates")
+
+
+def test_catchup_is_the_setting_of_the_pipeline_conf(tmp_path, monkeypatch):
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow_env import write_conf
+
+    from jobs.pipeline import DEFAULT_CONF, PipelineError, load_config
+
+    assert load_config(DEFAULT_CONF).catchup is False  # the shipped conf/pipeline.toml
+    monkeypatch.setenv(
+        "HAMLET_PIPELINE_CONF", str(write_conf(tmp_path / "on.toml", tmp_path, catchup="true"))
+    )
+    bag = DagBag()
+    assert bag.import_errors == {}
+    hourly = bag.dags["hamlet_trends_hourly"]
+    assert (hourly.catchup, bag.dags["hamlet_trends_adhoc"].catchup) == (True, False)
+    assert (
+        "Catchup is **on** (`[schedule] catchup`): unpausing this DAG runs\nevery hour since the start date"
+        in hourly.doc_md
+    )
+    off = write_conf(tmp_path / "off.toml", tmp_path, catchup="false")
+    assert load_config(off).catchup is False
+    quoted = write_conf(tmp_path / "quoted.toml", tmp_path, catchup='"false"')
+    with pytest.raises(PipelineError) as error:
+        load_config(quoted)
+    assert str(error.value) == f"{quoted}: [schedule] catchup must be true or false, not 'false'"
 
 
 def test_the_adhoc_dag_is_triggered_with_workload_range_and_strategy(dags):

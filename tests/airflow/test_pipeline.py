@@ -4,7 +4,12 @@ validation) on local Spark and Delta tables in a temporary folder, and the valid
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 from airflow_env import START, WORK, write_conf
@@ -45,25 +50,56 @@ def reference(spark, clean_events):
     return output
 
 
-def run_hourly(logical_date: datetime):
+def hourly_dag():
     from airflow.dag_processing.dagbag import DagBag
 
     bag = DagBag()
     assert bag.import_errors == {}
-    run = bag.dags["hamlet_trends_hourly"].test(logical_date=logical_date)
+    return bag.dags["hamlet_trends_hourly"]
+
+
+def run_hourly(logical_date: datetime):
+    """A manual run, as Trigger in the UI or dag.test() make it: the hour that ends at ``logical_date``."""
+    run = hourly_dag().test(logical_date=logical_date)
     return run, {ti.task_id: ti.state for ti in run.get_task_instances()}
+
+
+def backfill_dry_run(first: datetime, last: datetime) -> list[str]:
+    """The logical dates for which `airflow backfill create` would make a run (the real CLI, this home)."""
+    command = [str(Path(sys.executable).parent / "airflow"), "backfill", "create", "--dry-run",
+               "--dag-id", "hamlet_trends_hourly", "--from-date", first.isoformat(),
+               "--to-date", last.isoformat()]  # fmt: skip
+    done = subprocess.run(
+        command, env=os.environ.copy(), capture_output=True, text=True, timeout=300, check=True
+    )
+    return re.findall(r"\| (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\+00:00) \|", done.stdout)
 
 
 def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, clean_events, reference):
     from deltalake import DeltaTable
     from pyspark.testing import assertDataFrameEqual
 
-    run, states = run_hourly(HOUR_END)  # a run at 10:00 covers the data interval [09:00, 10:00)
+    from jobs.demo import run_scheduled, scheduled_runs
+
+    # as scripts/demo runs an hour: the run the scheduler makes for [09:00, 10:00)
+    (scheduled,) = scheduled_runs(hourly_dag(), HOUR_START, 1)
+    run = run_scheduled(hourly_dag(), scheduled)
+    states = {ti.task_id: ti.state for ti in run.get_task_instances()}
+    assert (run.run_id, run.run_type, run.logical_date) == (
+        "scheduled__2026-01-05T10:00:00+00:00",
+        "scheduled",
+        HOUR_START,
+    )
     assert (run.data_interval_start, run.data_interval_end) == (HOUR_START, HOUR_END)
     assert states == dict.fromkeys(
         ["wait_for_events", "validate_events", "aggregate", "verify_commit", "validate_aggregates"], "success"
     )
     assert run.state == "success"
+    # a backfill of 08:00-10:00 finds the run of 09:00 and makes runs for the other two hours only
+    assert backfill_dry_run(HOUR_START - timedelta(hours=1), HOUR_END) == [
+        "2026-01-05 08:00:00+00:00",
+        "2026-01-05 10:00:00+00:00",
+    ]
     assertDataFrameEqual(aggregates(spark, config.output_table, run.run_id), aggregates(spark, reference))
     # the whole output table is this run's windows, the run's statistics are stored, nothing was quarantined
     assert aggregates(spark, config.output_table).count() == spark.read.format("delta").load(

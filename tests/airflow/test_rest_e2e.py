@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-import requests  # installed with apache-airflow
+import requests
 
 DAG_ID = "hamlet_trends_adhoc"
 WORKLOAD = "conf/workloads/rideshare_trips.hamlet"
