@@ -23,10 +23,11 @@ from hamlet.runtime.partition import partition_stream
 from hamlet.runtime.shared import run_shared
 from hamlet.stats import EvaluationStats
 
-# A strategy runs a sharable query set on one stream partition: (query, window k, final aggregate) out, or
-# (query, range of windows, final) for a run of consecutive windows that share one final.
-Executor = Callable[[Sequence[AnalyzedQuery], Mapping[str, Algebra], list[Event], EvaluationStats],
-                    Iterable[tuple[str, int | range, Any]]]  # fmt: skip
+# A strategy makes, for a sharable query set (its algebras, the stats to fill), the runner of its stream
+# partitions: events in, (query, window k, final aggregate) out, or (query, range of windows, final) for a
+# run of consecutive windows that share one final. What does not depend on the events is done once.
+PartitionRunner = Callable[[list[Event]], Iterable[tuple[str, int | range, Any]]]
+Executor = Callable[[Sequence[AnalyzedQuery], Mapping[str, Algebra], EvaluationStats], PartitionRunner]
 
 STRATEGIES: dict[str, Executor] = {
     "greta": run_greta,
@@ -55,10 +56,10 @@ def _executor(strategy: str) -> Executor:
     return STRATEGIES[strategy]
 
 
-def evaluate_with(workload: Workload, events: Any, executor: Executor,
-                  window_ends: WindowEnds | None = None) -> list[ResultRow]:  # fmt: skip
+def evaluate_with(workload: Workload, events: Any, executor: Executor, window_ends: WindowEnds | None = None,
+                  stats: EvaluationStats | None = None) -> list[ResultRow]:  # fmt: skip
     """``evaluate`` with an explicit executor (tests use it to force one predecessor-source path)."""
-    return finalize(partials_with(workload, events, executor, window_ends=window_ends))
+    return finalize(partials_with(workload, events, executor, stats, window_ends))
 
 
 def evaluate_partials(workload: Workload | PreparedWorkload | str, events: Any, strategy: str = "greta",
@@ -149,10 +150,11 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
     by_name = {q.name: q for q in queries}
     # Partitions that differ only in equivalence attributes form one group: their trends add up.
     finals = {q.name: WindowSums(algebras[q.name]) for q in queries}
+    run = executor(queries, algebras, stats)
     for key, events in partitions.items():
         values = dict(zip(attributes, key))
         groups = {q.name: tuple(values[a] for a in q.group_by) for q in queries}
-        for name, k, agg in executor(queries, algebras, events, stats):
+        for name, k, agg in run(events):
             finals[name].add(groups[name], k, agg)
     out: dict[str, list[PartialRow]] = {}
     for name, sums in finals.items():

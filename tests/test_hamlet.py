@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import pytest
@@ -11,6 +12,7 @@ from hamlet import Event, parse_workload
 from hamlet.api import evaluate, evaluate_with
 from hamlet.optimizer.benefit import CostModel, paper_benefit, paper_nonshared_cost, paper_shared_cost
 from hamlet.optimizer.choice import Candidate, choose_sharing
+from hamlet.runtime.greta import run_greta
 from hamlet.runtime.shared import run_shared
 from hamlet.stats import EvaluationStats
 
@@ -20,7 +22,8 @@ FIGURE_4 = "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 100\nq2: RETURN COUNT(
 @pytest.mark.parametrize("sharing", ["static", "hamlet"])
 def test_snapshots_of_figure_4_and_table_4(sharing):
     trace: list = []
-    executor = partial(run_shared, sharing=sharing, trace=trace)
+    # The paper's example on the shared path even where this machine's costs would not share bursts so short.
+    executor = partial(run_shared, sharing=sharing, trace=trace, model=CostModel(partition_setup=-math.inf))
     rows = evaluate_with(parse_workload(FIGURE_4), stream("a1 a2 c3 b4 b5 b6 b7 a8 a9 c10 c11 c12 b13 b14"), executor)
     assert [(r.query, r.value) for r in rows] == [("q1", 132), ("q2", 72)]
     # Burst b4..b7 shares snapshot x, burst b13 b14 snapshot y (values per query, window [0, 100)).
@@ -87,3 +90,35 @@ def test_hamlet_splits_when_event_snapshots_pile_up_and_merges_when_they_stop():
         # q2 matches 4 + 2 + 3 = 9 b's: c2 reaches all 9, c40 the last 3.
         (2**9 - 1) + (2**3 - 1),
     ]
+
+
+def test_hamlet_runs_a_partition_of_small_bursts_without_sharing():
+    """A partition whose bursts are below the break-even size runs every query on its own graph (GRETA's
+    plan, no shared state built); one with a long burst takes the shared path. Results are the same."""
+    workload = parse_workload(
+        "q1: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WHERE [trip] WITHIN 1000\n"
+        "q2: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(C, B+) WHERE [trip] WITHIN 1000"
+    )
+    # Trip 1: B bursts of 1, 2 and 1 events (A and C between them); trip 2: one burst of 6.
+    small = [Event(t, s, {"trip": 1, "x": 1}) for t, s in
+             [("A", 1), ("C", 2), ("B", 10), ("A", 100), ("B", 200), ("B", 201), ("C", 300), ("B", 400)]]  # fmt: skip
+    large = [Event("A", 1, {"trip": 2}), Event("C", 2, {"trip": 2})] + [
+        Event("B", 10 + i, {"trip": 2, "x": 1}) for i in range(6)
+    ]  # fmt: skip
+    rows = evaluate_with(workload, small + large, run_greta)
+    assert [(r.query, r.aggregate, r.value) for r in rows] == [
+        # q1, trip 1: a1 reaches the 4 b's (2^4 − 1 trends, each b in 2^3: SUM 32), a100 the last 3 (7, 12);
+        # trip 2: 2^6 − 1 = 63 trends, SUM 6·2^5 = 192. q2: c2 as a1 (15, 32), c300 only b400 (1, 1).
+        ("q1", "COUNT(*)", 15 + 7 + 63), ("q1", "SUM(B.x)", 32 + 12 + 192),
+        ("q2", "COUNT(*)", 15 + 1 + 63), ("q2", "SUM(B.x)", 32 + 1 + 192),
+    ]  # fmt: skip
+    # Sharing pays when the bursts save more than 2 GRETA steps per query (4 here): a burst of b ≥ 2 events
+    # saves each of its 2 readers b − 1.5.
+    hamlet = partial(run_shared, sharing="hamlet", model=CostModel(burst_break_even=1.5, partition_setup=2.0))
+    stats = EvaluationStats()
+    assert evaluate_with(workload, small, hamlet, stats=stats) == evaluate_with(workload, small, run_greta)
+    assert (stats.bursts, stats.shared_bursts) == (3, 0)  # saves 2·(2 − 1.5) = 1 < 4: alone
+    stats = EvaluationStats()
+    assert evaluate_with(workload, large, hamlet, stats=stats) == evaluate_with(workload, large, run_greta)
+    assert (stats.bursts, stats.shared_bursts, stats.graphlet_snapshots) == (1, 1, 1)  # saves 2·(6 − 1.5) = 9 > 4: shared
+    assert evaluate_with(workload, small + large, hamlet) == rows

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from functools import partial
+
 import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
@@ -9,9 +12,11 @@ from oracle import evaluate_bruteforce
 from streams import stream
 
 from hamlet import Event, parse_workload
-from hamlet.api import evaluate
+from hamlet.api import evaluate, evaluate_with
+from hamlet.optimizer.benefit import CostModel
 from hamlet.runtime.aggregates import algebra_for
 from hamlet.runtime.shapes import shape_of
+from hamlet.runtime.shared import run_shared
 
 
 def _shapes(text: str) -> dict[str, object]:
@@ -78,9 +83,11 @@ def test_queries_with_the_same_predicates_share_without_event_level_snapshots():
         "q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WHERE B.x < 5 WITHIN 1000"
     )
     events = [Event("A", 1), Event("C", 2)] + [Event("B", 10 + i, {"x": x}) for i, x in enumerate([9, 1, 9, 2, 9])]
-    for strategy in ("static", "hamlet"):
+    for sharing in ("static", "hamlet"):
         stats = EvaluationStats()
-        rows = evaluate(text, events, strategy, stats)
+        # The shared path, even where this machine's costs would not share a partition so short.
+        executor = partial(run_shared, sharing=sharing, model=CostModel(partition_setup=-math.inf))
+        rows = evaluate_with(parse_workload(text), events, executor, stats=stats)
         assert [(r.query, r.value) for r in rows] == [("q1", 3), ("q2", 3)]  # b11, b13 and both
         assert (stats.bursts, stats.shared_bursts, stats.event_snapshots) == (1, 1, 0)
 

@@ -13,6 +13,11 @@ burst's trends follow from one factor Φ = Π_g (1 + events matched in group g) 
 * shared by S: ``G·factor`` once, and per query ``w·apply``, plus for a query with local predicates on E
   ``b·evaluate`` and, per event it rejects (an event-level snapshot, Definition 3.11), ``snapshot``.
 
+Per stream partition, before any burst: the shared path has a set-up (its state per query, the columns of
+shape groups), which a partition of a few events does not earn back. A burst of b ≥ 2 events applied at
+once saves each reader b − ``burst_break_even`` GRETA steps; the set-up costs ``partition_setup`` steps per
+query; a partition whose bursts save less runs every query on its own (``sharing_pays``).
+
 ``apply`` cancels out of the benefit (shared or not, every query commits the burst); it is kept so that
 the costs themselves stay comparable. The constants are seconds per operation, measured by
 ``bench/calibrate_costs.py`` on this machine.
@@ -21,6 +26,7 @@ the costs themselves stay comparable. The constants are seconds per operation, m
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +55,17 @@ class CostModel:
     factor: float = 1e-7  # one timestamp group folded into Φ
     apply: float = 6e-7  # Φ applied to one window of one query, committed
     snapshot: float = 3e-7  # an event-level snapshot folded into one query's own factor
+    # In GRETA steps (one event through one query's graph): a burst of b ≥ 2 events applied at once saves
+    # each reader b − ``burst_break_even`` steps; the shared path's set-up costs ``partition_setup`` steps
+    # per query of a partition. ``sharing_pays`` weighs the two (``SharingPlan`` runs a partition whose
+    # bursts do not pay for the set-up with every query on its own, GRETA's plan).
+    burst_break_even: float = 1.5
+    partition_setup: float = 2.0
+
+    def sharing_pays(self, bursts: Iterable[tuple[int, int]], queries: int) -> bool:
+        """Whether the bursts, as (events, readers), save more GRETA steps than the set-up of ``queries``."""
+        saved = sum(readers * (b - self.burst_break_even) for b, readers in bursts if b > 1)
+        return saved > self.partition_setup * queries
 
     @classmethod
     def calibrated(cls) -> CostModel:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from itertools import groupby
 from typing import Any
@@ -115,10 +115,19 @@ def run_partition(query: AnalyzedQuery, algebra: Algebra, events: Sequence[Event
     yield from run.finish_runs()
 
 
-def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], events: list[Event],
-              stats: EvaluationStats, plain_scan: bool = False) -> Iterator[tuple[str, range, Any]]:  # fmt: skip
-    """Strategy ``greta``: each query of the set on its own graph over its matched events (finals by runs of
-    windows: see ``hamlet.api.Executor``)."""
+def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], stats: EvaluationStats,
+              plain_scan: bool = False) -> Callable[[list[Event]], Iterator[tuple[str, range, Any]]]:  # fmt: skip
+    """Strategy ``greta``: the runner of a query set over its stream partitions, each query on its own graph
+    over its matched events (finals by runs of windows: see ``hamlet.api.Executor``)."""
+
+    def run(events: list[Event]) -> Iterator[tuple[str, range, Any]]:
+        return _greta_partition(queries, algebras, events, stats, plain_scan)
+
+    return run
+
+
+def _greta_partition(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], events: list[Event],
+                     stats: EvaluationStats, plain_scan: bool) -> Iterator[tuple[str, range, Any]]:  # fmt: skip
     read: set[int] = set()
     present = {e.type for e in events}
     times = [e.time for e in events]

@@ -29,6 +29,7 @@ their own ``QueryRun``. Local predicates are fine: they only change a query's μ
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -91,6 +92,13 @@ class ShapeGroup:
         self.columns: dict[int, list[list[int]]] = {}  # window → one column per position, then the finals
         self.open: list[int] = []  # ascending
         self.next_close: Any = None
+
+    def fresh(self) -> ShapeGroup:
+        """The same queries and slots with no window open: the layout is computed once per query set, the
+        columns are per stream partition."""
+        group = copy.copy(self)
+        group.columns, group.open, group.next_close = {}, [], None
+        return group
 
     def advance(self, time: Any) -> Iterator[tuple[str, int, int]]:
         """Close the windows that end at or before ``time`` (their finals out), open those of ``time``."""

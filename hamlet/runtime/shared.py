@@ -23,6 +23,13 @@ no negation, no edge predicates, templates equal up to type names, one window) k
 columns of slots — one slot for all queries with equal sub-patterns up to a position — and take each
 burst in one pass over a list; the others keep a ``QueryRun`` each.
 
+What does not depend on the events — shapes, predicates per type, the pane, who shares which Kleene type,
+per set of queries a partition can match — is a ``SharingPlan``, built once per evaluation of the set. Per
+stream partition ``hamlet`` first weighs its bursts against the shared path's set-up (``CostModel.
+sharing_pays``): a partition of short bursts — a trip of a few events in the Spark job — runs every query
+on its own graph (GRETA's plan, nothing shared, nothing set up), and inside a shared partition a burst of
+one event steps through the queries' own graphs. ``static`` shares every partition.
+
 Queries whose bursts cannot be applied at once (``TrendGraph.closed_form``: edge predicates reaching the
 burst's events, aggregates other than COUNT(*), a trailing NOT on them) process those events one by one,
 exactly as GRETA does, in every strategy.
@@ -32,18 +39,19 @@ from __future__ import annotations
 
 import re
 import time as clock
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import groupby
 from math import floor, prod
 from typing import Any, Literal
 
 from hamlet.analysis.query import AnalyzedQuery
-from hamlet.analysis.windows import pane_size
+from hamlet.analysis.windows import Window, pane_size
 from hamlet.events import Event
 from hamlet.optimizer.benefit import CostModel
 from hamlet.optimizer.choice import Candidate, choose_sharing
 from hamlet.runtime.aggregates import Algebra
-from hamlet.runtime.greta import QueryRun
+from hamlet.runtime.graph import WindowClasses
+from hamlet.runtime.greta import QueryRun, run_greta
 from hamlet.runtime.partition import matched_events
 from hamlet.runtime.shapes import Shape, ShapeGroup, shape_of
 from hamlet.stats import EvaluationStats
@@ -53,34 +61,107 @@ FilterKey = tuple[str, ...]  # the texts of a query's local predicates on one ty
 _SINGLE_TYPE_KLEENE = re.compile(r"^(\w+)\+$")
 
 
-def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], events: list[Event],
-               stats: EvaluationStats, sharing: Sharing = "hamlet",
-               trace: list[dict[str, Any]] | None = None) -> Iterator[tuple[str, int, Any]]:  # fmt: skip
-    """Run a sharable query set on one partition; ``trace`` (if given) receives every shared burst's
-    graphlet-level snapshot values, for inspection and tests."""
-    yield from _SharedRun(queries, algebras, events, stats, sharing, trace).run()
+PartitionRunner = Callable[[list[Event]], Iterator[tuple[str, int | range, Any]]]
+# A burst (event type, its timestamp groups) or, type None, one timestamp with events of several types.
+Segment = tuple[str | None, list[tuple[Any, list[Event]]]]
 
 
-class _SharedRun:
-    def __init__(self, queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], events: list[Event],
-                 stats: EvaluationStats, sharing: Sharing, trace: list[dict[str, Any]] | None) -> None:  # fmt: skip
-        self.queries, self.events, self.stats, self.sharing, self.trace = queries, events, stats, sharing, trace
-        self.model = CostModel.calibrated()
-        # Queries of one shape run together in columns (``shapes.py``); the others each keep a QueryRun.
-        by_shape: dict[Shape, list[AnalyzedQuery]] = {}
-        alone: list[AnalyzedQuery] = []
-        for q in queries:
-            shape = shape_of(q, algebras[q.name])
-            (alone if shape is None else by_shape.setdefault(shape, [])).append(q)
-        self.groups = [ShapeGroup(shape, members) for shape, members in by_shape.items()]
-        self.runs: dict[str, QueryRun] = {}
-        self.matched: dict[str, set[int]] = {}
-        for q in alone:
-            mine = matched_events(q, events)
-            self.matched[q.name] = set(map(id, mine))
-            self.runs[q.name] = QueryRun(q, algebras[q.name], mine)
+def _segments(events: list[Event], pane_of: Callable[[Any], int]) -> Iterator[Segment]:
+    """The partition cut into bursts (Definition 4.1: maximal runs of timestamps holding only events of one
+    type, within one pane) and timestamps with events of several types."""
+    batches = [(t, list(b)) for t, b in groupby(events, key=lambda e: e.time)]
+    i = 0
+    while i < len(batches):
+        time, batch = batches[i]
+        event_type = batch[0].type
+        if len(batch) > 1 and any(e.type != event_type for e in batch):
+            yield None, [(time, batch)]
+            i += 1
+            continue
+        pane = pane_of(time)
+        j = i + 1
+        while j < len(batches) and pane_of(batches[j][0]) == pane and all(e.type == event_type for e in batches[j][1]):
+            j += 1
+        yield event_type, batches[i:j]
+        i = j
+
+
+def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], stats: EvaluationStats,
+               sharing: Sharing = "hamlet", trace: list[dict[str, Any]] | None = None,
+               model: CostModel | None = None) -> PartitionRunner:  # fmt: skip
+    """The runner of a sharable query set over its stream partitions; ``trace`` (if given) receives every
+    shared burst's graphlet-level snapshot values, for inspection and tests; ``model``: the costs the
+    optimizer decides by (default: this machine's, ``CostModel.calibrated``)."""
+    plan = SharingPlan(queries, algebras, sharing, model or CostModel.calibrated())
+    alone = run_greta(queries, algebras, stats)
+
+    def run(events: list[Event]) -> Iterator[tuple[str, int | range, Any]]:
+        layout = plan.layout(events)
+        segments = list(_segments(events, plan.pane_of))
+        if sharing == "hamlet" and not plan.sharing_pays(layout, segments):
+            # No burst here is worth a shared graphlet: the all-non-shared plan, every query on its own.
+            stats.bursts += sum(1 for event_type, _ in segments if event_type in layout.sharers)
+            return alone(events)
+        return _SharedRun(plan, layout, events, stats, trace).run(segments)
+
+    return run
+
+
+class SharingPlan:
+    """What the shared execution of a query set needs and the events do not change: shapes, local
+    predicates per type, the pane, the Kleene types that queries share, which bursts apply at once — and,
+    per set of queries a partition can match, who reads each type (``Layout``). Built once per evaluation
+    of the set, used by every partition."""
+
+    def __init__(self, queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], sharing: Sharing,
+                 model: CostModel) -> None:  # fmt: skip
+        self.queries, self.algebras, self.sharing, self.model = queries, algebras, sharing, model
+        self.shape = {q.name: shape_of(q, algebras[q.name]) for q in queries}
+        self.positive = [(q, frozenset(q.pattern.template.types)) for q in queries]
+        # Local predicates per (query, type); queries with the same ones match the same events.
+        self.tests = {(q.name, t): tuple(p.test for p in q.local_predicates_of(t)) for q in queries for t in q.types}
+        self.filter_key = {
+            (q.name, t): tuple(p.text for p in q.local_predicates_of(t)) for q in queries for t in q.types
+        }  # fmt: skip
+        self.closed_form = {(q.name, t): q.burst_obstacle(t) is None for q in queries for t in q.types}
         self.pane = pane_size([d for q in queries for d in (q.window.within, q.window.slide)])
         self.whole_pane = int(self.pane) if self.pane.denominator == 1 else 0  # int arithmetic on int times
+        self.layouts: dict[frozenset[str], Layout] = {}
+
+    def pane_of(self, time: Any) -> int:
+        whole = self.whole_pane
+        return time // whole if whole and type(time) is int else floor(time / self.pane)
+
+    def sharing_pays(self, layout: Layout, segments: Sequence[Segment]) -> bool:
+        """Whether this partition's bursts of shared Kleene types pay for the shared path (``CostModel``)."""
+        types = layout.types
+        bursts = ((sum(len(b) for _, b in batches), len(types[event_type].sharers))
+                  for event_type, batches in segments if event_type in layout.sharers)  # fmt: skip
+        return self.model.sharing_pays(bursts, len(layout.queries))
+
+    def layout(self, events: list[Event]) -> Layout:
+        """The layout of the queries that can match in a partition of ``events``: patterns have no optional
+        parts, so a query one of whose positive types is missing has no trend there and is left out."""
+        present = {e.type for e in events}
+        active = [q for q, positive in self.positive if positive <= present]
+        key = frozenset(q.name for q in active)
+        found = self.layouts.get(key)
+        if found is None:
+            found = self.layouts[key] = Layout(self, active)
+        return found
+
+
+class Layout:
+    """A set of queries of a ``SharingPlan``: shape groups, queries on their own, readers per type."""
+
+    def __init__(self, plan: SharingPlan, queries: Sequence[AnalyzedQuery]) -> None:
+        self.queries = queries
+        by_shape: dict[Shape, list[AnalyzedQuery]] = {}
+        self.alone: list[AnalyzedQuery] = []
+        for q in queries:
+            shape = plan.shape[q.name]
+            (self.alone if shape is None else by_shape.setdefault(shape, [])).append(q)
+        self.groups = [ShapeGroup(shape, members) for shape, members in by_shape.items()]  # no window open
         # E of every Kleene sub-pattern E+ that two or more queries of the set contain: its bursts share.
         kleene: dict[str, list[str]] = {}
         for q in queries:
@@ -88,13 +169,29 @@ class _SharedRun:
                 if m := _SINGLE_TYPE_KLEENE.match(sub):
                     kleene.setdefault(m.group(1), []).append(q.name)
         self.sharers = {t: set(names) for t, names in kleene.items() if len(names) > 1}
-        # Local predicates per (query, type); queries with the same ones match the same events.
-        self.tests = {(q.name, t): tuple(p.test for p in q.local_predicates_of(t)) for q in queries for t in q.types}
-        self.filter_key = {
-            (q.name, t): tuple(p.text for p in q.local_predicates_of(t)) for q in queries for t in q.types
-        }  # fmt: skip
-        all_types = {t for q in queries for t in q.types}
-        self.types = {t: _TypeReaders(t, queries, self) for t in all_types}
+        self.types = {t: _TypeReaders(t, queries, plan, self) for t in {t for q in queries for t in q.types}}
+
+
+class _SharedRun:
+    def __init__(self, plan: SharingPlan, layout: Layout, events: list[Event], stats: EvaluationStats,
+                 trace: list[dict[str, Any]] | None) -> None:  # fmt: skip
+        self.model, self.tests, self.types = plan.model, plan.tests, layout.types
+        if any(e.type not in self.types for e in events):  # read only by queries that cannot match here
+            events = [e for e in events if e.type in self.types]
+        self.events, self.stats, self.sharing, self.trace = events, stats, plan.sharing, trace
+        # Queries of one shape run together in columns (``shapes.py``); the others each keep a QueryRun.
+        self.groups = [group.fresh() for group in layout.groups]
+        self.runs: dict[str, QueryRun] = {}
+        self.matched: dict[str, set[int]] = {}
+        times = [e.time for e in events]
+        classes: dict[Window, WindowClasses] = {}  # queries with the same windows share their classes
+        for q in layout.alone:
+            mine = matched_events(q, events)
+            self.matched[q.name] = set(map(id, mine))
+            shared = classes.get(q.window)
+            if shared is None:
+                shared = classes[q.window] = WindowClasses(q.window, times)
+            self.runs[q.name] = QueryRun(q, plan.algebras[q.name], mine, classes=shared)
         stats.events += self._events_read()
         self.previously_shared: dict[str, set[str]] = {}
 
@@ -106,33 +203,18 @@ class _SharedRun:
             read += readers.any_unfiltered or any(all(test(e) for test in tests) for tests in readers.all_filters)
         return read
 
-    def run(self) -> Iterator[tuple[str, int, Any]]:
-        batches = [(t, list(b)) for t, b in groupby(self.events, key=lambda e: e.time)]
-        i = 0
-        while i < len(batches):
-            time, batch = batches[i]
-            event_type = batch[0].type
-            if len(batch) == 1 or all(e.type == event_type for e in batch):
-                pane = self._pane(time)
-                j = i + 1
-                while j < len(batches) and self._pane(batches[j][0]) == pane and all(
-                    e.type == event_type for e in batches[j][1]
-                ):
-                    j += 1
-                yield from self._burst(event_type, batches[i:j])
-                i = j
-            else:
+    def run(self, segments: Sequence[Segment]) -> Iterator[tuple[str, int, Any]]:
+        for event_type, batches in segments:
+            if event_type is None:
+                time, batch = batches[0]
                 yield from self._mixed(time, batch)
-                i += 1
+            elif event_type in self.types:
+                yield from self._burst(event_type, batches)
         for name, run in self.runs.items():
             for k, final in run.finish():
                 yield name, k, final
         for group in self.groups:
             yield from group.finish()
-
-    def _pane(self, time: Any) -> int:
-        whole = self.whole_pane
-        return time // whole if whole and type(time) is int else floor(time / self.pane)
 
     def _one_by_one(self, name: str, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
         run, matched = self.runs[name], self.matched[name]
@@ -173,6 +255,14 @@ class _SharedRun:
             yield from self._one_by_one(name, batches)
         if not readers.closed:
             return
+        if self.sharing == "hamlet" and not readers.group_reads and len(batches) == 1 and len(batches[0][1]) == 1:
+            # A burst of one event read by no shape group: nothing to share, and a query's own step is
+            # cheaper than a commit. The shared graphlet (if any) goes on with the next burst: neither a
+            # split nor a merge.
+            self.stats.bursts += bool(readers.sharer_classes)
+            for name, _ in readers.closed_runs:
+                yield from self._one_by_one(name, batches)
+            return
         groups = [batch for _, batch in batches]
         sizes = [len(batch) for batch in groups]
         self._vectors: dict[tuple, Any] = {}
@@ -205,7 +295,8 @@ class _SharedRun:
                 mu = multiplier(key, kleene, key in shared and name in readers.sharers)
                 yield from self._apply(name, event_type, batches, counts[key], mu, kleene, key)
         time = batches[0][0]
-        for group, position, classes in readers.group_reads:
+        for g, position, classes in readers.group_reads:
+            group = self.groups[g]
             yield from group.advance(time)
             kleene = group.kleene[position]
             for key, sharing, slots in classes:
@@ -306,22 +397,22 @@ class _SharedRun:
 
 
 class _TypeReaders:
-    """Who reads events of one type, and how (computed once per type, used by every burst of it)."""
+    """Who reads events of one type, and how (once per type and ``Layout``, used by every burst of it).
+    Shape groups are referred to by their index in the layout."""
 
-    def __init__(self, event_type: str, queries: Sequence[AnalyzedQuery], run: _SharedRun) -> None:
+    def __init__(self, event_type: str, queries: Sequence[AnalyzedQuery], plan: SharingPlan, layout: Layout) -> None:
         readers = [q for q in queries if event_type in q.types]
-        keys = {q.name: run.filter_key[(q.name, event_type)] for q in readers}
+        keys = {q.name: plan.filter_key[(q.name, event_type)] for q in readers}
         self.any_unfiltered = any(not key for key in keys.values())
-        self.all_filters = list({keys[q.name]: run.tests[(q.name, event_type)] for q in readers if keys[q.name]}.values())
-        in_group = {name for g in run.groups for name in g.names}
-        self.sequential = [q.name for q in readers
-                           if q.name not in in_group and not run.runs[q.name].root.closed_form(event_type)]  # fmt: skip
-        self.closed_runs = [(q.name, keys[q.name]) for q in readers
-                            if q.name not in in_group and run.runs[q.name].root.closed_form(event_type)]  # fmt: skip
+        self.all_filters = list({keys[q.name]: plan.tests[(q.name, event_type)] for q in readers if keys[q.name]}.values())
+        in_group = {name for g in layout.groups for name in g.names}
+        alone = [q.name for q in readers if q.name not in in_group]
+        self.sequential = [name for name in alone if not plan.closed_form[(name, event_type)]]
+        self.closed_runs = [(name, keys[name]) for name in alone if plan.closed_form[(name, event_type)]]
         closed = {name for name, _ in self.closed_runs} | (in_group & set(keys))
         self.closed = bool(closed)
-        self.filters = {keys[name]: run.tests[(name, event_type)] for name in closed if keys[name]}
-        self.sharers = run.sharers.get(event_type, set()) & closed
+        self.filters = {keys[name]: plan.tests[(name, event_type)] for name in closed if keys[name]}
+        self.sharers = layout.sharers.get(event_type, set()) & closed
         # Sharers by class (same local predicates on this type); the shared graphlet holds the events of
         # the unfiltered class if there is one, else of the largest class.
         self.sharer_classes: dict[FilterKey, list[str]] = {}
@@ -329,12 +420,12 @@ class _TypeReaders:
             self.sharer_classes.setdefault(keys[name], []).append(name)
         self.base: FilterKey = max(self.sharer_classes, key=lambda k: (k == (), len(self.sharer_classes[k])),
                                    default=())  # fmt: skip
-        # Per shape group and position: its slots by (class, sharers or not), each class one pass.
-        self.group_reads = []
-        for g in run.groups:
-            for position, slots in g.slots.get(event_type, {}).items():
+        # Per shape group (index) and position: its slots by (class, sharers or not), each class one pass.
+        self.group_reads: list[tuple[int, int, list[tuple[FilterKey, bool, list[int]]]]] = []
+        for g, group in enumerate(layout.groups):
+            for position, slots in group.slots.get(event_type, {}).items():
                 classes: dict[tuple[FilterKey, bool], list[int]] = {}
                 for slot in slots:
-                    names = [g.names[i] for i in g.slot_members[position][slot]]
-                    classes.setdefault((keys[names[0]], all(n in self.sharers for n in names)), []).append(slot)
+                    slot_names = [group.names[i] for i in group.slot_members[position][slot]]
+                    classes.setdefault((keys[slot_names[0]], all(n in self.sharers for n in slot_names)), []).append(slot)
                 self.group_reads.append((g, position, [(k, s, m) for (k, s), m in classes.items()]))
