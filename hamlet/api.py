@@ -36,7 +36,7 @@ STRATEGIES: dict[str, Executor] = {
 }
 
 
-def evaluate(workload: Workload | PreparedWorkload | str, events: Any, strategy: str = "greta",
+def evaluate(workload: Workload | PreparedWorkload | str, events: Any, strategy: str = "hamlet",
              stats: EvaluationStats | None = None, window_ends: WindowEnds | None = None) -> list[ResultRow]:  # fmt: skip
     """Evaluate every query of ``workload`` over ``events``.
 
@@ -62,7 +62,7 @@ def evaluate_with(workload: Workload, events: Any, executor: Executor, window_en
     return finalize(partials_with(workload, events, executor, stats, window_ends))
 
 
-def evaluate_partials(workload: Workload | PreparedWorkload | str, events: Any, strategy: str = "greta",
+def evaluate_partials(workload: Workload | PreparedWorkload | str, events: Any, strategy: str = "hamlet",
                       stats: EvaluationStats | None = None,
                       window_ends: WindowEnds | None = None) -> list[PartialRow]:  # fmt: skip
     """Like ``evaluate`` but each row holds a mergeable ``AggregateState``: results of several calls over

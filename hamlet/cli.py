@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("evaluate", help="evaluate a workload over a CSV of events")
     ev.add_argument("--workload", required=True, help="workload file (queries)")
     ev.add_argument("--events", required=True, help="CSV: event_type, event_time, attribute columns")
-    ev.add_argument("--strategy", default="greta", help=f"execution strategy: {', '.join(STRATEGIES)}")
+    ev.add_argument("--strategy", default="hamlet", help=f"execution strategy: {', '.join(STRATEGIES)}")
     ev.add_argument("--output", help="write JSON lines here instead of printing a table")
     ev.add_argument("--stats", action="store_true", help="print what the strategy did (bursts, sharing, snapshots)")
     ev.set_defaults(run=_evaluate)

@@ -1,7 +1,7 @@
 """The aggregation job: events (Delta) in, exact per-window trend aggregates (Delta) out.
 
     hamlet aggregate --workload W --start ISO --end ISO --events-table PATH --output-table PATH
-                     [--stats-table PATH] [--strategy greta] [--master URL] [--run-id ID] [--buckets N]
+                     [--stats-table PATH] [--strategy hamlet] [--master URL] [--run-id ID] [--buckets N]
     spark-submit jobs/aggregate.py (same arguments)
 
 A run for [start, end) reads the events in [start - longest WITHIN, end), pruning the Delta partitions
@@ -453,7 +453,7 @@ def build_parser(prog: str = "hamlet aggregate") -> argparse.ArgumentParser:
     parser.add_argument("--events-table", required=True, help="Delta table of events (path or URI)")
     parser.add_argument("--output-table", required=True, help="Delta table trend_aggregates (path or URI)")
     parser.add_argument("--stats-table", help="Delta table run_stats (default: run_stats beside the output)")
-    parser.add_argument("--strategy", default="greta", help=f"engine strategy: {', '.join(STRATEGIES)}")
+    parser.add_argument("--strategy", default="hamlet", help=f"engine strategy: {', '.join(STRATEGIES)}")
     parser.add_argument("--master", help="Spark master URL (default: conf/spark/$HAMLET_ENV.toml, local[*])")
     parser.add_argument("--workload-name", help="name stored in the output (default: the file name's stem)")
     parser.add_argument("--run-id", help="identifier of this run (default: start time and a random suffix)")

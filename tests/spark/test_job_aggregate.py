@@ -84,7 +84,7 @@ def test_the_job_equals_hamlet_evaluate(spark, events_table, workload_file, hour
     assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
     # the whole output is this run's: its workload, strategy, and window ends in (start, end]
     meta = table(spark, out).select("workload", "strategy", "run_id").distinct().collect()
-    assert [(m.workload, m.strategy) for m in meta] == [("trips", "greta")]
+    assert [(m.workload, m.strategy) for m in meta] == [("trips", "hamlet")]
 
 
 def test_three_hourly_runs_equal_one_three_hour_run(spark, events_table, workload_file, tmp_path):
