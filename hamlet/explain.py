@@ -9,6 +9,9 @@ from hamlet.analysis.split import SubPattern
 from hamlet.analysis.template import canonical
 from hamlet.analysis.windows import seconds_text
 from hamlet.analysis.workload import Workload
+from hamlet.optimizer.benefit import CostModel
+from hamlet.runtime.aggregates import algebra_for
+from hamlet.runtime.shapes import shape_of
 
 
 def explain(workload: Workload) -> str:
@@ -49,7 +52,29 @@ def explain(workload: Workload) -> str:
             line = f"    {pattern}: shared by {{{', '.join(sharing)}}}" if len(sharing) > 1 else f"    {pattern}: not shared"
             alone = "; ".join(f"{q} one event at a time ({why})" for q, why in obstacles.items() if why)
             out.append(line + (f"; {alone}" if alone else ""))
+    out.extend(_dynamic_plan(workload))
     return "\n".join(out)
+
+
+def _dynamic_plan(workload: Workload) -> list[str]:
+    """How ``hamlet`` runs each set: which queries keep COUNT(*) columns together, and when it shares."""
+    model = CostModel.calibrated()
+    out = ["  dynamic plan (strategy hamlet; hamlet/optimizer/calibration.json):",
+           "    a stream partition is shared only if its bursts save more GRETA steps than the set-up,",
+           (f"      Σ over bursts of b ≥ 2 events of readers·(b − {model.burst_break_even:.2f}) > "
+            f"{model.partition_setup:.2f}·queries; else every query runs on its own graph;"),
+           "    in a shared partition the benefit model (Eq. 7) and the pruning principles (Theorems 4.3, 4.5)",
+           "      choose the queries that share each burst"]  # fmt: skip
+    for s in workload.sharable_query_sets():
+        shapes: dict[object, list[str]] = {}
+        for name in s.queries:
+            query = workload.query(name)
+            shape = shape_of(query, algebra_for(query, []))
+            if shape is not None:
+                shapes.setdefault(shape, []).append(name)
+        groups = "; ".join(f"{{{', '.join(names)}}}" for names in shapes.values()) or "none"
+        out.append(f"    {{{', '.join(s.queries)}}}: COUNT(*) queries in columns (one shape each): {groups}")
+    return out
 
 
 def _query(q: AnalyzedQuery) -> list[str]:

@@ -62,6 +62,8 @@ def test_check_and_explain(tmp_path, capsys):
         "    B -+-> B   {q1, q2}",
         "    B+   {q1, q2}",
         "    {q1, q2}: shares B+ by {q1, q2}; partitioned by k; pane 5 s",
+        # q1 sums, q2 has a NOT: neither keeps COUNT(*) columns.
+        "    {q1, q2}: COUNT(*) queries in columns (one shape each): none",
     ]:
         assert line in out.splitlines()
 
