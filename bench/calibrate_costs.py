@@ -86,7 +86,9 @@ def crossing(one_partition: bool, trips: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--write", action="store_true", help=f"write {CALIBRATION}")
     args = parser.parse_args()
     query = parse_workload("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x < 5 WITHIN 100").queries[0]
@@ -101,7 +103,9 @@ def main() -> None:
     stream = [Event("A" if t % 2 else "B", t) for t in range(n)]
     apply_cost = per_op(lambda: evaluate(text, stream, "static", EvaluationStats()), n * k)
     rejected = [(2, 1)] * 10_000
-    snapshot_cost = per_op(lambda: prod(1 + m for m, _ in rejected) * prod(1 + c for _, c in rejected), len(rejected))
+    snapshot_cost = per_op(
+        lambda: prod(1 + m for m, _ in rejected) * prod(1 + c for _, c in rejected), len(rejected)
+    )
     burst_break_even = crossing(one_partition=True, trips=1500)
     partition_setup = max(0.0, crossing(one_partition=False, trips=400) - burst_break_even)
     constants = {"evaluate": evaluate_cost, "factor": factor_cost, "apply": apply_cost, "snapshot": snapshot_cost,

@@ -44,12 +44,16 @@ def measure(query: str, n: int, repeat: int, plain_scan: bool) -> tuple[float, i
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000])
     parser.add_argument("--scan-sizes", type=int, nargs="*", default=[2_000, 5_000])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    print(f"# GRETA per-event cost — {platform.processor() or platform.machine()}, Python {platform.python_version()}")
+    print(
+        f"# GRETA per-event cost — {platform.processor() or platform.machine()}, Python {platform.python_version()}"
+    )
     print("| query | path | events/window | µs/event | bits of COUNT(*) |")
     print("|---|---|---|---|---|")
     for label, query in QUERIES.items():

@@ -42,7 +42,9 @@ def run(text: str, events: list, strategy: str, repeat: int, no_bursts: bool) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--burst", type=int, default=30)
@@ -57,7 +59,9 @@ def main() -> None:
     print(f"| greta | {greta:.3f} | 1.0 | 1.0 | True |")
     print(f"| columns, no bursts | {columns:.3f} | {greta / columns:.1f} | {greta / columns:.1f} "
           f"| {rows_columns == reference} |")  # fmt: skip
-    print(f"| hamlet | {hamlet:.3f} | {columns / hamlet:.1f} | {greta / hamlet:.1f} | {rows_hamlet == reference} |")
+    print(
+        f"| hamlet | {hamlet:.3f} | {columns / hamlet:.1f} | {greta / hamlet:.1f} | {rows_hamlet == reference} |"
+    )
 
 
 if __name__ == "__main__":

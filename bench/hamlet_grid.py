@@ -47,7 +47,9 @@ def rideshare_stream(events: int, burst: int, seed: int = 8) -> list[Event]:
     while len(out) < events:
         district = rng.choice(DISTRICTS)
         for _ in range(20):
-            out.append(Event(rng.choice(TYPES), len(out), {"district": district, "price": rng.randint(1, 40)}))
+            out.append(
+                Event(rng.choice(TYPES), len(out), {"district": district, "price": rng.randint(1, 40)})
+            )
         crawl = rng.random() < 0.1
         for _ in range(burst):
             speed = rng.randint(2, 9) if crawl else rng.randint(5, 45)
@@ -67,12 +69,18 @@ def run(name: str, q: int, n: int, k: int, args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--json", help="write one JSON line per measurement to this file (replaced)")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="a small grid, to try the script")
-    parser.add_argument("--strategies", nargs="+", default=["greta", "static", "hamlet"],
-                        help="e.g. static hamlet: more repeats for the close comparison, without greta's minutes")
+    parser.add_argument(
+        "--strategies",
+        nargs="+",
+        default=["greta", "static", "hamlet"],
+        help="e.g. static hamlet: more repeats for the close comparison, without greta's minutes",
+    )
     args = parser.parse_args()
     if args.json:
         Path(args.json).write_text("")

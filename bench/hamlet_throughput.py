@@ -65,7 +65,9 @@ def report(name: str, q: int, n: int, k: int, results: dict, json_path: str | No
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--queries", type=int, nargs="+", default=[50])
     parser.add_argument("--events", type=int, nargs="+", default=[20_000])
     parser.add_argument("--burst", type=int, nargs="+", default=[30])

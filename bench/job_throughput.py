@@ -1,7 +1,7 @@
 """End-to-end throughput of the Spark aggregation job (jobs/aggregate.py) on local[2].
 
     .venv/bin/python bench/job_throughput.py [--rates 100000 300000 1000000] [--workload conf/workloads/rideshare50.hamlet]
-                                             [--strategy greta] [--buckets N] [--master local[2]] [--dir var/bench]
+                                             [--strategy hamlet] [--buckets N] [--master local[2]] [--dir var/bench]
 
 For each rate R it generates two hours of rideshare events (the measured hour holds R events; the hour
 before it is read too, for the windows that reach back into it), then times one job run over the measured
@@ -52,7 +52,7 @@ def main() -> None:
     )
     parser.add_argument("--rates", type=int, nargs="+", default=[100_000, 300_000, 1_000_000])
     parser.add_argument("--workload", default=str(ROOT / "conf/workloads/rideshare50.hamlet"))
-    parser.add_argument("--strategy", default="greta")
+    parser.add_argument("--strategy", default="hamlet")
     parser.add_argument("--buckets", type=int, help="engine calls per query set (default: the job's)")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--dir", default=str(ROOT / "var/bench"))

@@ -41,7 +41,9 @@ def mixed_stream(periods: int, burst: int = 30) -> list[Event]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--periods", type=int, default=600)
     parser.add_argument("--repeat", type=int, default=3)

@@ -53,7 +53,9 @@ def panel(ax: Any, data: dict, title: str, xlabel: str, ylabel: str) -> None:
     ax.legend(fontsize=8)
 
 
-def four_panels(rows: list[Row], workload: str, title: str, queries: int, events: int, burst: int, path: Path) -> None:
+def four_panels(
+    rows: list[Row], workload: str, title: str, queries: int, events: int, burst: int, path: Path
+) -> None:
     mine = [r for r in rows if r["workload"] == workload]
 
     def by_events(r: Row) -> bool:
@@ -85,7 +87,10 @@ def four_panels(rows: list[Row], workload: str, title: str, queries: int, events
 
 def burst_figure(rows: list[Row], path: Path) -> None:
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
-    for ax, workload, label in ((axes[0], "authors", "authors' shape"), (axes[1], "rideshare", "ridesharing")):
+    for ax, workload, label in (
+        (axes[0], "authors", "authors' shape"),
+        (axes[1], "rideshare", "ridesharing"),
+    ):
         mine = [r for r in rows if r["workload"] == workload and r["queries"] == 50 and r["events"] == 20_000]
         panel(ax, series(mine, lambda r: True, "burst", lambda r: r["seconds"]),
               f"latency vs burst size, {label}, 50 queries", "events per burst", "latency (CPU s)")  # fmt: skip
@@ -99,7 +104,9 @@ def burst_figure(rows: list[Row], path: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("results")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     args = parser.parse_args()

@@ -26,7 +26,7 @@ def measure_all(workload: Workload, events: list[Any], strategies: list[str],
     """Best CPU seconds, result rows and stats per strategy; repeat r runs the strategies rotated by r."""
     best: dict[str, tuple[float, list, EvaluationStats]] = {}
     for r in range(repeat):
-        for s in strategies[r % len(strategies):] + strategies[: r % len(strategies)]:
+        for s in strategies[r % len(strategies) :] + strategies[: r % len(strategies)]:
             gc.collect()
             stats = EvaluationStats()
             started = time.process_time()
