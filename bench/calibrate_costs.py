@@ -8,13 +8,21 @@ Each constant is seconds per operation of the executor as built (see hamlet/opti
 shape group for the COUNT(*) queries of ``hamlet/runtime/shapes.py``), ``snapshot`` one
 rejected event folded into a query's own factor. Measured through the real code paths, best of 5.
 
-``burst_break_even`` and ``partition_setup`` are counted in GRETA steps (one event through one query's
-graph), measured on ``SEQ(A<i>, B+, C)`` queries (COUNT(*) in shape columns, COUNT(*) and SUM on their own
-graphs) in sliding windows: the shared path (every partition shared) against GRETA, bursts of b = 1..10 B
-events. On one long partition, where the set-up does not count, the b at which the two cost the same is
-``burst_break_even``; on many trips of one burst each (partitions as the Spark job sees them), it is
-``burst_break_even + partition_setup`` (every query reads B). Each b is where the least-squares line of
-the cost differences crosses zero, so that one noisy size does not move it much.
+``burst_break_even``, ``group_event`` and ``partition_setup`` are counted in GRETA steps (one event through
+one query's graph; a step's seconds are GRETA's time over its steps on the same stream). They decide
+whether a stream partition takes the shared path, which matters for small partitions, so they are
+measured on 400 trips, each its own partition, of A0 A1 A2, a burst of b = 1..10 B events, C; queries
+``SEQ(A<i>, B+, C)`` in sliding windows, half of them ``WHERE B.x < 3`` (the B events of a burst carry
+x = 0, 1, 2, ..., so longer bursts hold event-level snapshots); the shared path (every partition shared)
+against GRETA:
+
+* 10 COUNT(*), SUM queries, each on its own graph: a trip with a burst of one event saves nothing (the
+  event steps through the queries' graphs), so what the shared path costs more is the set-up:
+  ``partition_setup`` per query. From the b at which the least-squares line of the extra costs over
+  b = 2..10 crosses zero, 10·(b − ``burst_break_even``) = 10·``partition_setup``.
+* 10 COUNT(*) queries, one shape group: GRETA takes 20 + 10·b steps per trip, the shared path the set-up and
+  ``group_event`` per segment the group reads (A0, A1, A2, the burst, C) and window it falls into (30);
+  the median over b.
 """
 
 from __future__ import annotations
@@ -24,10 +32,13 @@ import json
 import math
 import time
 import timeit
+from collections.abc import Callable
 from functools import partial
 from math import prod
+from statistics import median
 
 from hamlet import Event, parse_workload
+from hamlet.analysis.workload import Workload
 from hamlet.api import evaluate, evaluate_with
 from hamlet.optimizer.benefit import CALIBRATION, CostModel
 from hamlet.runtime.greta import run_greta
@@ -48,11 +59,11 @@ def cpu(statement) -> float:
     return best
 
 
-def stream(burst: int, trips: int, one_partition: bool) -> list[Event]:
-    """``trips`` times A0 A1 A2, ``burst`` B events one second apart, C; each trip its own partition or not."""
+def stream(burst: int, trips: int) -> list[Event]:
+    """``trips`` times A0 A1 A2, ``burst`` B events one second apart, C; each trip its own partition."""
     events, t = [], 0
     for trip in range(trips):
-        key = {"trip": 0 if one_partition else trip}
+        key = {"trip": trip}
         events.extend(Event(f"A{j}", t + j, key) for j in range(3))
         events.extend(Event("B", t + 10 + j, {**key, "x": j}) for j in range(burst))
         events.append(Event("C", t + 50, key))
@@ -60,29 +71,51 @@ def stream(burst: int, trips: int, one_partition: bool) -> list[Event]:
     return events
 
 
-def crossing(one_partition: bool, trips: int) -> float:
-    """The burst size at which the shared path costs what GRETA does (see the module docstring)."""
-    workload = parse_workload("\n".join(
-        f"q{i}: RETURN {'COUNT(*)' if i % 2 else 'COUNT(*), SUM(B.x)'} PATTERN SEQ(A{i % 3}, B+, C) WHERE [trip] "
+def workload(aggregates: Callable[[int], str]) -> Workload:
+    return parse_workload("\n".join(
+        f"q{i}: RETURN {aggregates(i)} PATTERN SEQ(A{i % 3}, B+, C) WHERE [trip]{' AND B.x < 3' if i % 4 > 1 else ''} "
         "WITHIN 30 min SLIDE 1 min"
         for i in range(10)
     ))  # fmt: skip
+
+
+def compare(w: Workload, trips: int) -> list[tuple[int, float]]:
+    """Per burst size b: (b, what the shared path costs beyond GRETA per trip, in GRETA steps)."""
     shared_path = partial(run_shared, sharing="hamlet", model=CostModel(partition_setup=-math.inf))
-    extra = []  # (b, CPU seconds of the shared path minus GRETA's)
+    out = []
     for b in range(1, 11):
-        events = stream(b, trips, one_partition)
-        greta = cpu(lambda: evaluate_with(workload, events, run_greta))  # noqa: B023
-        shared = cpu(lambda: evaluate_with(workload, events, shared_path))  # noqa: B023
-        extra.append((b, shared - greta))
-        print(f"# {'one partition' if one_partition else 'trips'}, bursts of {b}: greta {greta:.3f} s, "
+        events = stream(b, trips)
+        steps = sum(1 for e in events for q in w.queries if e.type in q.types)
+        greta = cpu(lambda: evaluate_with(w, events, run_greta))  # noqa: B023
+        shared = cpu(lambda: evaluate_with(w, events, shared_path))  # noqa: B023
+        step = greta / steps
+        out.append((b, (shared - greta) / step / trips))
+        print(f"# {trips} trips, bursts of {b}: greta {greta:.3f} s ({step * 1e6:.2f} µs per step), "
               f"shared path {shared:.3f} s")  # fmt: skip
-    # The least-squares line through the differences: one noisy size does not move the crossing much.
+    return out
+
+
+def crossing(extra: list[tuple[int, float]]) -> float:
+    """The b at which the least-squares line through the extra costs crosses zero."""
     n = len(extra)
     mean_b, mean_d = sum(b for b, _ in extra) / n, sum(d for _, d in extra) / n
     slope = sum((b - mean_b) * (d - mean_d) for b, d in extra) / sum((b - mean_b) ** 2 for b, _ in extra)
     if slope >= 0:
         return float(extra[-1][0])  # the shared path never catches up in this range
-    return max(1.0, mean_b - mean_d / slope)
+    return mean_b - mean_d / slope
+
+
+def step_constants(trips: int = 400) -> dict[str, float]:
+    alone = compare(workload(lambda i: "COUNT(*), SUM(B.x)"), trips)
+    # A burst of one event saves nothing (it steps through the queries' own graphs): the extra is the set-up.
+    partition_setup = max(0.0, alone[0][1] / 10)
+    # From b* on, a trip's burst pays for the set-up: 10·(b* − burst_break_even) = 10·partition_setup.
+    burst_break_even = max(0.0, crossing(alone[1:]) - partition_setup)
+    grouped = compare(workload(lambda i: "COUNT(*)"), trips)
+    # GRETA: 20 + 10·b steps per trip; the shared path: the set-up and five segments read by the group, each
+    # in 30 windows (WITHIN 30 min SLIDE 1 min).
+    group_event = median((extra + 20 + 10 * b - 10 * partition_setup) / (5 * 30) for b, extra in grouped)
+    return {"burst_break_even": burst_break_even, "group_event": group_event, "partition_setup": partition_setup}
 
 
 def main() -> None:
@@ -106,10 +139,8 @@ def main() -> None:
     snapshot_cost = per_op(
         lambda: prod(1 + m for m, _ in rejected) * prod(1 + c for _, c in rejected), len(rejected)
     )
-    burst_break_even = crossing(one_partition=True, trips=1500)
-    partition_setup = max(0.0, crossing(one_partition=False, trips=400) - burst_break_even)
     constants = {"evaluate": evaluate_cost, "factor": factor_cost, "apply": apply_cost, "snapshot": snapshot_cost,
-                 "burst_break_even": burst_break_even, "partition_setup": partition_setup}  # fmt: skip
+                 **step_constants()}  # fmt: skip
     print(json.dumps(constants, indent=2))
     if args.write:
         CALIBRATION.write_text(json.dumps(constants, indent=2) + "\n")

@@ -52,8 +52,6 @@ PARTIAL_SCHEMA = pa.schema([
     ("aggregate", pa.string()),
     ("state", pa.string()),
 ])  # fmt: skip
-PARTIAL_DDL = ("kind STRING, query STRING, window_start_us BIGINT, window_end_us BIGINT, group_key STRING, "
-               "aggregate STRING, state STRING")  # fmt: skip
 
 RESULT_SCHEMA = pa.schema([
     ("query", pa.string()),
@@ -65,8 +63,22 @@ RESULT_SCHEMA = pa.schema([
     ("value", pa.float64()),
     ("value_exact", pa.string()),
 ])  # fmt: skip
-RESULT_DDL = ("query STRING, window_start_us BIGINT, window_end_us BIGINT, `group` MAP<STRING, STRING>, "
-              "group_key STRING, aggregate STRING, value DOUBLE, value_exact STRING")  # fmt: skip
+
+
+def spark_ddl(schema: pa.Schema) -> str:
+    """The Spark DDL of an Arrow schema of the types used here, for ``applyInArrow``'s return type."""
+
+    def ddl(t: pa.DataType) -> str:
+        if pa.types.is_map(t):
+            return f"MAP<{ddl(t.key_type)}, {ddl(t.item_type)}>"
+        return {pa.string(): "STRING", pa.int64(): "BIGINT", pa.float64(): "DOUBLE"}[t]
+
+    return ", ".join(f"`{f.name}` {ddl(f.type)}" for f in schema)
+
+
+# The two stages' output schemas, declared once (Arrow) and handed to Spark as DDL.
+PARTIAL_DDL = spark_ddl(PARTIAL_SCHEMA)
+RESULT_DDL = spark_ddl(RESULT_SCHEMA)
 
 
 @dataclass(frozen=True)

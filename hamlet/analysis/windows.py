@@ -28,6 +28,10 @@ class Window:
         t = Fraction(time)
         return range(math.floor((t - self.within) / self.slide) + 1, math.floor(t / self.slide) + 1)
 
+    def per_event(self) -> int:
+        """How many windows an event falls into: WITHIN/SLIDE, rounded up."""
+        return math.ceil(self.within / self.slide)
+
     def start(self, k: int) -> Fraction | int:
         ints = self._ints  # type: ignore[attr-defined]
         return k * ints[1] if ints is not None else k * self.slide

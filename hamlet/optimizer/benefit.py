@@ -14,9 +14,13 @@ burst's trends follow from one factor Φ = Π_g (1 + events matched in group g) 
   ``b·evaluate`` and, per event it rejects (an event-level snapshot, Definition 3.11), ``snapshot``.
 
 Per stream partition, before any burst: the shared path has a set-up (its state per query, the columns of
-shape groups), which a partition of a few events does not earn back. A burst of b ≥ 2 events applied at
-once saves each reader b − ``burst_break_even`` GRETA steps; the set-up costs ``partition_setup`` steps per
-query; a partition whose bursts save less runs every query on its own (``sharing_pays``).
+shape groups), which a partition of a few events does not earn back. Counted in GRETA steps (one event
+through one query's graph): a burst of b ≥ 2 events applied at once saves each query that reads it on its
+own graph b − ``burst_break_even`` steps; a segment (burst or single event) read by the COUNT(*) columns of
+a shape group (``runtime/shapes.py``) costs ``group_event`` steps per position it is read at and window it
+falls into (a group keeps its columns per window) instead of b steps per member that reads it; the set-up
+costs ``partition_setup`` steps per query. A partition whose
+segments save less runs every query on its own (``sharing_pays``).
 
 ``apply`` cancels out of the benefit (shared or not, every query commits the burst); it is kept so that
 the costs themselves stay comparable. The constants are seconds per operation, measured by
@@ -31,6 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CALIBRATION = Path(__file__).with_name("calibration.json")
+# A segment of a partition as the set-up decision sees it: (events b, queries that apply it at once on their
+# own graph, members of shape groups that read it, Σ over the (group, position) pairs that read it of the
+# windows the segment falls into).
+SegmentReaders = tuple[int, int, int, int]
 
 
 def paper_shared_cost(b: int, n: int, s_p: int, s_c: int, k: int, g: int, t: int) -> int:
@@ -55,17 +63,22 @@ class CostModel:
     factor: float = 1e-7  # one timestamp group folded into Φ
     apply: float = 6e-7  # Φ applied to one window of one query, committed
     snapshot: float = 3e-7  # an event-level snapshot folded into one query's own factor
-    # In GRETA steps (one event through one query's graph): a burst of b ≥ 2 events applied at once saves
-    # each reader b − ``burst_break_even`` steps; the shared path's set-up costs ``partition_setup`` steps
-    # per query of a partition. ``sharing_pays`` weighs the two (``SharingPlan`` runs a partition whose
-    # bursts do not pay for the set-up with every query on its own, GRETA's plan).
+    # In GRETA steps (one event through one query's graph), see the module docstring. ``sharing_pays``
+    # weighs them (``SharingPlan`` runs a partition whose segments do not pay for the set-up with every
+    # query on its own, GRETA's plan).
     burst_break_even: float = 1.5
+    group_event: float = 2.0
     partition_setup: float = 2.0
 
-    def sharing_pays(self, bursts: Iterable[tuple[int, int]], queries: int) -> bool:
-        """Whether the bursts, as (events, readers), save more GRETA steps than the set-up of ``queries``."""
-        saved = sum(readers * (b - self.burst_break_even) for b, readers in bursts if b > 1)
-        return saved > self.partition_setup * queries
+    def saved_steps(self, segment: SegmentReaders) -> float:
+        """GRETA steps the shared path saves on one segment (negative: it costs more)."""
+        b, alone, group_members, group_windows = segment
+        saved = group_members * b - self.group_event * group_windows
+        return saved + alone * (b - self.burst_break_even) if b > 1 else saved
+
+    def sharing_pays(self, segments: Iterable[SegmentReaders], queries: int) -> bool:
+        """Whether the partition's segments save more GRETA steps than the set-up of ``queries``."""
+        return sum(map(self.saved_steps, segments)) > self.partition_setup * queries
 
     @classmethod
     def calibrated(cls) -> CostModel:

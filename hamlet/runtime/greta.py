@@ -13,7 +13,7 @@ from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra
 from hamlet.runtime.graph import TrendGraph, WindowClasses
-from hamlet.runtime.partition import matched_events
+from hamlet.runtime.partition import match_key, matched_events
 from hamlet.stats import EvaluationStats
 
 
@@ -120,26 +120,31 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     """Strategy ``greta``: the runner of a query set over its stream partitions, each query on its own graph
     over its matched events (finals by runs of windows: see ``hamlet.api.Executor``)."""
 
+    keys = [match_key(q) for q in queries]
+
     def run(events: list[Event]) -> Iterator[tuple[str, range, Any]]:
-        return _greta_partition(queries, algebras, events, stats, plain_scan)
+        return _greta_partition(queries, keys, algebras, events, stats, plain_scan)
 
     return run
 
 
-def _greta_partition(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], events: list[Event],
-                     stats: EvaluationStats, plain_scan: bool) -> Iterator[tuple[str, range, Any]]:  # fmt: skip
+def _greta_partition(queries: Sequence[AnalyzedQuery], keys: Sequence[tuple], algebras: Mapping[str, Algebra],
+                     events: list[Event], stats: EvaluationStats, plain_scan: bool) -> Iterator[tuple[str, range, Any]]:  # fmt: skip
     read: set[int] = set()
+    matched: dict[tuple, list[Event]] = {}  # per ``match_key``
     present = {e.type for e in events}
     times = [e.time for e in events]
     classes: dict[Window, WindowClasses] = {}  # queries with the same windows share their classes
-    for query in queries:
+    for query, key in zip(queries, keys):
         # Patterns have no optional parts: every trend holds an event of each positive type, so a partition
         # that lacks one (before or after the local predicates) has no trend; its graph is not even built.
         positive = query.pattern.template.types
         if not present.issuperset(positive) and len(read) == len(events):
             continue  # (``read`` counts the events the queries match: once it holds all, matching can stop)
-        mine = matched_events(query, events)
-        read.update(map(id, mine))
+        mine = matched.get(key)
+        if mine is None:
+            mine = matched[key] = matched_events(query, events)
+            read.update(map(id, mine))
         if not {e.type for e in mine}.issuperset(positive):
             continue
         window = query.window

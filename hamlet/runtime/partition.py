@@ -25,6 +25,13 @@ def partition_stream(attributes: Sequence[str], types: set[str], events: Iterabl
     return partitions
 
 
+def match_key(query: AnalyzedQuery) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """Queries with equal keys match the same events of any partition: the same types, the same local
+    predicates (queries that differ only in windows, aggregates or edge predicates). Runners match the
+    events of a partition once per key, not once per query."""
+    return frozenset(query.types), frozenset((p.event_type, p.text) for p in query.local_predicates)
+
+
 def matched_events(query: AnalyzedQuery, events: Iterable[Event]) -> list[Event]:
     """The events of the query's types that pass its local predicates."""
     tests: dict[str, list] = {t: [] for t in query.types}

@@ -25,10 +25,12 @@ burst in one pass over a list; the others keep a ``QueryRun`` each.
 
 What does not depend on the events — shapes, predicates per type, the pane, who shares which Kleene type,
 per set of queries a partition can match — is a ``SharingPlan``, built once per evaluation of the set. Per
-stream partition ``hamlet`` first weighs its bursts against the shared path's set-up (``CostModel.
-sharing_pays``): a partition of short bursts — a trip of a few events in the Spark job — runs every query
+stream partition ``hamlet`` first weighs what its segments save (bursts applied at once, events taken by
+the columns of shape groups) against the shared path's set-up (``CostModel.sharing_pays``): a partition
+of short bursts and no shape group to speak of — a trip of a few events in the Spark job — runs every query
 on its own graph (GRETA's plan, nothing shared, nothing set up), and inside a shared partition a burst of
-one event steps through the queries' own graphs. ``static`` shares every partition.
+one event that no shape group reads steps through the queries' own graphs. ``static`` shares every
+partition.
 
 Queries whose bursts cannot be applied at once (``TrendGraph.closed_form``: edge predicates reaching the
 burst's events, aggregates other than COUNT(*), a trailing NOT on them) process those events one by one,
@@ -47,12 +49,12 @@ from typing import Any, Literal
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window, pane_size
 from hamlet.events import Event
-from hamlet.optimizer.benefit import CostModel
+from hamlet.optimizer.benefit import CostModel, SegmentReaders
 from hamlet.optimizer.choice import Candidate, choose_sharing
 from hamlet.runtime.aggregates import Algebra
 from hamlet.runtime.graph import WindowClasses
 from hamlet.runtime.greta import QueryRun, run_greta
-from hamlet.runtime.partition import matched_events
+from hamlet.runtime.partition import match_key, matched_events
 from hamlet.runtime.shapes import Shape, ShapeGroup, shape_of
 from hamlet.stats import EvaluationStats
 
@@ -124,6 +126,7 @@ class SharingPlan:
             (q.name, t): tuple(p.text for p in q.local_predicates_of(t)) for q in queries for t in q.types
         }  # fmt: skip
         self.closed_form = {(q.name, t): q.burst_obstacle(t) is None for q in queries for t in q.types}
+        self.match_key = {q.name: match_key(q) for q in queries}
         self.pane = pane_size([d for q in queries for d in (q.window.within, q.window.slide)])
         self.whole_pane = int(self.pane) if self.pane.denominator == 1 else 0  # int arithmetic on int times
         self.layouts: dict[frozenset[str], Layout] = {}
@@ -133,11 +136,19 @@ class SharingPlan:
         return time // whole if whole and type(time) is int else floor(time / self.pane)
 
     def sharing_pays(self, layout: Layout, segments: Sequence[Segment]) -> bool:
-        """Whether this partition's bursts of shared Kleene types pay for the shared path (``CostModel``)."""
+        """Whether this partition's segments pay for the shared path's set-up (``CostModel.sharing_pays``)."""
         types = layout.types
-        bursts = ((sum(len(b) for _, b in batches), len(types[event_type].sharers))
-                  for event_type, batches in segments if event_type in layout.sharers)  # fmt: skip
-        return self.model.sharing_pays(bursts, len(layout.queries))
+
+        def readers() -> Iterator[SegmentReaders]:
+            for event_type, batches in segments:
+                if event_type is None:  # one timestamp, several types: each event on its own
+                    for e in batches[0][1]:
+                        if (r := types.get(e.type)) is not None:
+                            yield 1, 0, r.group_members, r.group_windows
+                elif (r := types.get(event_type)) is not None:
+                    yield sum(len(b) for _, b in batches), len(r.closed_runs), r.group_members, r.group_windows
+
+        return self.model.sharing_pays(readers(), len(layout.queries))
 
     def layout(self, events: list[Event]) -> Layout:
         """The layout of the queries that can match in a partition of ``events``: patterns have no optional
@@ -185,9 +196,13 @@ class _SharedRun:
         self.matched: dict[str, set[int]] = {}
         times = [e.time for e in events]
         classes: dict[Window, WindowClasses] = {}  # queries with the same windows share their classes
+        by_key: dict[tuple, tuple[list[Event], set[int]]] = {}  # queries with one match_key match alike
         for q in layout.alone:
-            mine = matched_events(q, events)
-            self.matched[q.name] = set(map(id, mine))
+            key = plan.match_key[q.name]
+            if key not in by_key:
+                mine = matched_events(q, events)
+                by_key[key] = mine, set(map(id, mine))
+            mine, self.matched[q.name] = by_key[key]
             shared = classes.get(q.window)
             if shared is None:
                 shared = classes[q.window] = WindowClasses(q.window, times)
@@ -429,3 +444,8 @@ class _TypeReaders:
                     slot_names = [group.names[i] for i in group.slot_members[position][slot]]
                     classes.setdefault((keys[slot_names[0]], all(n in self.sharers for n in slot_names)), []).append(slot)
                 self.group_reads.append((g, position, [(k, s, m) for (k, s), m in classes.items()]))
+        # For the set-up decision: members of shape groups that read this type, over all (group, position)
+        # reads, and the windows per event those reads update (a group keeps columns per window).
+        self.group_members = sum(len(layout.groups[g].slot_members[p][slot])
+                                 for g, p, classes in self.group_reads for _, _, slots in classes for slot in slots)  # fmt: skip
+        self.group_windows = sum(layout.groups[g].window.per_event() for g, _, _ in self.group_reads)

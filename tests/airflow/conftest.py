@@ -15,7 +15,11 @@ def airflow_home():
     from jobs.airflow_home import prepare
 
     prepare(HOME)
-    yield HOME
+    return HOME
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """airflow_env.py made the folder at import, whichever tests ran (even none): it goes with the run."""
     shutil.rmtree(WORK, ignore_errors=True)
 
 
