@@ -19,14 +19,12 @@ from hamlet.results import ResultRow, group_key
 from hamlet.runtime.aggregates import Algebra, WindowSums, algebra_for
 from hamlet.runtime.clipping import WindowEnds, clip_window
 from hamlet.runtime.greta import run_greta
-from hamlet.runtime.partition import partition_stream
+from hamlet.runtime.partition import PartitionRunner, partition_stream
 from hamlet.runtime.shared import run_shared
 from hamlet.stats import EvaluationStats
 
 # A strategy makes, for a sharable query set (its algebras, the stats to fill), the runner of its stream
-# partitions: events in, (query, window k, final aggregate) out, or (query, range of windows, final) for a
-# run of consecutive windows that share one final. What does not depend on the events is done once.
-PartitionRunner = Callable[[list[Event]], Iterable[tuple[str, int | range, Any]]]
+# partitions (``PartitionRunner``); what does not depend on the events is done once.
 Executor = Callable[[Sequence[AnalyzedQuery], Mapping[str, Algebra], EvaluationStats], PartitionRunner]
 
 STRATEGIES: dict[str, Executor] = {

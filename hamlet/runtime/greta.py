@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
 from itertools import groupby
 from typing import Any
@@ -13,7 +13,7 @@ from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra
 from hamlet.runtime.graph import TrendGraph, WindowClasses
-from hamlet.runtime.partition import match_key, matched_events
+from hamlet.runtime.partition import PartitionRunner, match_key, matched_events
 from hamlet.stats import EvaluationStats
 
 
@@ -116,7 +116,7 @@ def run_partition(query: AnalyzedQuery, algebra: Algebra, events: Sequence[Event
 
 
 def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], stats: EvaluationStats,
-              plain_scan: bool = False) -> Callable[[list[Event]], Iterator[tuple[str, range, Any]]]:  # fmt: skip
+              plain_scan: bool = False) -> PartitionRunner:  # fmt: skip
     """Strategy ``greta``: the runner of a query set over its stream partitions, each query on its own graph
     over its matched events (finals by runs of windows: see ``hamlet.api.Executor``)."""
 

@@ -3,12 +3,17 @@ predicates filter each query's events."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.events import Event
 
 PartitionKey = tuple
+# What a strategy makes of a sharable query set: the runner of its stream partitions, events in, (query,
+# window k, final aggregate) out, or (query, range of windows, final) for a run of consecutive windows that
+# share one final (``hamlet.api.Executor``).
+PartitionRunner = Callable[[list[Event]], Iterator[tuple[str, int | range, Any]]]
 
 
 def partition_stream(attributes: Sequence[str], types: set[str], events: Iterable[Event]) -> dict[PartitionKey, list[Event]]:

@@ -54,7 +54,7 @@ from hamlet.optimizer.choice import Candidate, choose_sharing
 from hamlet.runtime.aggregates import Algebra
 from hamlet.runtime.graph import WindowClasses
 from hamlet.runtime.greta import QueryRun, run_greta
-from hamlet.runtime.partition import match_key, matched_events
+from hamlet.runtime.partition import PartitionRunner, match_key, matched_events
 from hamlet.runtime.shapes import Shape, ShapeGroup, shape_of
 from hamlet.stats import EvaluationStats
 
@@ -63,7 +63,6 @@ FilterKey = tuple[str, ...]  # the texts of a query's local predicates on one ty
 _SINGLE_TYPE_KLEENE = re.compile(r"^(\w+)\+$")
 
 
-PartitionRunner = Callable[[list[Event]], Iterator[tuple[str, int | range, Any]]]
 # A burst (event type, its timestamp groups) or, type None, one timestamp with events of several types.
 Segment = tuple[str | None, list[tuple[Any, list[Event]]]]
 
