@@ -128,6 +128,7 @@ def test_hamlet_runs_a_partition_of_small_bursts_without_sharing():
     assert evaluate_with(workload, large, hamlet, stats=stats) == evaluate_with(workload, large, run_greta)
     assert (stats.bursts, stats.shared_bursts, stats.graphlet_snapshots) == (1, 1, 1)  # saves 2·(6 − 1.5) = 9 > 4: shared
     assert evaluate_with(workload, small + large, hamlet) == rows
+    assert evaluate_with(workload, small + large, partial(run_shared, sharing="static")) == rows
 
 
 def test_hamlet_shares_a_partition_of_single_events_when_shape_columns_pay():
@@ -143,7 +144,8 @@ def test_hamlet_shares_a_partition_of_single_events_when_shape_columns_pay():
     events = [Event("A" if t % 2 else "B", t, {"x": 1}) for t in range(1, 7)]  # a1 b2 a3 b4 a5 b6
     # a1 starts 2^3 − 1 trends over b2 b4 b6, a3 2^2 − 1, a5 one: 11 per query.
     expected = [(q, 11) for q in ("q1", "q2", "q3", "q4")]
-    assert [(r.query, r.value) for r in evaluate_with(workload, events, run_greta)] == expected
+    for executor in (run_greta, partial(run_shared, sharing="static")):
+        assert [(r.query, r.value) for r in evaluate_with(workload, events, executor)] == expected
     # Six segments, each read by the 4 members at one position: 6·(4 − group_event) against 2·4 of set-up.
     for group_event, shared_bursts in ((2.0, 3), (3.5, 0)):  # saves 12 > 8: shared; saves 3 < 8: alone
         stats = EvaluationStats()
