@@ -10,7 +10,7 @@ from functools import partial
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
-from hamlet.analysis.windows import as_number
+from hamlet.analysis.windows import Window, as_number
 from hamlet.analysis.workload import Workload, parse_workload
 from hamlet.errors import EventError, HamletError
 from hamlet.events import Event, Number
@@ -121,8 +121,13 @@ def prepare(workload: Workload | PreparedWorkload | str) -> PreparedWorkload:
 
 
 def _clipped(prepared: PreparedWorkload, lo: Number, hi: Number) -> PreparedWorkload:
-    sets = tuple(replace(s, queries=tuple(replace(q, window=clip_window(q.window, lo, hi)) for q in s.queries))
-                 for s in prepared.sets)  # fmt: skip
+    windows: dict[Window, Window] = {}  # equal windows as one object: lookups by window then hit at once
+
+    def clipped(query: AnalyzedQuery) -> AnalyzedQuery:
+        window = clip_window(query.window, lo, hi)
+        return replace(query, window=windows.setdefault(window, window))
+
+    sets = tuple(replace(s, queries=tuple(clipped(q) for q in s.queries)) for s in prepared.sets)
     return PreparedWorkload(prepared.workload, sets)
 
 

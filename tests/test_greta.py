@@ -8,11 +8,14 @@ from fractions import Fraction
 import pytest
 from streams import stream
 
-from hamlet import EvaluationError, Event, evaluate
+from hamlet import STRATEGIES, EvaluationError, Event, evaluate, parse_workload
+from hamlet.runtime.aggregates import algebra_for
+from hamlet.runtime.greta import graph_groups
 
 
-def counts(workload: str, events) -> dict[tuple, object]:
-    return {(r.query, r.window_start, r.window_end, r.aggregate): r.value for r in evaluate(workload, events)}
+def counts(workload: str, events, strategy: str = "hamlet") -> dict[tuple, object]:
+    rows = evaluate(workload, events, strategy)
+    return {(r.query, r.window_start, r.window_end, r.aggregate): r.value for r in rows}
 
 
 def test_leading_not_at_the_window_start_invalidates_trends_of_that_window():
@@ -52,6 +55,22 @@ def test_sliding_windows_share_one_graph():
         ("q", -5, 5, "COUNT(*)"): 1, ("q", -5, 5, "COUNT(B)"): 1,
         ("q", 0, 10, "COUNT(*)"): 3, ("q", 0, 10, "COUNT(B)"): 4,
     }  # fmt: skip
+
+
+def test_queries_differing_only_in_windows_and_aggregates_share_one_graph():
+    text = ("q1: RETURN COUNT(*) PATTERN SEQ(A, B+, NOT C) WITHIN 10 SLIDE 5\n"
+            "q2: RETURN SUM(B.x), MAX(B.x) PATTERN SEQ(A, B+, NOT C) WITHIN 4")  # fmt: skip
+    queries = parse_workload(text).queries
+    (group,) = graph_groups(queries, {q.name: algebra_for(q, []) for q in queries})
+    assert [q.name for q in group.queries] == ["q1", "q2"]
+    events = stream("a1 b2 b3 c4 b6 b12", x={"b2": 1, "b3": 2, "b6": 4, "b12": 8})
+    for strategy in STRATEGIES:
+        assert counts(text, events, strategy) == {
+            # [0, 10): the 4 trends a1 (b2)? (b3)? b6; those ending before c4 are cut; [-5, 5) keeps none
+            ("q1", 0, 10, "COUNT(*)"): 4,
+            # [0, 4): (a1 b2), (a1 b3), (a1 b2 b3), no C inside: 1 + 2 + (1 + 2)
+            ("q2", 0, 4, "SUM(B.x)"): 6, ("q2", 0, 4, "MAX(B.x)"): 2,
+        }, strategy  # fmt: skip
 
 
 def test_counts_are_exact_integers_of_any_size():

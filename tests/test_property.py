@@ -13,7 +13,7 @@ from functools import partial
 from hypothesis import given, note
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
-from workloads import bursty_events, events, sharing_workloads, types_of, workloads
+from workloads import bursty_events, events, graph_sharing_workloads, sharing_workloads, types_of, workloads
 
 from hamlet import STRATEGIES, parse_workload
 from hamlet.api import evaluate_with
@@ -33,6 +33,11 @@ def test_greta_equals_bruteforce(text, data):
 
 @given(workloads(max_queries=1, negation=True), st.data())
 def test_greta_equals_bruteforce_under_negation(text, data):
+    check(text, data.draw(events(types_of(text), max_events=13)))
+
+
+@given(graph_sharing_workloads(), st.data())
+def test_queries_sharing_a_graph_across_windows_and_aggregates_equal_bruteforce(text, data):
     check(text, data.draw(events(types_of(text), max_events=13)))
 
 

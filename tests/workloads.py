@@ -132,6 +132,27 @@ def types_of(text: str) -> str:
     return positive * 3 + "".join(t for q in workload.queries for t in q.types) + "Z"
 
 
+@st.composite
+def graph_sharing_workloads(draw) -> str:
+    """A random query (negation included) and 1–3 siblings with the same pattern and WHERE clause but other
+    windows and aggregates: they share one trend graph per partition (``hamlet.runtime.partition.graph_key``)."""
+    first = draw(queries("q0", negation=draw(st.booleans())))
+    m = re.fullmatch(r"q0: RETURN (.*?) PATTERN (.*?)((?: WHERE .*?)?(?: GROUP-BY g)?) WITHIN \d+ SLIDE \d+", first)
+    assert m is not None, first
+    pattern, clauses = m.group(2), m.group(3)
+    positive = list(parse_workload(first).queries[0].pattern.template.types)
+    out = [first]
+    for i in range(1, draw(st.integers(2, 4))):
+        t = draw(st.sampled_from(positive))
+        returns = draw(st.sampled_from(["COUNT(*)", f"COUNT(*), COUNT({t})", f"SUM({t}.x), MAX({t}.x)", f"AVG({t}.x)", f"MIN({t}.y)"]))
+        if "GROUP-BY" in clauses:
+            returns = "g, " + returns
+        within = draw(st.integers(2, 16))
+        slide = draw(st.sampled_from([within, max(1, within // 2), max(1, within // 4), within + 1]))
+        out.append(f"q{i}: RETURN {returns} PATTERN {pattern}{clauses} WITHIN {within} SLIDE {slide}")
+    return "\n".join(out)
+
+
 SHARED_SHAPES = [
     "SEQ(P, B+)", "SEQ(P, B+, Q)", "SEQ(B+, P)", "SEQ(NOT N, P, B+)", "SEQ(P, B+, NOT N)", "SEQ(P, NOT N, B+)",
     "B+", "(SEQ(P, B+))+", "SEQ(P+, B+)",

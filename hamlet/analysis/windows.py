@@ -18,6 +18,11 @@ class Window:
         # Whole-second windows (the common case) use int arithmetic: Fractions are slow on the hot path.
         integral = self.within.denominator == 1 and self.slide.denominator == 1
         object.__setattr__(self, "_ints", (int(self.within), int(self.slide)) if integral else None)
+        object.__setattr__(self, "_hash", hash((self.within, self.slide)))
+
+    def __hash__(self) -> int:
+        # Windows key the per-partition window classes: hashing two Fractions on every lookup is slow.
+        return self._hash  # type: ignore[attr-defined,no-any-return]
 
     def indexes(self, time: Number) -> range:
         """The k of every window that contains ``time`` (WITHIN/SLIDE of them, rounded up, or none)."""

@@ -29,6 +29,9 @@ from hamlet.partials import AggregateState
 
 FLOAT_SCALE_BITS = 1074  # 2^-1074 is the smallest positive double: every double is a multiple of it
 
+Field = tuple[str, str | None, str | None]  # (kind, event type, attribute) of a VectorAlgebra slot
+Projection = Callable[[Any], Any]
+
 
 class CountAlgebra:
     """COUNT(*) only: the aggregate is the trend count itself, a plain int."""
@@ -79,20 +82,12 @@ class VectorAlgebra:
     the SUM is reported as a float when there are any), ``min`` and ``max``.
     """
 
-    def __init__(self, query: AnalyzedQuery, events: Iterable[Event]) -> None:
-        fields: list[tuple[str, str | None, str | None]] = [("trends", None, None)]
-        for spec in query.aggregates:
-            for field in _fields(spec):
-                if field not in fields:
-                    fields.append(field)
-        self.fields = fields
+    def __init__(self, fields: Sequence[Field], scaled: set[tuple[str | None, str | None]]) -> None:
+        """``fields``: ("trends", None, None) first; ``scaled``: the (type, attribute) of the sums kept in
+        units of 2^-1074 (their attribute holds floats)."""
+        self.fields = list(fields)
         self.index = {f: i for i, f in enumerate(fields)}
-        scaled = {(f[1], f[2]) for f in fields if f[0] == "sum"}
-        self.scaled = {
-            key
-            for key in scaled
-            if any(e.type == key[0] and isinstance(e.get(key[1] or ""), float) for e in events)
-        }
+        self.scaled = scaled
         self.zero = tuple(None if kind in ("min", "max") else 0 for kind, _, _ in fields)
         ops = [
             operator.add if kind not in ("min", "max") else (_min if kind == "min" else _max)
@@ -144,6 +139,18 @@ class VectorAlgebra:
             else:
                 out[i] = _extreme(_max, out[i], value, event, attribute)
         return tuple(out)
+
+    @classmethod
+    def of(cls, query: AnalyzedQuery, events: Iterable[Event]) -> VectorAlgebra:
+        """The fields of the query's RETURN clause; a sum is scaled when its attribute holds floats."""
+        fields: list[Field] = [("trends", None, None)]
+        for spec in query.aggregates:
+            for field in _fields(spec):
+                if field not in fields:
+                    fields.append(field)
+        sums = {(f[1], f[2]) for f in fields if f[0] == "sum"}
+        scaled = {key for key in sums if any(e.type == key[0] and isinstance(e.get(key[1] or ""), float) for e in events)}
+        return cls(fields, scaled)
 
     @staticmethod
     def count(agg: tuple) -> int:
@@ -217,7 +224,7 @@ class VectorAlgebra:
         return out
 
 
-def _fields(spec: AggregateSpec) -> list[tuple[str, str | None, str | None]]:
+def _fields(spec: AggregateSpec) -> list[Field]:
     if spec.function == "COUNT":
         return [] if spec.event_type is None else [("count", spec.event_type, None)]
     if spec.function in ("MIN", "MAX"):
@@ -346,4 +353,37 @@ class WindowSums:
 def algebra_for(query: AnalyzedQuery, events: Iterable[Event]) -> CountAlgebra | VectorAlgebra:
     if all(spec.function == "COUNT" and spec.event_type is None for spec in query.aggregates):
         return CountAlgebra()
-    return VectorAlgebra(query, events)
+    return VectorAlgebra.of(query, events)
+
+
+def shared_algebra(algebras: Sequence[CountAlgebra | VectorAlgebra]) -> tuple[CountAlgebra | VectorAlgebra, list[Projection | None]]:
+    """One algebra for queries that share a graph, and per query the projection of its aggregates onto
+    the query's own algebra (None: the same). Every field of a vector is updated from the trend count and
+    its own values only, so the union of the queries' fields carries each query's aggregate unchanged."""
+    first = algebras[0]
+    if all(_same(a, first) for a in algebras):
+        return first, [None] * len(algebras)
+    fields: list[Field] = [("trends", None, None)]
+    scaled: set[tuple[str | None, str | None]] = set()
+    for a in algebras:
+        if isinstance(a, VectorAlgebra):
+            fields.extend(f for f in a.fields if f not in fields)
+            scaled |= a.scaled
+    union = VectorAlgebra(fields, scaled)
+    return union, [_projection(union, a) for a in algebras]
+
+
+def _same(a: CountAlgebra | VectorAlgebra, b: CountAlgebra | VectorAlgebra) -> bool:
+    if isinstance(a, VectorAlgebra) and isinstance(b, VectorAlgebra):
+        return a.fields == b.fields and a.scaled == b.scaled
+    return type(a) is type(b)
+
+
+def _projection(union: VectorAlgebra, algebra: CountAlgebra | VectorAlgebra) -> Projection | None:
+    if isinstance(algebra, CountAlgebra):
+        return operator.itemgetter(0)
+    if algebra.fields == union.fields:
+        return None
+    slots = [union.index[f] for f in algebra.fields]
+    pick = operator.itemgetter(*slots)
+    return pick if len(slots) > 1 else lambda agg: (agg[slots[0]],)

@@ -22,6 +22,8 @@ class ClippedWindow(Window):
     first: int = 0
     last: int = -1
 
+    __hash__ = Window.__hash__  # (a dataclass would make its own, over every field)
+
     def indexes(self, time: Number) -> range:
         ints = self._ints  # type: ignore[attr-defined]
         if ints is not None and type(time) is int:  # the hot path, inlined: one call per event and query

@@ -17,11 +17,13 @@ Windows that hold the same events of the partition share their state (one aggreg
 for all of them): window k holds the events with time in [start(k), end(k)), and an event's aggregate in k
 depends only on its predecessors in k, i.e. on the events at or after start(k) — so on the class
 c(k) = #{events with time < start(k)}, not on k. A partition of a few events in windows of 30 min sliding
-every minute has a handful of classes among the 30 windows of an event. Each class is keyed by a label, one
-of its window indexes (the last window starting at or before the first event for c = 0, else the first
-window starting after the c-th event), so everything that reads a window's start (a leading NOT) reads the
-label's; the finals of a class grow as its windows close one after the other, and the class is dropped when
-its last window has closed. Trailing negation and window ends read a window's end: they are applied at close.
+every minute has a handful of classes among the 30 windows of an event. A class is keyed by c itself, which
+does not depend on WITHIN or SLIDE: queries that differ only in their windows (and aggregates) share one
+graph (``greta.graph_key``), each closing its own windows on the classes they fall into. What reads a
+window's start (a leading NOT: L < start(k)) reads it from c, since L is the time of one of the events and
+no event lies between the (c−1)-th event and start(k). The finals of a class grow as its windows close one
+after the other, and the class is dropped once no query has a window of it open. Trailing negation and
+window ends read a window's end: they are applied at close.
 """
 
 from __future__ import annotations
@@ -45,17 +47,19 @@ GLOBAL_WINDOW = (0,)
 
 class TrendGraph:
     def __init__(self, query: AnalyzedQuery, part: SubPattern, algebra: Algebra, events: Sequence[Event],
-                 windowed: bool, plain_scan: bool = False, classes: WindowClasses | None = None) -> None:  # fmt: skip
+                 windowed: bool, plain_scan: bool = False, classes: Sequence[WindowClasses] = (),
+                 horizon: Any = None) -> None:  # fmt: skip
         """``plain_scan`` makes every transition use the general scan (GRETA's own algorithm): the other
         sources are optimisations, and tests hold them to the scan's results. ``classes``: the window
-        classes of the query's windows over the times of (a superset of) ``events``."""
+        classes, over the times of (a superset of) ``events``, of the windows of every query the graph
+        serves (default: ``query``'s); ``horizon``: their longest WITHIN (default: ``query``'s)."""
         self.query = query
         self.plain_scan = plain_scan
         self.template = part.template
         self.algebra = algebra
         self.windowed = windowed
         self.children = [
-            (negation, TrendGraph(query, negation.part, LatestStartAlgebra(), events, False, plain_scan))
+            (negation, TrendGraph(query, negation.part, LatestStartAlgebra(), events, False, plain_scan, (), horizon))
             for negation in part.negations
         ]
         self.latest_match_start: Any = None  # for a negative sub-pattern: L, the latest start of a match
@@ -66,11 +70,12 @@ class TrendGraph:
         self.trailing_limit = _latest_of(trailing)
         self.incoming: dict[str, list[Source]] = {t: [] for t in self.template.types}
         self.outgoing: dict[str, list[Source]] = {t: [] for t in self.template.types}
+        horizon = query.window.within if horizon is None else horizon
         running: dict[str, RunningSource] = {}  # plain transitions from one type share its running totals
         for transition in self.template.transitions:
             source, target = transition.source, transition.target
             guards = [g for n, g in self.children if n.previous == source and n.following == target]
-            src = _choose_source(query, source, target, algebra, events, _latest_of(guards), plain_scan)
+            src = _choose_source(query, source, target, algebra, events, _latest_of(guards), plain_scan, horizon)
             if src is None:
                 if source not in running:
                     running[source] = RunningSource(source, algebra)
@@ -84,10 +89,11 @@ class TrendGraph:
         self.finals: dict[int, Any] = {}
         self.pending_ends: dict[int, list[tuple[Any, Any]]] = {}
         self.trailing_results: dict[int, tuple[int, Any, Any]] = {}  # label → (ends seen, limit, result)
-        if windowed and classes is None:
-            classes = WindowClasses(query.window, [e.time for e in events])
-        self.classes = classes
-        self.live: deque[int] = deque()  # labels of the classes in use, ascending
+        if windowed and not classes:
+            classes = (WindowClasses(query.window, [e.time for e in events]),)
+        self.classes = tuple(classes) if windowed else ()
+        self.times = self.classes[0].times if self.classes else ()
+        self.live: deque[int] = deque()  # the classes in use, ascending
 
     def graphs(self) -> Iterator[TrendGraph]:
         yield self
@@ -95,10 +101,15 @@ class TrendGraph:
             yield from child.graphs()
 
     def windows(self, time: Any) -> Sequence[int]:
-        """The labels of the window classes of the windows that contain ``time`` (ascending)."""
-        if self.classes is None:
+        """The classes of the windows (of every query served) that contain ``time``, ascending."""
+        classes = self.classes
+        if not classes:
             return GLOBAL_WINDOW
-        labels = self.classes.labels(time)
+        if len(classes) == 1:
+            labels = classes[0].labels(time)
+        else:
+            labels = sorted({c for windows in classes for c in windows.labels(time)})
+        # A class not yet in use is the newest (c = #events before ``time``): appending keeps ``live`` sorted.
         live = self.live
         if labels and (not live or labels[-1] > live[-1]):
             live.extend(label for label in labels if not live or label > live[-1])
@@ -147,9 +158,14 @@ class TrendGraph:
         return [started(acc) if is_start and (not self.leading or self._may_start(k)) else acc
                 for k, acc in zip(windows, self.predecessors(event, windows))]  # fmt: skip
 
-    def _may_start(self, k: int) -> bool:
-        window_start = self.query.window.start(k)
-        return all(g.latest_match_start is None or g.latest_match_start < window_start for g in self.leading)
+    def _may_start(self, c: int) -> bool:
+        """Whether trends may start in the windows of class c: no leading negative match started in them.
+        L < start(k) ⇔ L ≤ the (c−1)-th event's time (L is an event's time, none lies in between)."""
+        if not self.classes:  # a negative sub-pattern's graph has one global window, starting at 0
+            return all(g.latest_match_start is None or g.latest_match_start < 0 for g in self.leading)
+        before = self.times[c - 1] if c else None
+        return all(g.latest_match_start is None or (before is not None and g.latest_match_start <= before)
+                   for g in self.leading)  # fmt: skip
 
     def commit(self, event: Event, aggregates: dict[int, Any]) -> None:
         if not aggregates:
@@ -170,11 +186,10 @@ class TrendGraph:
             current = self.finals.get(k)
             self.finals[k] = agg if current is None else add(current, agg)
 
-    def close_runs(self, first: int, last: int) -> Iterator[tuple[range, Any]]:
-        """Close windows first..last (windows close in ascending order, all at the current time): (windows,
-        final aggregate) per window class among them whose final is not None (a trend matched)."""
-        classes = self.classes
-        assert classes is not None
+    def close_runs(self, first: int, last: int, classes: WindowClasses) -> Iterator[tuple[range, Any]]:
+        """Close windows first..last of one query (``classes``: of its windows; they close in ascending
+        order, all at the current time): (windows, final aggregate) per class among them whose final is not
+        None (a trend matched). ``release`` drops the classes afterwards."""
         k = first
         while k <= last:
             label, through = classes.class_of(k)
@@ -183,9 +198,12 @@ class TrendGraph:
             if final is not None:
                 yield range(k, through + 1), final
             k = through + 1
-        following = classes.class_of(last + 1)[0]
+
+    def release(self, before: float) -> None:
+        """Drop the classes below ``before``: no query served has a window of them open (and none will open
+        one: a window that opens later starts after every event so far)."""
         live = self.live
-        while live and live[0] < following:  # every window of these classes has closed
+        while live and live[0] < before:
             dead = live.popleft()
             for src in self.sources:
                 src.close(dead)
@@ -211,16 +229,16 @@ class TrendGraph:
 
 class WindowClasses:
     """The classes of the windows of one WITHIN/SLIDE over the sorted event times of one partition (see the
-    module docstring): windows whose starts have the same events at or after them. Times may be those of
-    more events than a graph reads (a finer partition into classes is as exact); the graphs of every query
-    with these windows in a partition share one instance, and its labels per time."""
+    module docstring): windows whose starts have the same events at or after them, keyed by c, the number
+    of events before their start. Times may be those of more events than a graph reads (a finer partition
+    into classes is as exact); every query with these windows in a partition shares one instance, and its
+    classes per time."""
 
     MEMO_LIMIT = 4096  # remember the labels of every time only in small partitions (memory)
 
     def __init__(self, window: Window, times: Sequence[Any]) -> None:
         self.window, self.times = window, times
         self.slide_int = int(window.slide) if window.slide.denominator == 1 else None
-        self.first_label = self.last_start_at(times[0]) if times else 0
         self.memo: dict[Any, list[int]] | None = {} if len(times) <= self.MEMO_LIMIT else None
         self.last_time: Any = None
         self.last_labels: list[int] = []
@@ -232,20 +250,15 @@ class WindowClasses:
             return time // s
         return math.floor(Fraction(time) / self.window.slide)
 
-    def _label(self, c: int) -> int:
-        """The label of class c (c events before the window's start): the last window starting at or before
-        the first event for c = 0, else the first window starting after the c-th event."""
-        return self.first_label if c == 0 else self.last_start_at(self.times[c - 1]) + 1
-
     def class_of(self, k: int) -> tuple[int, int]:
-        """(label, last window index) of window k's class: the last window starting at or before the first
-        event at or after k's start (the windows after every event form one class without end)."""
+        """(class, last window index of the class) of window k: the last window of the class starts at or
+        before the first event at or after k's start (the windows after every event form one class)."""
         times = self.times
         c = bisect_left(times, self.window.start(k))
-        return self._label(c), (self.last_start_at(times[c]) if c < len(times) else 1 << 62)
+        return c, (self.last_start_at(times[c]) if c < len(times) else 1 << 62)
 
     def labels(self, time: Any) -> list[int]:
-        """The labels of the classes of the windows that contain ``time``, ascending."""
+        """The classes of the windows that contain ``time``, ascending."""
         if time == self.last_time:
             return self.last_labels
         memo = self.memo
@@ -261,7 +274,7 @@ class WindowClasses:
         k = every.start
         while k < every.stop:
             c = bisect_left(times, start(k))
-            labels.append(self._label(c))
+            labels.append(c)
             if c >= len(times):
                 break
             k = self.last_start_at(times[c]) + 1  # the first window of the next class
@@ -271,8 +284,23 @@ class WindowClasses:
         return labels
 
 
+class PartitionClasses:
+    """The window classes of one partition per WITHIN/SLIDE, made when first asked for: every graph of the
+    partition shares them (they are all over the same times, which ``TrendGraph._may_start`` relies on)."""
+
+    def __init__(self, times: Sequence[Any]) -> None:
+        self.times = times
+        self.by_window: dict[Window, WindowClasses] = {}
+
+    def of(self, window: Window) -> WindowClasses:
+        classes = self.by_window.get(window)
+        if classes is None:
+            classes = self.by_window[window] = WindowClasses(window, self.times)
+        return classes
+
+
 def _choose_source(query: AnalyzedQuery, source: str, target: str, algebra: Algebra, events: Sequence[Event],
-                   threshold: Threshold | None, plain_scan: bool) -> Source | None:  # fmt: skip
+                   threshold: Threshold | None, plain_scan: bool, horizon: Any) -> Source | None:  # fmt: skip
     """The cheapest source that answers the transition exactly; None for a shared running total."""
     predicates = query.edge_predicates_of(source, target)
     if (
@@ -280,7 +308,7 @@ def _choose_source(query: AnalyzedQuery, source: str, target: str, algebra: Alge
         or len(predicates) > 1
         or (predicates and (threshold is not None or predicates[0].key_op is None))
     ):
-        return ScanSource(source, algebra, [p.test for p in predicates], threshold, query.window.within)
+        return ScanSource(source, algebra, [p.test for p in predicates], threshold, horizon)
     if threshold is not None:
         return QueueSource(source, algebra, threshold)
     if not predicates:

@@ -1,86 +1,116 @@
-"""Strategy ``greta``: every query on its own (GRETA), one trend graph per query and stream partition."""
+"""Strategy ``greta``: no sharing among queries of different patterns (GRETA): one trend graph per stream
+partition and pattern with its predicates (``graph_key``)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from itertools import groupby
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
-from hamlet.analysis.windows import Window
 from hamlet.events import Event
-from hamlet.runtime.aggregates import Algebra
-from hamlet.runtime.graph import TrendGraph, WindowClasses
-from hamlet.runtime.partition import PartitionRunner, match_key, matched_events
+from hamlet.runtime.aggregates import Algebra, Projection, shared_algebra
+from hamlet.runtime.graph import PartitionClasses, TrendGraph, WindowClasses
+from hamlet.runtime.partition import PartitionRunner, graph_key, match_key, matched_events
 from hamlet.stats import EvaluationStats
 
 
+class _Windows:
+    """One query's windows over a graph it may share with queries of other windows: the open ones, kept
+    as disjoint ascending runs [first, last] of consecutive indexes."""
+
+    __slots__ = ("classes", "name", "next_close", "open", "project", "window")
+
+    def __init__(self, query: AnalyzedQuery, classes: WindowClasses, project: Projection | None) -> None:
+        self.name, self.window, self.classes, self.project = query.name, query.window, classes, project
+        self.open: list[list[int]] = []
+        self.next_close: Any = None  # end of the oldest open window
+
+    def last_ending_by(self, time: Any) -> int:
+        """The last window index whose end is at or before ``time``."""
+        ints = self.window._ints  # type: ignore[attr-defined]
+        if ints is not None and type(time) is int:
+            return (time - ints[0]) // ints[1]
+        window = self.window
+        return math.floor((Fraction(time) - window.within) / window.slide)
+
+    def frontier(self) -> float:
+        """The class of the oldest open window (classes below it are closed for this query)."""
+        return self.classes.class_of(self.open[0][0])[0] if self.open else math.inf
+
+
 class QueryRun:
-    """One query's trend graphs over one partition, driven one timestamp at a time.
+    """The trend graph of one partition for queries that build equal graphs (``graph_key``: one pattern, the
+    same predicates; windows and aggregates may differ), driven one timestamp at a time.
 
     All events of one timestamp are computed before any is committed: equal timestamps are never adjacent
-    (GRETA's per-timestamp transactions, §7). Windows close when time reaches their end. Open windows are
-    kept as runs of consecutive indexes and close by runs of one window class (graph.py): a short partition
-    in windows sliding every minute costs O(classes), not O(windows).
+    (GRETA's per-timestamp transactions, §7). Windows close when time reaches their end. Each query's open
+    windows close by runs of one window class (graph.py): a short partition in windows sliding every
+    minute costs O(classes), not O(windows). ``classes``: the partition's, shared by its runs (default:
+    over ``events``); ``projections`` turn the graph's aggregate into each query's own where the graph
+    aggregates more (``aggregates.shared_algebra``).
     """
 
-    def __init__(self, query: AnalyzedQuery, algebra: Algebra, events: Sequence[Event], plain_scan: bool = False,
-                 classes: WindowClasses | None = None) -> None:  # fmt: skip
-        self.query = query
-        self.root = TrendGraph(query, query.pattern, algebra, events, True, plain_scan, classes)
+    def __init__(self, queries: Sequence[AnalyzedQuery], algebra: Algebra, events: Sequence[Event],
+                 plain_scan: bool = False, classes: PartitionClasses | None = None,
+                 projections: Sequence[Projection | None] = ()) -> None:  # fmt: skip
+        classes = PartitionClasses([e.time for e in events]) if classes is None else classes
+        projections = projections or [None] * len(queries)
+        self.members = [_Windows(q, classes.of(q.window), p) for q, p in zip(queries, projections)]
+        query = queries[0]
+        served = tuple({m.classes: None for m in self.members})
+        horizon = query.window.within if len(queries) == 1 else max(q.window.within for q in queries)
+        self.root = TrendGraph(query, query.pattern, algebra, events, True, plain_scan, served, horizon)
         self.graphs_by_type: dict[str, list[TrendGraph]] = {}
         for graph in self.root.graphs():
             for t in graph.template.types:
                 self.graphs_by_type.setdefault(t, []).append(graph)
-        self.open: list[list[int]] = []  # disjoint ascending runs [first, last] of open windows
-        self.next_close: Any = None  # end of the oldest open window
-        window = query.window
-        self.ints = (int(window.within), int(window.slide)) if window.within.denominator == 1 and (
-            window.slide.denominator == 1) else None  # fmt: skip
 
-    def _last_ending_by(self, time: Any) -> int:
-        """The last window index whose end is at or before ``time``."""
-        ints = self.ints
-        if ints is not None and type(time) is int:
-            return (time - ints[0]) // ints[1]
-        window = self.query.window
-        return math.floor((Fraction(time) - window.within) / window.slide)
-
-    def advance_runs(self, time: Any) -> Iterator[tuple[range, Any]]:
-        """Close the windows that end at or before ``time`` (yielding (windows, final) for runs of windows
-        with the same final), open those of ``time``."""
-        window = self.query.window
-        runs = self.open
-        if self.next_close is not None and time >= self.next_close:
-            last_closing = self._last_ending_by(time)
-            while runs and runs[0][0] <= last_closing:
-                first, last = runs[0]
-                through = min(last, last_closing)
-                yield from self.root.close_runs(first, through)
-                if through == last:
-                    del runs[0]
+    def advance_runs(self, time: Any) -> Iterator[tuple[str, range, Any]]:
+        """Close the windows that end at or before ``time`` (yielding (query, windows, final) for runs of
+        windows with the same final), open those of ``time``."""
+        closed = False
+        for member in self.members:
+            if member.next_close is not None and time >= member.next_close:
+                yield from self._close(member, member.last_ending_by(time))
+                closed = True
+        if closed:
+            self.root.release(min(m.frontier() for m in self.members))
+        for member in self.members:
+            runs, window = member.open, member.window
+            every = window.indexes(time)
+            first, stop = every.start, every.stop
+            if runs:
+                first = max(first, runs[-1][1] + 1)
+            if first < stop:
+                if runs and runs[-1][1] + 1 == first:
+                    runs[-1][1] = stop - 1
                 else:
-                    runs[0][0] = through + 1
-            self.next_close = window.end(runs[0][0]) if runs else None
-        every = window.indexes(time)
-        first, stop = every.start, every.stop
-        if runs:
-            first = max(first, runs[-1][1] + 1)
-        if first < stop:
-            if runs and runs[-1][1] + 1 == first:
-                runs[-1][1] = stop - 1
-            else:
-                runs.append([first, stop - 1])
-        if self.next_close is None and runs:
-            self.next_close = window.end(runs[0][0])
+                    runs.append([first, stop - 1])
+            if member.next_close is None and runs:
+                member.next_close = window.end(runs[0][0])
 
-    def advance(self, time: Any) -> Iterator[tuple[int, Any]]:
+    def _close(self, member: _Windows, last_closing: int) -> Iterator[tuple[str, range, Any]]:
+        runs, name, project = member.open, member.name, member.project
+        while runs and runs[0][0] <= last_closing:
+            first, last = runs[0]
+            through = min(last, last_closing)
+            for ks, final in self.root.close_runs(first, through, member.classes):
+                yield name, ks, final if project is None else project(final)
+            if through == last:
+                del runs[0]
+            else:
+                runs[0][0] = through + 1
+        member.next_close = member.window.end(runs[0][0]) if runs else None
+
+    def advance(self, time: Any) -> Iterator[tuple[str, int, Any]]:
         """``advance_runs`` one window at a time."""
-        for ks, final in self.advance_runs(time):
+        for name, ks, final in self.advance_runs(time):
             for k in ks:
-                yield k, final
+                yield name, k, final
 
     def step(self, batch: Sequence[Event]) -> None:
         """Process the events of one timestamp (already ``advance``d to it)."""
@@ -93,64 +123,86 @@ class QueryRun:
         for graph, event, aggregates in computed:
             graph.commit(event, aggregates)
 
-    def finish_runs(self) -> Iterator[tuple[range, Any]]:
-        for first, last in self.open:
-            yield from self.root.close_runs(first, last)
-        self.open.clear()
+    def finish_runs(self) -> Iterator[tuple[str, range, Any]]:
+        for member in self.members:
+            if member.open:
+                yield from self._close(member, member.open[-1][1])
 
-    def finish(self) -> Iterator[tuple[int, Any]]:
-        for ks, final in self.finish_runs():
+    def finish(self) -> Iterator[tuple[str, int, Any]]:
+        for name, ks, final in self.finish_runs():
             for k in ks:
-                yield k, final
+                yield name, k, final
 
 
-def run_partition(query: AnalyzedQuery, algebra: Algebra, events: Sequence[Event], plain_scan: bool = False,
-                  classes: WindowClasses | None = None) -> Iterator[tuple[range, Any]]:  # fmt: skip
-    """(windows, final aggregate) for every run of windows of the query with the same final, in which a
-    trend matched; ``events`` sorted by time."""
-    run = QueryRun(query, algebra, events, plain_scan, classes)
+def run_partition(queries: Sequence[AnalyzedQuery], algebra: Algebra, events: Sequence[Event],
+                  plain_scan: bool = False, classes: PartitionClasses | None = None,
+                  projections: Sequence[Projection | None] = ()) -> Iterator[tuple[str, range, Any]]:  # fmt: skip
+    """(query, windows, final aggregate) for every run of windows of the queries (of one ``graph_key``)
+    with the same final, in which a trend matched; ``events`` sorted by time."""
+    run = QueryRun(queries, algebra, events, plain_scan, classes, projections)
     for time, batch in groupby(events, key=lambda e: e.time):
         yield from run.advance_runs(time)
         run.step(list(batch))
     yield from run.finish_runs()
 
 
+@dataclass(frozen=True)
+class GraphGroup:
+    """Queries of a set that build equal graphs on any partition (``graph_key``), and their shared algebra."""
+
+    queries: tuple[AnalyzedQuery, ...]
+    algebra: Algebra
+    projections: tuple[Projection | None, ...]
+    key: tuple  # their ``match_key``: the events they read
+
+    @property
+    def positive(self) -> tuple[str, ...]:
+        return self.queries[0].pattern.template.types
+
+
+def graph_groups(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]) -> list[GraphGroup]:
+    by_key: dict[tuple, list[AnalyzedQuery]] = {}
+    for q in queries:
+        by_key.setdefault(graph_key(q), []).append(q)
+    groups = []
+    for members in by_key.values():
+        algebra, projections = shared_algebra([algebras[q.name] for q in members])  # type: ignore[misc]
+        groups.append(GraphGroup(tuple(members), algebra, tuple(projections), match_key(members[0])))
+    return groups
+
+
 def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], stats: EvaluationStats,
               plain_scan: bool = False) -> PartitionRunner:  # fmt: skip
-    """Strategy ``greta``: the runner of a query set over its stream partitions, each query on its own graph
-    over its matched events (finals by runs of windows: see ``hamlet.api.Executor``)."""
+    """Strategy ``greta``: the runner of a query set over its stream partitions, one graph per partition
+    and ``graph_key`` (GRETA shares a graph among a query's windows, §6; queries that differ only in their
+    windows or aggregates share it too), over the events its queries match (finals by runs of windows: see
+    ``hamlet.api.Executor``)."""
 
-    keys = [match_key(q) for q in queries]
+    groups = graph_groups(queries, algebras)
 
     def run(events: list[Event]) -> Iterator[tuple[str, range, Any]]:
-        return _greta_partition(queries, keys, algebras, events, stats, plain_scan)
+        return _greta_partition(groups, events, stats, plain_scan)
 
     return run
 
 
-def _greta_partition(queries: Sequence[AnalyzedQuery], keys: Sequence[tuple], algebras: Mapping[str, Algebra],
-                     events: list[Event], stats: EvaluationStats, plain_scan: bool) -> Iterator[tuple[str, range, Any]]:  # fmt: skip
+def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: EvaluationStats,
+                     plain_scan: bool) -> Iterator[tuple[str, range, Any]]:  # fmt: skip
     read: set[int] = set()
     matched: dict[tuple, list[Event]] = {}  # per ``match_key``
     present = {e.type for e in events}
-    times = [e.time for e in events]
-    classes: dict[Window, WindowClasses] = {}  # queries with the same windows share their classes
-    for query, key in zip(queries, keys):
+    classes = PartitionClasses([e.time for e in events])
+    for group in groups:
         # Patterns have no optional parts: every trend holds an event of each positive type, so a partition
         # that lacks one (before or after the local predicates) has no trend; its graph is not even built.
-        positive = query.pattern.template.types
+        positive = group.positive
         if not present.issuperset(positive) and len(read) == len(events):
             continue  # (``read`` counts the events the queries match: once it holds all, matching can stop)
-        mine = matched.get(key)
+        mine = matched.get(group.key)
         if mine is None:
-            mine = matched[key] = matched_events(query, events)
+            mine = matched[group.key] = matched_events(group.queries[0], events)
             read.update(map(id, mine))
         if not {e.type for e in mine}.issuperset(positive):
             continue
-        window = query.window
-        shared = classes.get(window)
-        if shared is None:
-            shared = classes[window] = WindowClasses(window, times)
-        for ks, agg in run_partition(query, algebras[query.name], mine, plain_scan, shared):
-            yield query.name, ks, agg
+        yield from run_partition(group.queries, group.algebra, mine, plain_scan, classes, group.projections)
     stats.events += len(read)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
+from hamlet.analysis.template import canonical
 from hamlet.events import Event
 
 PartitionKey = tuple
@@ -35,6 +36,14 @@ def match_key(query: AnalyzedQuery) -> tuple[frozenset[str], frozenset[tuple[str
     predicates (queries that differ only in windows, aggregates or edge predicates). Runners match the
     events of a partition once per key, not once per query."""
     return frozenset(query.types), frozenset((p.event_type, p.text) for p in query.local_predicates)
+
+
+def graph_key(query: AnalyzedQuery) -> tuple:
+    """Queries with equal keys build equal trend graphs on any partition: the same pattern (up to aliases),
+    the same local and edge predicates. They may differ in windows, aggregates and GROUP-BY (a set's
+    queries partition alike), which the graph does not depend on (graph.py: classes keyed by c)."""
+    edges = frozenset((p.source, p.target, p.text) for p in query.edge_predicates)
+    return canonical(query.pattern.pattern), match_key(query), edges
 
 
 def matched_events(query: AnalyzedQuery, events: Iterable[Event]) -> list[Event]:

@@ -47,12 +47,12 @@ from math import floor, prod
 from typing import Any, Literal
 
 from hamlet.analysis.query import AnalyzedQuery
-from hamlet.analysis.windows import Window, pane_size
+from hamlet.analysis.windows import pane_size
 from hamlet.events import Event
 from hamlet.optimizer.benefit import CostModel, SegmentReaders
 from hamlet.optimizer.choice import Candidate, choose_sharing
 from hamlet.runtime.aggregates import Algebra
-from hamlet.runtime.graph import WindowClasses
+from hamlet.runtime.graph import PartitionClasses
 from hamlet.runtime.greta import QueryRun, run_greta
 from hamlet.runtime.partition import PartitionRunner, match_key, matched_events
 from hamlet.runtime.shapes import Shape, ShapeGroup, shape_of
@@ -193,8 +193,7 @@ class _SharedRun:
         self.groups = [group.fresh() for group in layout.groups]
         self.runs: dict[str, QueryRun] = {}
         self.matched: dict[str, set[int]] = {}
-        times = [e.time for e in events]
-        classes: dict[Window, WindowClasses] = {}  # queries with the same windows share their classes
+        classes = PartitionClasses([e.time for e in events])
         by_key: dict[tuple, tuple[list[Event], set[int]]] = {}  # queries with one match_key match alike
         for q in layout.alone:
             key = plan.match_key[q.name]
@@ -202,10 +201,7 @@ class _SharedRun:
                 mine = matched_events(q, events)
                 by_key[key] = mine, set(map(id, mine))
             mine, self.matched[q.name] = by_key[key]
-            shared = classes.get(q.window)
-            if shared is None:
-                shared = classes[q.window] = WindowClasses(q.window, times)
-            self.runs[q.name] = QueryRun(q, plan.algebras[q.name], mine, classes=shared)
+            self.runs[q.name] = QueryRun([q], plan.algebras[q.name], mine, classes=classes)
         stats.events += self._events_read()
         self.previously_shared: dict[str, set[str]] = {}
 
@@ -224,9 +220,8 @@ class _SharedRun:
                 yield from self._mixed(time, batch)
             elif event_type in self.types:
                 yield from self._burst(event_type, batches)
-        for name, run in self.runs.items():
-            for k, final in run.finish():
-                yield name, k, final
+        for run in self.runs.values():
+            yield from run.finish()
         for group in self.groups:
             yield from group.finish()
 
@@ -235,8 +230,7 @@ class _SharedRun:
         for time, batch in batches:
             mine = [e for e in batch if id(e) in matched]
             if mine:
-                for k, final in run.advance(time):
-                    yield name, k, final
+                yield from run.advance(time)
                 run.step(mine)
 
     def _mixed(self, time: Any, batch: list[Event]) -> Iterator[tuple[str, int, Any]]:
@@ -385,8 +379,7 @@ class _SharedRun:
         first = next(i for i, c in enumerate(counts) if c)
         time, batch = batches[first]
         event = next(e for e in batch if id(e) in self.matched[name])
-        for k, final in run.advance(time):
-            yield name, k, final
+        yield from run.advance(time)
         windows = run.root.windows(time)  # window classes (graph.py): one state per class of windows
         x = run.root.snapshot(event, windows)
         if self.trace is not None and self.trace and self.trace[-1]["type"] == event_type and name in self.trace[-1]["queries"]:
