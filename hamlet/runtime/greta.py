@@ -159,6 +159,11 @@ class GraphGroup:
     def positive(self) -> tuple[str, ...]:
         return self.queries[0].pattern.template.types
 
+    def has_windows(self, first: Any, last: Any) -> bool:
+        """Whether a window of some query contains a time in [first, last] (``ClippedWindow``s keep only
+        some windows: a trip in the Spark job's read-ahead may lie before all of them)."""
+        return any(q.window.indexes(first).start < q.window.indexes(last).stop for q in self.queries)
+
 
 def graph_groups(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]) -> list[GraphGroup]:
     by_key: dict[tuple, list[AnalyzedQuery]] = {}
@@ -202,7 +207,7 @@ def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: E
         if mine is None:
             mine = matched[group.key] = matched_events(group.queries[0], events)
             read.update(map(id, mine))
-        if not {e.type for e in mine}.issuperset(positive):
+        if not {e.type for e in mine}.issuperset(positive) or not group.has_windows(mine[0].time, mine[-1].time):
             continue
         yield from run_partition(group.queries, group.algebra, mine, plain_scan, classes, group.projections)
     stats.events += len(read)
