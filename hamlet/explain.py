@@ -11,6 +11,7 @@ from hamlet.analysis.windows import seconds_text
 from hamlet.analysis.workload import Workload
 from hamlet.optimizer.benefit import CostModel
 from hamlet.runtime.aggregates import algebra_for
+from hamlet.runtime.partition import graph_key
 from hamlet.runtime.shapes import shape_of
 
 
@@ -63,7 +64,8 @@ def _dynamic_plan(workload: Workload) -> list[str]:
            "    a stream partition is shared only if its segments save more GRETA steps than the set-up:",
            (f"      Σ over segments of b events of own-graph readers·(b − {model.burst_break_even:.2f}) [b ≥ 2]"
             f" + column readers·b − {model.group_event:.2f}·column positions·windows per event"),
-           f"      > {model.partition_setup:.2f}·queries; else every query runs on its own graph;",
+           f"      > {model.partition_setup:.2f}·queries; else it runs on GRETA's graphs (one per pattern and"
+           " predicates);",
            "    in a shared partition the benefit model (Eq. 7) and the pruning principles (Theorems 4.3, 4.5)",
            "      choose the queries that share each burst"]  # fmt: skip
     for s in workload.sharable_query_sets():
@@ -75,6 +77,11 @@ def _dynamic_plan(workload: Workload) -> list[str]:
                 shapes.setdefault(shape, []).append(name)
         groups = "; ".join(f"{{{', '.join(names)}}}" for names in shapes.values()) or "none"
         out.append(f"    {{{', '.join(s.queries)}}}: COUNT(*) queries in columns (one shape each): {groups}")
+        graphs: dict[tuple, list[str]] = {}
+        for name in s.queries:
+            graphs.setdefault(graph_key(workload.query(name)), []).append(name)
+        shared = "; ".join(f"{{{', '.join(names)}}}" for names in graphs.values() if len(names) > 1) or "none"
+        out.append(f"    {{{', '.join(s.queries)}}}: non-shared plan, one graph for queries of other windows or aggregates: {shared}")
     return out
 
 

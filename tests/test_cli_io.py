@@ -64,8 +64,13 @@ def test_check_and_explain(tmp_path, capsys):
         "    {q1, q2}: shares B+ by {q1, q2}; partitioned by k; pane 5 s",
         # q1 sums, q2 has a NOT: neither keeps COUNT(*) columns.
         "    {q1, q2}: COUNT(*) queries in columns (one shape each): none",
+        "    {q1, q2}: non-shared plan, one graph for queries of other windows or aggregates: none",
     ]:
         assert line in out.splitlines()
+    path.write_text(WORKLOAD + "q2: RETURN AVG(B.v) PATTERN SEQ(A, B+) WHERE [k] WITHIN 20 SLIDE 5\n")
+    assert main(["explain", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "    {q1, q2}: non-shared plan, one graph for queries of other windows or aggregates: {q1, q2}" in out.splitlines()
 
 
 def test_check_reports_file_line_and_column(tmp_path, capsys):

@@ -2,7 +2,8 @@
 
 Workloads nest Kleene plus and SEQ, put NOT first, between and last (and nested inside NOT), and mix local,
 equivalence and edge predicates (indexed and scanned), several windows, groups, nulls, floats and equal
-timestamps. Both GRETA paths — the optimised sources and the plain scan — are held to the oracle.
+timestamps. Both GRETA paths — the optimised sources and the plain scan — are held to the oracle, and so
+are the graphs that queries differing only in windows or aggregates share (``hamlet``'s non-shared plan).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def check(text, stream):
     expected = evaluate_bruteforce(workload, stream)
     assert evaluate_with(workload, stream, run_greta) == expected
     assert evaluate_with(workload, stream, partial(run_greta, plain_scan=True)) == expected
+    assert evaluate_with(workload, stream, partial(run_greta, share_graphs=True)) == expected, "shared graphs"
     for strategy in ("static", "hamlet"):
         assert evaluate_with(workload, stream, STRATEGIES[strategy]) == expected, strategy
     assert evaluate_with(workload, stream, HAMLET_SHARED_PATH) == expected, "hamlet, shared path"

@@ -1,5 +1,6 @@
-"""Strategy ``greta``: no sharing among queries of different patterns (GRETA): one trend graph per stream
-partition and pattern with its predicates (``graph_key``)."""
+"""Strategy ``greta`` (GRETA, each query on its own: one trend graph per stream partition and query), and the
+graphs of ``hamlet``'s non-shared plan: one per stream partition and ``graph_key``, shared by queries that
+differ only in windows or aggregates."""
 
 from __future__ import annotations
 
@@ -165,10 +166,12 @@ class GraphGroup:
         return any(q.window.indexes(first).start < q.window.indexes(last).stop for q in self.queries)
 
 
-def graph_groups(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]) -> list[GraphGroup]:
-    by_key: dict[tuple, list[AnalyzedQuery]] = {}
+def graph_groups(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
+                 share: bool = True) -> list[GraphGroup]:  # fmt: skip
+    """The queries by ``graph_key`` (one query per group unless ``share``)."""
+    by_key: dict[Any, list[AnalyzedQuery]] = {}
     for q in queries:
-        by_key.setdefault(graph_key(q), []).append(q)
+        by_key.setdefault(graph_key(q) if share else q.name, []).append(q)
     groups = []
     for members in by_key.values():
         algebra, projections = shared_algebra([algebras[q.name] for q in members])  # type: ignore[misc]
@@ -177,13 +180,13 @@ def graph_groups(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebr
 
 
 def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], stats: EvaluationStats,
-              plain_scan: bool = False) -> PartitionRunner:  # fmt: skip
+              plain_scan: bool = False, share_graphs: bool = False) -> PartitionRunner:  # fmt: skip
     """Strategy ``greta``: the runner of a query set over its stream partitions, one graph per partition
-    and ``graph_key`` (GRETA shares a graph among a query's windows, §6; queries that differ only in their
-    windows or aggregates share it too), over the events its queries match (finals by runs of windows: see
-    ``hamlet.api.Executor``)."""
+    and query over the events it matches (GRETA shares a graph among a query's windows, §6); finals by runs
+    of windows (see ``hamlet.api.Executor``). With ``share_graphs`` (``hamlet``'s non-shared plan), one
+    graph per ``graph_key``: queries that differ only in windows or aggregates share it as windows do."""
 
-    groups = graph_groups(queries, algebras)
+    groups = graph_groups(queries, algebras, share_graphs)
 
     def run(events: list[Event]) -> Iterator[tuple[str, range, Any]]:
         return _greta_partition(groups, events, stats, plain_scan)

@@ -94,13 +94,14 @@ def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]
     shared burst's graphlet-level snapshot values, for inspection and tests; ``model``: the costs the
     optimizer decides by (default: this machine's, ``CostModel.calibrated``)."""
     plan = SharingPlan(queries, algebras, sharing, model or CostModel.calibrated())
-    alone = run_greta(queries, algebras, stats)
+    # The non-shared plan still shares a graph among queries that differ only in windows or aggregates.
+    alone = run_greta(queries, algebras, stats, share_graphs=True)
 
     def run(events: list[Event]) -> Iterator[tuple[str, int | range, Any]]:
         layout = plan.layout(events)
         segments = list(_segments(events, plan.pane_of))
         if sharing == "hamlet" and not plan.sharing_pays(layout, segments):
-            # No burst here is worth a shared graphlet: the all-non-shared plan, every query on its own.
+            # No burst here is worth a shared graphlet: the non-shared plan, GRETA's graphs.
             stats.bursts += sum(1 for event_type, _ in segments if event_type in layout.sharers)
             return alone(events)
         return _SharedRun(plan, layout, events, stats, trace).run(segments)
