@@ -64,8 +64,8 @@ def _dynamic_plan(workload: Workload) -> list[str]:
            "    a stream partition is shared only if its segments save more GRETA steps than the set-up:",
            (f"      Σ over segments of b events of own-graph readers·(b − {model.burst_break_even:.2f}) [b ≥ 2]"
             f" + column readers·b − {model.group_event:.2f}·column positions·windows per event"),
-           f"      > {model.partition_setup:.2f}·queries; else it runs on GRETA's graphs (one per pattern and"
-           " predicates);",
+           (f"      > {model.partition_setup:.2f}·queries; else it runs on GRETA's graphs (one per pattern and"
+            " predicates);"),
            "    in a shared partition the benefit model (Eq. 7) and the pruning principles (Theorems 4.3, 4.5)",
            "      choose the queries that share each burst"]  # fmt: skip
     for s in workload.sharable_query_sets():
