@@ -154,11 +154,14 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
     # Partitions that differ only in equivalence attributes form one group: their trends add up.
     finals = {q.name: WindowSums(algebras[q.name]) for q in queries}
     run = executor(queries, algebras, stats)
+    slots = {q.name: tuple(attributes.index(a) for a in q.group_by) for q in queries}  # GROUP-BY in the key
     for key, events in partitions.items():
-        values = dict(zip(attributes, key))
-        groups = {q.name: tuple(values[a] for a in q.group_by) for q in queries}
+        groups: dict[str, tuple] = {}  # per query whose windows got a final here
         for name, k, agg in run(events):
-            finals[name].add(groups[name], k, agg)
+            group = groups.get(name)
+            if group is None:
+                group = groups[name] = tuple(key[i] for i in slots[name])
+            finals[name].add(group, k, agg)
     out: dict[str, list[PartialRow]] = {}
     for name, sums in finals.items():
         query = by_name[name]
