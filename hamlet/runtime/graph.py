@@ -19,7 +19,7 @@ depends only on its predecessors in k, i.e. on the events at or after start(k) �
 c(k) = #{events with time < start(k)}, not on k. A partition of a few events in windows of 30 min sliding
 every minute has a handful of classes among the 30 windows of an event. A class is keyed by c itself, which
 does not depend on WITHIN or SLIDE: queries that differ only in their windows (and aggregates) share one
-graph (``greta.graph_key``), each closing its own windows on the classes they fall into. What reads a
+graph (``partition.graph_key``), each closing its own windows on the classes they fall into. What reads a
 window's start (a leading NOT: L < start(k)) reads it from c, since L is the time of one of the events and
 no event lies between the (c−1)-th event and start(k). The finals of a class grow as its windows close one
 after the other, and the class is dropped once no query has a window of it open. Trailing negation and
@@ -88,7 +88,7 @@ class TrendGraph:
         # Final aggregates per window class; with a trailing NOT, END contributions wait for the window's end.
         self.finals: dict[int, Any] = {}
         self.pending_ends: dict[int, list[tuple[Any, Any]]] = {}
-        self.trailing_results: dict[int, tuple[int, Any, Any]] = {}  # label → (ends seen, limit, result)
+        self.trailing_results: dict[int, tuple[int, Any, Any]] = {}  # class → (ends seen, limit, result)
         if windowed and not classes:
             classes = (WindowClasses(query.window, [e.time for e in events]),)
         self.classes = tuple(classes) if windowed else ()
