@@ -158,10 +158,10 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
     for key, events in partitions.items():
         groups: dict[str, tuple] = {}  # per query whose windows got a final here
         for name, k, agg in run(events):
-            group = groups.get(name)
-            if group is None:
-                group = groups[name] = tuple(key[i] for i in slots[name])
-            finals[name].add(group, k, agg)
+            values = groups.get(name)
+            if values is None:
+                values = groups[name] = tuple(key[i] for i in slots[name])
+            finals[name].add(values, k, agg)
     out: dict[str, list[PartialRow]] = {}
     for name, sums in finals.items():
         query = by_name[name]
