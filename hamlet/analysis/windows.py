@@ -33,6 +33,13 @@ class Window:
         t = Fraction(time)
         return range(math.floor((t - self.within) / self.slide) + 1, math.floor(t / self.slide) + 1)
 
+    def last_ending_by(self, time: Number) -> int:
+        """The last window index whose end is at or before ``time``."""
+        ints = self._ints  # type: ignore[attr-defined]
+        if ints is not None and type(time) is int:
+            return (time - ints[0]) // ints[1]
+        return math.floor((Fraction(time) - self.within) / self.slide)
+
     def per_event(self) -> int:
         """How many windows an event falls into: WITHIN/SLIDE, rounded up."""
         return math.ceil(self.within / self.slide)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from itertools import groupby
 from typing import Any
 
@@ -29,14 +28,6 @@ class _Windows:
         self.name, self.window, self.classes, self.project = query.name, query.window, classes, project
         self.open: list[list[int]] = []
         self.next_close: Any = None  # end of the oldest open window
-
-    def last_ending_by(self, time: Any) -> int:
-        """The last window index whose end is at or before ``time``."""
-        ints = self.window._ints  # type: ignore[attr-defined]
-        if ints is not None and type(time) is int:
-            return (time - ints[0]) // ints[1]
-        window = self.window
-        return math.floor((Fraction(time) - window.within) / window.slide)
 
     def frontier(self) -> float:
         """The class of the oldest open window (classes below it are closed for this query)."""
@@ -76,7 +67,7 @@ class QueryRun:
         closed = False
         for member in self.members:
             if member.next_close is not None and time >= member.next_close:
-                yield from self._close(member, member.last_ending_by(time))
+                yield from self._close(member, member.window.last_ending_by(time))
                 closed = True
         if closed:
             self.root.release(min(m.frontier() for m in self.members))
