@@ -19,8 +19,8 @@ through one query's graph): a burst of b ≥ 2 events applied at once saves each
 own graph b − ``burst_break_even`` steps; a segment (burst or single event) read by the COUNT(*) columns of
 a shape group (``runtime/shapes.py``) costs ``group_event`` steps per position it is read at and window it
 falls into (a group keeps its columns per window) instead of b steps per member that reads it; the set-up
-costs ``partition_setup`` steps per query. A partition whose segments save less runs every query on its
-own (``sharing_pays``).
+costs ``partition_setup`` steps per query. A partition whose segments save less runs on GRETA's graphs
+(``sharing_pays``).
 
 ``apply`` cancels out of the benefit (shared or not, every query commits the burst); it is kept so that
 the costs themselves stay comparable. The constants are seconds per operation, measured by
@@ -64,8 +64,8 @@ class CostModel:
     apply: float = 6e-7  # Φ applied to one window of one query, committed
     snapshot: float = 3e-7  # an event-level snapshot folded into one query's own factor
     # In GRETA steps (one event through one query's graph), see the module docstring. ``sharing_pays``
-    # weighs them (``SharingPlan`` runs a partition whose segments do not pay for the set-up with every
-    # query on its own, GRETA's plan).
+    # weighs them (``SharingPlan`` runs a partition whose segments do not pay for the set-up on GRETA's
+    # graphs, the non-shared plan).
     burst_break_even: float = 1.5
     group_event: float = 2.0
     partition_setup: float = 2.0

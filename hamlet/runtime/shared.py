@@ -27,8 +27,8 @@ What does not depend on the events — shapes, predicates per type, the pane, wh
 per set of queries a partition can match — is a ``SharingPlan``, built once per evaluation of the set. Per
 stream partition ``hamlet`` first weighs what its segments save (bursts applied at once, events taken by
 the columns of shape groups) against the shared path's set-up (``CostModel.sharing_pays``): a partition
-of short bursts and no shape group to speak of — a trip of a few events in the Spark job — runs every query
-on its own graph (GRETA's plan, nothing shared, nothing set up), and inside a shared partition a burst of
+of short bursts and no shape group to speak of — a trip of a few events in the Spark job — runs on GRETA's
+graphs (nothing set up; one graph for queries that differ only in windows or aggregates), and inside a shared partition a burst of
 one event that no shape group reads steps through the queries' own graphs. ``static`` shares every
 partition.
 
