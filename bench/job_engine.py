@@ -1,6 +1,7 @@
 """The job's engine stage without Spark: the same engine calls as jobs/aggregate.py, timed (and profiled).
 
     .venv/bin/python bench/job_engine.py [--rate 100000] [--buckets 32] [--calls N] [--profile] [--strategy greta]
+                                         [--without-kernel]
 
 Generates the rideshare hour before and the measured hour (``jobs.generate.chunk_table``, seed 1), keeps per
 sharable query set what ``read_events`` / ``run_set`` keep (its types, events from the set's longest WITHIN
@@ -30,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hamlet.partials import AggregateState
+from hamlet.runtime import native
 from jobs.aggregate import _micros, load_workload, plan_sets
 from jobs.engine import SetTask, run_partitions
 from jobs.generate import chunk_sizes, chunk_table
@@ -62,14 +64,19 @@ def main() -> None:
     parser.add_argument("--buckets", type=int, default=32)
     parser.add_argument("--calls", type=int, help="only the first N groups of each set")
     parser.add_argument("--profile", action="store_true", help="cProfile the first call of each set")
+    parser.add_argument("--without-kernel", action="store_true",
+                        help="every graph in Python, as if the compiled kernel (native/) were not installed")
     args = parser.parse_args()
+    if args.without_kernel:
+        native.hamlet_native = None
 
     table = events(args.rate)
     workload = load_workload(args.workload)
     sets = plan_sets(workload, table.column_names)
     start, end = HOUR, HOUR + timedelta(hours=1)
     total = 0.0
-    print(f"# {args.rate:,} events/hour, {args.buckets} buckets, strategy {args.strategy}")
+    kernel = "without" if native.hamlet_native is None else "with"
+    print(f"# {args.rate:,} events/hour, {args.buckets} buckets, strategy {args.strategy}, {kernel} the compiled kernel")
     for s in sets:
         set_start = start - timedelta(microseconds=s.within_us)
         keep = pc.and_(pc.is_in(table.column("event_type"), pa.array(s.types)),
@@ -91,7 +98,7 @@ def main() -> None:
                 profiler.enable()
                 out = run_partitions(task, part)
                 profiler.disable()
-                pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+                pstats.Stats(profiler).sort_stats(*__import__("os").environ.get("SORT","tottime").split(",")).print_stats(int(__import__("os").environ.get("TOP","25")))
             else:
                 started = time.process_time()
                 out = run_partitions(task, part)

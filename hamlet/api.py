@@ -16,7 +16,7 @@ from hamlet.errors import EventError, HamletError
 from hamlet.events import Event, Number
 from hamlet.partials import PartialRow
 from hamlet.results import ResultRow, group_key
-from hamlet.runtime.aggregates import Algebra, WindowSums, algebra_for
+from hamlet.runtime.aggregates import Algebra, FloatColumns, WindowSums, algebra_for
 from hamlet.runtime.clipping import WindowEnds, clip_window
 from hamlet.runtime.greta import run_greta
 from hamlet.runtime.partition import PartitionRunner, partition_stream
@@ -149,7 +149,8 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
     queries, attributes = list(query_set.queries), query_set.attributes
     partitions = partition_stream(attributes, set(query_set.types), stream)
     everything = [e for events in partitions.values() for e in events]
-    algebras = {q.name: algebra_for(q, everything) for q in queries}
+    floats = FloatColumns(everything)
+    algebras = {q.name: algebra_for(q, floats) for q in queries}
     by_name = {q.name: q for q in queries}
     # Partitions that differ only in equivalence attributes form one group: their trends add up.
     finals = {q.name: WindowSums(algebras[q.name]) for q in queries}
@@ -167,11 +168,15 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
         query = by_name[name]
         algebra = algebras[name]
         rows: list[PartialRow] = []
-        windows = sorted(
-            sums.items(), key=lambda item: (item[0][1], group_key(dict(zip(query.group_by, item[0][0]))))
-        )
+        entries = list(sums.items())
+        by_values: dict[tuple, tuple[dict, tuple]] = {}  # group values → the group, its sort key
+        for (group_values, _), _ in entries:
+            if group_values not in by_values:
+                group = dict(zip(query.group_by, group_values))
+                by_values[group_values] = (group, group_key(group))
+        windows = sorted(entries, key=lambda item: (item[0][1], by_values[item[0][0]][1]))
         for (group_values, k), agg in windows:
-            group = dict(zip(query.group_by, group_values))
+            group = by_values[group_values][0]
             start, end = as_number(query.window.start(k)), as_number(query.window.end(k))
             for spec, state in zip(query.aggregates, algebra.states(agg, query.aggregates)):
                 rows.append(PartialRow(name, start, end, group, spec.text, state))

@@ -158,6 +158,7 @@ def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
     partials = evaluate_partials(workload, events, task.strategy, stats)
     engine_done = time.perf_counter()
     columns: dict[str, list] = {name: [] for name in PARTIAL_SCHEMA.names}
+    group_keys: dict[tuple, str] = {}  # a group's key, once per group (not per row)
     for p in partials:
         end = to_micros(p.window_end)
         if not task.range_start_us < end <= task.range_end_us:
@@ -166,7 +167,11 @@ def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
         columns["query"].append(p.query)
         columns["window_start_us"].append(to_micros(p.window_start))
         columns["window_end_us"].append(end)
-        columns["group_key"].append(group_key(p.group))
+        values = tuple(p.group.items())
+        key = group_keys.get(values)
+        if key is None:
+            key = group_keys[values] = group_key(p.group)
+        columns["group_key"].append(key)
         columns["aggregate"].append(p.aggregate)
         columns["state"].append(p.state.to_text())
     summary = {

@@ -50,6 +50,10 @@ def check(text, stream):
     assert evaluate_with(workload, stream, run_greta) == expected
     assert evaluate_with(workload, stream, partial(run_greta, plain_scan=True)) == expected
     assert evaluate_with(workload, stream, partial(run_greta, share_graphs=True)) == expected, "shared graphs"
+    # The same graphs all in Python (the strategies run those the compiled kernel takes on it).
+    assert evaluate_with(workload, stream, partial(run_greta, native=False)) == expected, "greta in Python"
+    python_graphs = partial(run_greta, share_graphs=True, native=False)
+    assert evaluate_with(workload, stream, python_graphs) == expected, "shared graphs in Python"
     for strategy in ("static", "hamlet"):
         assert evaluate_with(workload, stream, STRATEGIES[strategy]) == expected, strategy
     assert evaluate_with(workload, stream, HAMLET_SHARED_PATH) == expected, "hamlet, shared path"

@@ -12,28 +12,29 @@ TYPES = "ABCDEF"
 
 
 @st.composite
-def patterns(draw, pool: list[str], depth: int = 0, top: bool = True) -> str:
-    """A valid pattern over distinct types from ``pool`` (consumed): nesting, Kleene, NOT in every place."""
+def patterns(draw, pool: list[str], depth: int = 0, top: bool = True, nots: bool = True) -> str:
+    """A valid pattern over distinct types from ``pool`` (consumed): nesting, Kleene, NOT in every place
+    (none unless ``nots``)."""
     kind = draw(st.sampled_from(["type", "kleene", "seq"] if depth < 2 and len(pool) >= 3 else ["type", "kleene"]))
     if kind == "type":
         return pool.pop()
     if kind == "kleene":
-        inner = draw(patterns(pool, depth + 1, top=False)) if depth < 1 and len(pool) >= 3 and draw(
+        inner = draw(patterns(pool, depth + 1, False, nots)) if depth < 1 and len(pool) >= 3 and draw(
             st.booleans()) else pool.pop()  # fmt: skip
         return f"{inner}+" if len(inner) == 1 else f"({inner})+"
-    items = [draw(patterns(pool, depth + 1, top=False))]
+    items = [draw(patterns(pool, depth + 1, False, nots))]
     while len(pool) >= 1 and len(items) < 3 and (len(items) < 2 or draw(st.booleans())):
-        items.append(draw(patterns(pool, depth + 1, top=False)))
+        items.append(draw(patterns(pool, depth + 1, False, nots)))
     if len(items) == 1:
         return items[0]
     parts = []
     for i, item in enumerate(items):
-        if i and pool and draw(st.integers(0, 3)) == 0:
+        if nots and i and pool and draw(st.integers(0, 3)) == 0:
             parts.append("NOT " + draw(negated(pool)))
         parts.append(item)
-    if top and pool and draw(st.integers(0, 3)) == 0:
+    if nots and top and pool and draw(st.integers(0, 3)) == 0:
         parts.insert(0, "NOT " + draw(negated(pool)))
-    if top and pool and draw(st.integers(0, 3)) == 0:
+    if nots and top and pool and draw(st.integers(0, 3)) == 0:
         parts.append("NOT " + draw(negated(pool)))
     return "SEQ(" + ", ".join(parts) + ")"
 
@@ -67,8 +68,23 @@ def negation_patterns(draw) -> str:
 
 
 @st.composite
-def queries(draw, name: str, negation: bool = False) -> str:
-    pattern = draw(negation_patterns()) if negation else draw(patterns(list(draw(st.permutations(TYPES)))))
+def kernel_patterns(draw) -> str:
+    """Patterns of the graphs the compiled kernel takes (hamlet.runtime.native): NOT only at the end, of
+    one type."""
+    pool = list(draw(st.permutations(TYPES)))
+    pattern = draw(patterns(pool, nots=False))
+    if pool and draw(st.booleans()):
+        pattern = f"SEQ({pattern}, NOT {pool.pop()})"
+    return pattern
+
+
+@st.composite
+def queries(draw, name: str, negation: bool = False, kernel: bool = False) -> str:
+    """``kernel``: a query the compiled kernel takes (``kernel_patterns``, no edge predicates)."""
+    if kernel:
+        pattern = draw(kernel_patterns())
+    else:
+        pattern = draw(negation_patterns()) if negation else draw(patterns(list(draw(st.permutations(TYPES)))))
     probe = parse_workload(f"q: RETURN COUNT(*) PATTERN {pattern} WITHIN 1").queries[0]
     positive = list(probe.pattern.template.types)
     all_types = list(probe.types)
@@ -84,7 +100,7 @@ def queries(draw, name: str, negation: bool = False) -> str:
         t = draw(st.sampled_from(all_types))
         where.append(draw(st.sampled_from([f"{t}.x < 3", f"({t}.x % 2 = 0 OR {t}.y > 1)", f"{t}.s = u", f"{t}.x + 1 >= {t}.y"])))
     transitions = [tr for part in probe.pattern.walk() for tr in part.template.transitions]
-    for _ in range(draw(st.integers(0, 2)) if transitions else 0):
+    for _ in range(draw(st.integers(0, 2)) if transitions and not kernel else 0):
         tr = draw(st.sampled_from(transitions))
         x, y = tr.source, tr.target
         where.append(draw(st.sampled_from([
@@ -102,9 +118,9 @@ def queries(draw, name: str, negation: bool = False) -> str:
 
 
 @st.composite
-def workloads(draw, max_queries: int = 3, negation: bool = False) -> str:
+def workloads(draw, max_queries: int = 3, negation: bool = False, kernel: bool = False) -> str:
     count = draw(st.integers(1, max_queries))
-    return "\n".join(draw(queries(f"q{i}", negation)) for i in range(count))
+    return "\n".join(draw(queries(f"q{i}", negation, kernel)) for i in range(count))
 
 
 @st.composite

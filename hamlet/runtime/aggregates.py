@@ -141,16 +141,15 @@ class VectorAlgebra:
         return tuple(out)
 
     @classmethod
-    def of(cls, query: AnalyzedQuery, events: Iterable[Event]) -> VectorAlgebra:
+    def of(cls, query: AnalyzedQuery, events: Iterable[Event] | FloatColumns) -> VectorAlgebra:
         """The fields of the query's RETURN clause; a sum is scaled when its attribute holds floats."""
         fields: list[Field] = [("trends", None, None)]
         for spec in query.aggregates:
             for field in _fields(spec):
                 if field not in fields:
                     fields.append(field)
-        sums = {(f[1], f[2]) for f in fields if f[0] == "sum"}
-        scaled = {key for key in sums if any(e.type == key[0] and isinstance(e.get(key[1] or ""), float) for e in events)}
-        return cls(fields, scaled)
+        floats = events if isinstance(events, FloatColumns) else FloatColumns(events)
+        return cls(fields, {(f[1], f[2]) for f in fields if f[0] == "sum" and (f[1], f[2]) in floats})
 
     @staticmethod
     def count(agg: tuple) -> int:
@@ -350,7 +349,26 @@ class WindowSums:
                         yield (group, window), running
 
 
-def algebra_for(query: AnalyzedQuery, events: Iterable[Event]) -> CountAlgebra | VectorAlgebra:
+class FloatColumns:
+    """Which (event type, attribute) of a stream hold a float in some event: each looked up once, however
+    many queries sum over it."""
+
+    def __init__(self, events: Iterable[Event]) -> None:
+        self.events = events if isinstance(events, Sequence) else list(events)
+        self.known: dict[tuple[str | None, str | None], bool] = {}
+
+    def __contains__(self, key: tuple[str | None, str | None]) -> bool:
+        found = self.known.get(key)
+        if found is None:
+            event_type, attribute = key
+            found = self.known[key] = any(
+                e.type == event_type and isinstance(e.get(attribute or ""), float) for e in self.events
+            )
+        return found
+
+
+def algebra_for(query: AnalyzedQuery, events: Iterable[Event] | FloatColumns) -> CountAlgebra | VectorAlgebra:
+    """``events``: the stream, or its ``FloatColumns`` (to share them among the queries of a set)."""
     if all(spec.function == "COUNT" and spec.event_type is None for spec in query.aggregates):
         return CountAlgebra()
     return VectorAlgebra.of(query, events)

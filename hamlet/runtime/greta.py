@@ -14,6 +14,7 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, Projection, shared_algebra
 from hamlet.runtime.graph import PartitionClasses, TrendGraph, WindowClasses
+from hamlet.runtime.native import NativeGraph, kernel_for
 from hamlet.runtime.partition import PartitionRunner, graph_key, match_key, matched_events
 from hamlet.stats import EvaluationStats
 
@@ -146,6 +147,7 @@ class GraphGroup:
     algebra: Algebra
     projections: tuple[Projection | None, ...]
     key: tuple  # their ``match_key``: the events they read
+    native: NativeGraph | None = None  # their graph compiled, where it applies (native.py)
 
     @property
     def positive(self) -> tuple[str, ...]:
@@ -158,26 +160,30 @@ class GraphGroup:
 
 
 def graph_groups(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
-                 share: bool = True) -> list[GraphGroup]:  # fmt: skip
-    """The queries by ``graph_key`` (one query per group unless ``share``)."""
+                 share: bool = True, native: bool = False) -> list[GraphGroup]:  # fmt: skip
+    """The queries by ``graph_key`` (one query per group unless ``share``), compiled where ``native`` asks
+    for it and the kernel applies."""
     by_key: dict[Any, list[AnalyzedQuery]] = {}
     for q in queries:
         by_key.setdefault(graph_key(q) if share else q.name, []).append(q)
     groups = []
     for members in by_key.values():
         algebra, projections = shared_algebra([algebras[q.name] for q in members])  # type: ignore[misc]
-        groups.append(GraphGroup(tuple(members), algebra, tuple(projections), match_key(members[0])))
+        kernel = kernel_for(members, algebra, projections) if native else None
+        groups.append(GraphGroup(tuple(members), algebra, tuple(projections), match_key(members[0]), kernel))
     return groups
 
 
 def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], stats: EvaluationStats,
-              plain_scan: bool = False, share_graphs: bool = False) -> PartitionRunner:  # fmt: skip
+              plain_scan: bool = False, share_graphs: bool = False, native: bool = True) -> PartitionRunner:  # fmt: skip
     """Strategy ``greta``: the runner of a query set over its stream partitions, one graph per partition
     and query over the events it matches (GRETA shares a graph among a query's windows, §6); finals by runs
     of windows (see ``hamlet.api.Executor``). With ``share_graphs`` (``hamlet``'s non-shared plan), one
-    graph per ``graph_key``: queries that differ only in windows or aggregates share it as windows do."""
+    graph per ``graph_key``: queries that differ only in windows or aggregates share it as windows do.
+    ``native``: run the graphs the compiled kernel takes on it (``native.py``; never in ``plain_scan``, the
+    reference mode), the others in Python."""
 
-    groups = graph_groups(queries, algebras, share_graphs)
+    groups = graph_groups(queries, algebras, share_graphs, native and not plain_scan)
 
     def run(events: list[Event]) -> Iterator[tuple[str, range, Any]]:
         return _greta_partition(groups, events, stats, plain_scan)
@@ -203,5 +209,10 @@ def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: E
             read.update(map(id, mine))
         if not {e.type for e in mine}.issuperset(positive) or not group.has_windows(mine[0].time, mine[-1].time):
             continue
+        if group.native is not None:
+            runs = group.native.run(mine)
+            if runs is not None:  # (None: a partition the kernel leaves to Python)
+                yield from runs
+                continue
         yield from run_partition(group.queries, group.algebra, mine, plain_scan, classes, group.projections)
     stats.events += len(read)

@@ -89,13 +89,14 @@ def _segments(events: list[Event], pane_of: Callable[[Any], int]) -> Iterator[Se
 
 def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], stats: EvaluationStats,
                sharing: Sharing = "hamlet", trace: list[dict[str, Any]] | None = None,
-               model: CostModel | None = None) -> PartitionRunner:  # fmt: skip
+               model: CostModel | None = None, native: bool = True) -> PartitionRunner:  # fmt: skip
     """The runner of a sharable query set over its stream partitions; ``trace`` (if given) receives every
     shared burst's graphlet-level snapshot values, for inspection and tests; ``model``: the costs the
-    optimizer decides by (default: this machine's, ``CostModel.calibrated``)."""
+    optimizer decides by (default: this machine's, ``CostModel.calibrated``); ``native``: the non-shared
+    plan's graphs on the compiled kernel where it applies (``greta.run_greta``)."""
     plan = SharingPlan(queries, algebras, sharing, model or CostModel.calibrated())
     # The non-shared plan still shares a graph among queries that differ only in windows or aggregates.
-    alone = run_greta(queries, algebras, stats, share_graphs=True)
+    alone = run_greta(queries, algebras, stats, share_graphs=True, native=native)
 
     def run(events: list[Event]) -> Iterator[tuple[str, int | range, Any]]:
         layout = plan.layout(events)

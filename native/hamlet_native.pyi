@@ -1,0 +1,16 @@
+# The compiled graph kernel (src/lib.rs); hamlet/runtime/native.py is its one user.
+from typing import Any
+
+class GraphKernel:
+    def __init__(
+        self,
+        types: list[str],
+        start: int,
+        end: int,
+        transitions: list[tuple[int, int]],
+        negated: str | None,
+        fields: list[tuple[str, int | None, str | None, bool]],
+        count_only: bool,
+        members: list[tuple[int, int, int, int]],
+    ) -> None: ...
+    def run(self, events: list[Any]) -> list[tuple[int, int, int, Any]] | None: ...

@@ -1,0 +1,160 @@
+"""The compiled graph kernel (native/, hamlet.runtime.native) against the Python graph it replaces, and
+against hand counts and the brute-force enumerator; what it leaves to Python, and that Python then answers."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import partial
+
+import hamlet_native  # noqa: F401  (the kernel is part of the installed project: scripts/bootstrap builds it)
+from hypothesis import event, given, note
+from hypothesis import strategies as st
+from oracle import evaluate_bruteforce
+from streams import stream
+from workloads import events, graph_sharing_workloads, types_of, workloads
+
+from hamlet import Event, evaluate, parse_workload
+from hamlet.api import evaluate_with, prepare
+from hamlet.runtime.aggregates import algebra_for
+from hamlet.runtime.graph import PartitionClasses
+from hamlet.runtime.greta import GraphGroup, graph_groups, run_greta, run_partition
+from hamlet.runtime.partition import matched_events, partition_stream
+
+RIDES = """
+q1: RETURN COUNT(*), SUM(T.d) PATTERN SEQ(R, T+, NOT P) WITHIN 10 SLIDE 5
+q2: RETURN COUNT(*), AVG(T.d), COUNT(T) PATTERN SEQ(R, T+, NOT P) WITHIN 4
+q3: RETURN COUNT(*), MIN(T.d), MAX(T.d) PATTERN SEQ(R, T+, D) WITHIN 6 SLIDE 1
+"""
+
+
+def groups_of(text: str, stream_events: list[Event]) -> list[tuple[GraphGroup, list[list[Event]]]]:
+    """Each graph group of the workload (compiled where the kernel applies) with its partitions' events."""
+    out = []
+    for query_set in prepare(text).sets:
+        queries = list(query_set.queries)
+        partitions = partition_stream(query_set.attributes, set(query_set.types), stream_events)
+        everything = [e for p in partitions.values() for e in p]
+        algebras = {q.name: algebra_for(q, everything) for q in queries}
+        for group in graph_groups(queries, algebras, share=True, native=True):
+            out.append((group, [matched_events(group.queries[0], p) for p in partitions.values()]))
+    return out
+
+
+def per_window(runs) -> dict[tuple[str, int], object]:
+    return {(name, k): final for name, ks, final in runs for k in ks}
+
+
+def python_runs(group: GraphGroup, events: list[Event]):
+    classes = PartitionClasses([e.time for e in events])
+    return run_partition(group.queries, group.algebra, events, False, classes, group.projections)
+
+
+def differential(text: str, stream_events: list[Event]) -> None:
+    """Every partition the kernel takes: the same finals per window as the Python graph."""
+    note(text)
+    note(repr(stream_events))
+    taken = 0  # partitions on the kernel with a final
+    for group, partitions in groups_of(text, sorted(stream_events, key=lambda e: e.time)):
+        for events_ in partitions:
+            runs = group.native.run(events_) if group.native is not None else None
+            if runs is not None:
+                taken += bool(runs)
+                assert per_window(runs) == per_window(python_runs(group, events_)), group.queries[0].name
+    event("finals from the kernel: " + ("none" if not taken else "some"))  # --hypothesis-show-statistics
+
+
+def whole(stream_events: list[Event]) -> list[Event]:
+    """The stream with its float attribute values made ints (sums over floats stay in Python)."""
+    return [Event(e.type, e.time, {a: int(4 * v) if isinstance(v, float) else v for a, v in e.attributes.items()})
+            for e in stream_events]  # fmt: skip
+
+
+@given(st.one_of(workloads(kernel=True), workloads(negation=True)), st.data())
+def test_kernel_equals_the_python_graph(text, data):
+    drawn = data.draw(events(types_of(text), max_events=14))
+    differential(text, drawn)
+    differential(text, whole(drawn))
+
+
+@given(graph_sharing_workloads(), st.data())
+def test_kernel_equals_the_python_graph_when_queries_share_it(text, data):
+    differential(text, whole(data.draw(events(types_of(text), max_events=14))))
+
+
+@given(workloads(kernel=True), st.data())
+def test_strategies_on_the_kernel_equal_bruteforce(text, data):
+    stream_events = whole(data.draw(events(types_of(text), max_events=12)))
+    workload = parse_workload(text)
+    expected = evaluate_bruteforce(workload, stream_events)
+    assert evaluate_with(workload, stream_events, partial(run_greta, share_graphs=True)) == expected
+    assert evaluate_with(workload, stream_events, run_greta) == expected
+
+
+def test_the_kernel_takes_the_ride_patterns_and_counts_them_exactly():
+    # r1 t2 t3 p4 t5 d6 t7, attribute d = the time. q1 in [0, 10): an R, then a non-empty subsequence of the
+    # Ts, not followed by p4: trends ending at t2 or t3 are cut, those ending at t5 (4: any subset of
+    # {t2, t3} before it) or t7 (8) count, 12 in all. SUM(T.d): t2 and t3 lie in 6 of them, t5 and t7 in 8:
+    # 6·2 + 6·3 + 8·5 + 8·7 = 126 over 28 T occurrences. q2 in [0, 4): (r1 t2), (r1 t3), (r1 t2 t3), p4
+    # lies outside the window: 3 trends, 4 Ts, d summing to 10. q3: (r1 T+ d6) with T+ from {t2, t3, t5},
+    # 7 trends, T.d from 2 to 5, in the one window [1, 7) that holds r1..d6.
+    ride = [Event(t, time, {"d": time}) for t, time in
+            [("R", 1), ("T", 2), ("T", 3), ("P", 4), ("T", 5), ("D", 6), ("T", 7)]]  # fmt: skip
+    groups = groups_of(RIDES, ride)
+    assert [sorted(q.name for q in g.queries) for g, _ in groups] == [["q1", "q2"], ["q3"]]
+    assert all(g.native is not None for g, _ in groups)
+    (shared, [trip]), (alone, [trip3]) = groups
+    runs = per_window(shared.native.run(trip))
+    assert runs == per_window(python_runs(shared, trip))
+    # Each query's own fields, projected from the graph's union vector: trends, SUM(T.d) (or AVG's sum) with
+    # its non-null and float counts, then q2's COUNT(T).
+    assert (runs[("q1", 0)], runs[("q2", 0)]) == ((12, 126, 28, 0), (3, 10, 4, 0, 4))
+    assert per_window(alone.native.run(trip3)) == {("q3", 1): (7, 2, 5)}
+    got = {(r.query, r.window_start, r.aggregate): r.value for r in evaluate(RIDES, ride)}
+    assert (got[("q1", 0, "COUNT(*)")], got[("q1", 0, "SUM(T.d)")], got[("q2", 0, "COUNT(*)")]) == (12, 126, 3)
+    assert evaluate(RIDES, ride) == evaluate_bruteforce(parse_workload(RIDES), ride)
+
+
+def test_sums_over_floats_are_exact_on_the_kernel():
+    # A then a non-empty subset of {b2, b3, b4}: 7 trends, each B in 4 of them. The sum is exact (units of
+    # 2^-E on the kernel, 2^-1074 in Python), 4·(0.1 + 0.2 + 0.001) in the doubles' own values, and reported
+    # as the double nearest to it; in float arithmetic the order of additions would show.
+    text = "q: RETURN COUNT(*), SUM(B.x), MIN(B.x), MAX(B.x) PATTERN SEQ(A, B+) WITHIN 1000"
+    stream_events = [Event("A", 1, {"x": 7}), Event("B", 2, {"x": 0.1}), Event("B", 3, {"x": 0.2}),
+                     Event("B", 4, {"x": 0.001})]  # fmt: skip
+    (group, [partition]), = groups_of(text, stream_events)
+    runs = group.native.run(partition)
+    assert runs is not None and per_window(runs) == per_window(python_runs(group, partition))
+    got = {r.aggregate: r.value for r in evaluate(text, stream_events) if r.window_start == 0}
+    exact = 4 * (Fraction(0.1) + Fraction(0.2) + Fraction(0.001))
+    assert got == {"COUNT(*)": 7, "SUM(B.x)": float(exact), "MIN(B.x)": 0.001, "MAX(B.x)": 0.2}
+    assert evaluate(text, stream_events) == evaluate_bruteforce(parse_workload(text), stream_events)
+
+
+def test_what_the_kernel_leaves_to_python_is_still_exact():
+    # Ints and floats under one MAX, a Kleene run whose count needs more than 128 bits: the kernel declines
+    # the partition, the Python graph answers, and the results are the enumerator's, or the closed form's.
+    text = "q: RETURN MAX(B.x) PATTERN SEQ(A, B+) WITHIN 1000"
+    mixed = [Event("A", 1, {"x": 1}), Event("B", 2, {"x": 0.5}), Event("B", 3, {"x": 2})]
+    (group, [partition]), = groups_of(text, mixed)
+    assert group.native is not None and group.native.run(partition) is None
+    assert evaluate(text, mixed) == evaluate_bruteforce(parse_workload(text), mixed)
+
+    text = "q: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WITHIN 1000"
+    long_run = [Event("A", 0, {"x": 1})] + [Event("B", t, {"x": 1}) for t in range(1, 131)]
+    (group, [partition]), = groups_of(text, long_run)
+    assert group.native.run(partition) is None
+    rows = {r.aggregate: r.value for r in evaluate(text, long_run) if r.window_start == 0}
+    assert rows["COUNT(*)"] == 2**130 - 1  # every non-empty subset of the 130 Bs after the A
+    assert rows["SUM(B.x)"] == 130 * 2**129  # each B lies in half of them
+
+
+def test_graphs_outside_the_kernel_run_in_python():
+    declined = [
+        "q: RETURN COUNT(*) PATTERN SEQ(NOT E, A+) WITHIN 10",  # a leading NOT
+        "q: RETURN COUNT(*) PATTERN SEQ(A, NOT E, B) WITHIN 10",  # a NOT in the middle
+        "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x < NEXT(B).x WITHIN 10",  # an edge predicate
+        "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 2.5 s",  # windows of fractions of a second
+    ]
+    for text in declined:
+        (group, _), = groups_of(text, stream("a1 b2"))
+        assert group.native is None, text
