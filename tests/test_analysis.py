@@ -93,3 +93,37 @@ def test_merged_template_and_sharable_query_sets():
     assert set(sets) == {("q1", "q2"), ("q3",), ("q4",), ("q5",)}
     assert sets[("q1", "q2")].kleene_subpatterns == {"Travel+": ("q1", "q2")}
     assert sets[("q1", "q2")].pane == 300 and w.pane == 300
+
+
+def test_attribute_versus_literal_predicates_equal_the_general_form():
+    # compile_local takes a shortcut for `T.a op literal`; it must give what the general closures give for
+    # every value an attribute can hold (null, ints, floats, bools, strings) and every literal.
+    from hamlet.analysis.predicates import compile_expression, compile_local
+    from hamlet.events import Event
+
+    values = [None, -1, 0, 2, 2.0, 2.5, True, False, "Pool", "pool", ""]
+    for op in ("<", "<=", ">", ">=", "=", "!="):
+        for literal in ("2", "2.5", "-1", "Pool"):
+            q = parse_workload(f"q: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE A.x {op} {literal} WITHIN 10").queries[0]
+            (predicate,) = q.local_predicates
+            expr = parse_workload_expression(q.text)
+            general, direct = compile_expression(expr), compile_local(expr)
+            for value in values:
+                event = Event("A", 1, {"x": value})
+                outcomes = [outcome(direct, event), outcome(general, event, event), outcome(predicate.test, event)]
+                assert outcomes[0] == outcomes[1] == outcomes[2], (op, literal, value)
+
+
+def outcome(fn, *args):
+    """True/False, or the type of the error (a bool ordered against a string fails alike in every form)."""
+    try:
+        return bool(fn(*args))
+    except TypeError as error:
+        return type(error)
+
+
+def parse_workload_expression(text: str):
+    """The WHERE expression of a one-query workload, as the parser builds it."""
+    from hamlet.language.parser import parse_workload_text
+
+    return parse_workload_text(text).queries[0].where

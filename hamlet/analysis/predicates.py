@@ -109,8 +109,25 @@ def compile_expression(expr: Expression) -> EdgeFn:
 
 
 def compile_local(expr: Expression) -> LocalFn:
+    direct = _attribute_versus_literal(expr)
+    if direct is not None:
+        return direct
     fn = compile_expression(expr)
     return lambda e: fn(e, e)
+
+
+def _attribute_versus_literal(expr: Expression) -> LocalFn | None:
+    """``T.a op literal``, the most common local predicate, as one closure: it filters every event of its
+    type, and the general form costs three calls more per event. The same values as ``compare``."""
+    if not (isinstance(expr, Comparison) and isinstance(expr.left, AttributeRef) and isinstance(expr.right, Literal)):
+        return None
+    attribute, value, op = expr.left.attribute, expr.right.value, expr.op
+    if is_number(value) and op in _ORDER:
+        order = _ORDER[op]
+        return lambda e: is_number(v := e.attributes.get(attribute)) and order(v, value)
+    if isinstance(value, str) and op == "=":  # (a number or a null never equals a string)
+        return lambda e: e.attributes.get(attribute) == value
+    return lambda e: compare(op, e.attributes.get(attribute), value)
 
 
 def references(expr: Expression) -> list[AttributeRef]:
