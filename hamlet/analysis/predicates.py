@@ -124,7 +124,7 @@ def _attribute_versus_literal(expr: Expression) -> LocalFn | None:
     attribute, value, op = expr.left.attribute, expr.right.value, expr.op
     if is_number(value) and op in _ORDER:
         order = _ORDER[op]
-        return lambda e: is_number(v := e.attributes.get(attribute)) and order(v, value)
+        return lambda e: is_number(v := e.attributes.get(attribute)) and order(v, value)  # type: ignore[arg-type]
     if isinstance(value, str) and op == "=":  # (a number or a null never equals a string)
         return lambda e: e.attributes.get(attribute) == value
     return lambda e: compare(op, e.attributes.get(attribute), value)

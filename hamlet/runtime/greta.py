@@ -7,15 +7,24 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import groupby
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
+from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, Projection, shared_algebra
 from hamlet.runtime.graph import PartitionClasses, TrendGraph, WindowClasses
 from hamlet.runtime.native import NativeGraph, kernel_for
-from hamlet.runtime.partition import PartitionRunner, graph_key, match_key, matched_events
+from hamlet.runtime.partition import (
+    LocalTests,
+    PartitionRunner,
+    graph_key,
+    local_tests,
+    match_key,
+    matched_events,
+)
 from hamlet.stats import EvaluationStats
 
 
@@ -149,14 +158,23 @@ class GraphGroup:
     key: tuple  # their ``match_key``: the events they read
     native: NativeGraph | None = None  # their graph compiled, where it applies (native.py)
 
-    @property
-    def positive(self) -> tuple[str, ...]:
-        return self.queries[0].pattern.template.types
+    @cached_property
+    def positive(self) -> frozenset[str]:
+        return frozenset(self.queries[0].pattern.template.types)
+
+    @cached_property
+    def tests(self) -> LocalTests:
+        """The local predicates' tests of the events the group reads (``partition.matched_events``)."""
+        return local_tests(self.queries[0])
+
+    @cached_property
+    def windows(self) -> tuple[Window, ...]:
+        return tuple(dict.fromkeys(q.window for q in self.queries))
 
     def has_windows(self, first: Any, last: Any) -> bool:
         """Whether a window of some query contains a time in [first, last] (``ClippedWindow``s keep only
         some windows: a trip in the Spark job's read-ahead may lie before all of them)."""
-        return any(q.window.indexes(first).start < q.window.indexes(last).stop for q in self.queries)
+        return any(w.indexes(first).start < w.indexes(last).stop for w in self.windows)
 
 
 def graph_groups(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
@@ -194,25 +212,29 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
 def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: EvaluationStats,
                      plain_scan: bool) -> Iterator[tuple[str, range, Any]]:  # fmt: skip
     read: set[int] = set()
-    matched: dict[tuple, list[Event]] = {}  # per ``match_key``
+    matched: dict[tuple, tuple[list[Event], set[str]]] = {}  # per ``match_key``: the events, their types
     present = {e.type for e in events}
-    classes = PartitionClasses([e.time for e in events])
+    classes = None  # the partition's window classes, for the graphs that run in Python
     for group in groups:
         # Patterns have no optional parts: every trend holds an event of each positive type, so a partition
         # that lacks one (before or after the local predicates) has no trend; its graph is not even built.
         positive = group.positive
         if not present.issuperset(positive) and len(read) == len(events):
             continue  # (``read`` counts the events the queries match: once it holds all, matching can stop)
-        mine = matched.get(group.key)
-        if mine is None:
-            mine = matched[group.key] = matched_events(group.queries[0], events)
+        found = matched.get(group.key)
+        if found is None:
+            mine = matched_events(group.queries[0], events, group.tests)
+            found = matched[group.key] = (mine, {e.type for e in mine})
             read.update(map(id, mine))
-        if not {e.type for e in mine}.issuperset(positive) or not group.has_windows(mine[0].time, mine[-1].time):
+        mine, types = found
+        if not types.issuperset(positive) or not group.has_windows(mine[0].time, mine[-1].time):
             continue
         if group.native is not None:
             runs = group.native.run(mine)
             if runs is not None:  # (None: a partition the kernel leaves to Python)
                 yield from runs
                 continue
+        if classes is None:
+            classes = PartitionClasses([e.time for e in events])
         yield from run_partition(group.queries, group.algebra, mine, plain_scan, classes, group.projections)
     stats.events += len(read)

@@ -46,12 +46,32 @@ def graph_key(query: AnalyzedQuery) -> tuple:
     return canonical(query.pattern.pattern), match_key(query), edges
 
 
-def matched_events(query: AnalyzedQuery, events: Iterable[Event]) -> list[Event]:
-    """The events of the query's types that pass its local predicates."""
+LocalTests = dict[str, tuple[Callable[[Event], Any], ...]]
+
+
+def local_tests(query: AnalyzedQuery) -> LocalTests:
+    """Per type the query reads, the tests of its local predicates (what ``matched_events`` applies)."""
     tests: dict[str, list] = {t: [] for t in query.types}
     for predicate in query.local_predicates:
         tests[predicate.event_type].append(predicate.test)
-    return [e for e in events if e.type in tests and all(test(e) for test in tests[e.type])]
+    return {t: tuple(ts) for t, ts in tests.items()}
+
+
+def matched_events(query: AnalyzedQuery, events: Iterable[Event], tests: LocalTests | None = None) -> list[Event]:
+    """The events of the query's types that pass its local predicates (``tests``: its ``local_tests``, to
+    make them once for many partitions)."""
+    tests = local_tests(query) if tests is None else tests
+    out = []
+    for event in events:  # (a loop, not all() over a generator: this runs for every event and query key)
+        checks = tests.get(event.type)
+        if checks is None:
+            continue
+        for test in checks:
+            if not test(event):
+                break
+        else:
+            out.append(event)
+    return out
 
 
 def group_of(query: AnalyzedQuery, attributes: Sequence[str], key: PartitionKey) -> dict:
