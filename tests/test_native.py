@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import partial
+from types import MappingProxyType
 
 import hamlet_native  # noqa: F401  (the kernel is part of the installed project: scripts/bootstrap builds it)
 from hypothesis import event, given, note
@@ -138,6 +139,16 @@ def test_what_the_kernel_leaves_to_python_is_still_exact():
     (group, [partition]), = groups_of(text, mixed)
     assert group.native is not None and group.native.run(partition) is None
     assert evaluate(text, mixed) == evaluate_bruteforce(parse_workload(text), mixed)
+
+    # Attributes in another Mapping than a dict, times beyond 2^52 s: Python's too.
+    proxied = [Event(e.type, e.time, MappingProxyType(dict(e.attributes))) for e in mixed]
+    far = [Event(e.type, e.time + 2**53, e.attributes) for e in mixed]
+    text = "q: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WITHIN 10"
+    for stream_events in (proxied, far):
+        (group, [partition]), = groups_of(text, stream_events)
+        assert group.native.run(partition) is None
+        # (a1 b2), (a1 b3), (a1 b2 b3), one tumbling window holding all three events: x sums to 5.0.
+        assert [(r.aggregate, r.value) for r in evaluate(text, stream_events)] == [("COUNT(*)", 3), ("SUM(B.x)", 5.0)]
 
     text = "q: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WITHIN 1000"
     long_run = [Event("A", 0, {"x": 1})] + [Event("B", t, {"x": 1}) for t in range(1, 131)]

@@ -238,20 +238,22 @@ impl GraphKernel {
         let mut scales = vec![Scale::default(); self.attributes.len()];
         for event in events.iter() {
             let kind = event.getattr(type_name)?;
-            let kind = kind.cast::<PyString>()?.to_str()?;
+            let Ok(kind) = kind.cast::<PyString>() else { return Ok(None) };
+            let kind = kind.to_str()?;
             let position = match self.positions.get(kind) {
                 Some(&p) => Some(p),
                 None if self.negated.as_deref() == Some(kind) => None,
                 None => continue, // a type the graph does not read
             };
             let time = event.getattr(time_name)?;
-            let Some(time) = exact_int(&time) else { return Ok(None) };
+            // Seconds since 1970 are far below 2^52; beyond it window arithmetic could overflow i64.
+            let Some(time) = exact_int(&time).filter(|t| t.abs() < 1 << 52) else { return Ok(None) };
             let mut values = Vec::new();
             if let Some(p) = position {
                 if !self.updates[p].is_empty() {
                     values = vec![None; self.attributes.len()];
                     let attrs = event.getattr(attributes_name)?;
-                    let attrs = attrs.cast::<PyDict>()?;
+                    let Ok(attrs) = attrs.cast::<PyDict>() else { return Ok(None) }; // another Mapping
                     for u in &self.updates[p] {
                         if u.attribute == usize::MAX || values[u.attribute].is_some() {
                             continue;
