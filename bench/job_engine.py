@@ -4,11 +4,13 @@
                                          [--without-kernel]
 
 Generates the rideshare hour before and the measured hour (``jobs.generate.chunk_table``, seed 1), keeps per
-sharable query set what ``read_events`` / ``run_set`` keep (its types, events from the set's longest WITHIN
-before the hour, non-null partition attributes), hashes the stream partitions into ``--buckets`` groups
-and runs ``jobs.engine.run_partitions`` on each group, as the ``applyInArrow`` stage does. Prints the CPU
-seconds per set (conversion, engine, encoding) and, with ``--profile``, a cProfile of one call per set.
-``--calls N`` runs only the first N groups of each set (a quick look; seconds are then for those calls).
+shuffle group (``jobs.aggregate.shuffle_groups``: sets whose partition attributes have some in common) what
+``run_group`` keeps (its types, events from its longest WITHIN before the hour, non-null common attributes),
+hashes the stream partitions into ``--buckets`` groups and runs ``jobs.engine.run_sets`` on each group, as
+the ``applyInArrow`` stage does. Prints the CPU seconds per shuffle and per set (conversion, engine,
+encoding), a digest of each set's merged results (``jobs.engine.combine``: the same whatever the bucketing,
+strategy or kernel) and, with ``--profile``, a cProfile of one call per shuffle (``SORT``, ``TOP``: its
+order and length). ``--calls N`` runs only the first N groups of each shuffle (a quick look).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import cProfile
 import hashlib
 import json
+import os
 import pstats
 import sys
 import time
@@ -30,10 +33,9 @@ import pyarrow.compute as pc
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hamlet.partials import AggregateState
 from hamlet.runtime import native
-from jobs.aggregate import _micros, load_workload, plan_sets
-from jobs.engine import SetTask, run_partitions
+from jobs.aggregate import _micros, load_workload, plan_sets, shuffle_groups
+from jobs.engine import STATS, SetTask, add_summaries, combine, run_sets
 from jobs.generate import chunk_sizes, chunk_table
 
 HOUR = datetime(2026, 1, 5, 9, tzinfo=UTC)
@@ -77,48 +79,47 @@ def main() -> None:
     total = 0.0
     kernel = "without" if native.hamlet_native is None else "with"
     print(f"# {args.rate:,} events/hour, {args.buckets} buckets, strategy {args.strategy}, {kernel} the compiled kernel")
-    for s in sets:
-        set_start = start - timedelta(microseconds=s.within_us)
-        keep = pc.and_(pc.is_in(table.column("event_type"), pa.array(s.types)),
-                       pc.and_(pc.greater_equal(table.column("event_time"), pa.scalar(set_start, pa.timestamp("us", "UTC"))),
+    for keys, members in shuffle_groups(sets):
+        read_start = start - timedelta(microseconds=max(s.within_us for s in members))
+        types = sorted({t for s in members for t in s.types})
+        keep = pc.and_(pc.is_in(table.column("event_type"), pa.array(types)),
+                       pc.and_(pc.greater_equal(table.column("event_time"), pa.scalar(read_start, pa.timestamp("us", "UTC"))),
                                pc.less(table.column("event_time"), pa.scalar(end, pa.timestamp("us", "UTC")))))  # fmt: skip
-        for a in s.partition_attributes:
+        for a in keys:
             keep = pc.and_(keep, pc.is_valid(table.column(a)))
-        mine = table.filter(keep).select(["event_id", "event_type", "event_time", *s.attributes])
-        task = SetTask(s.workload_text, args.strategy, s.attributes, s.partition_attributes,
-                       _micros(start), _micros(end))  # fmt: skip
-        parts = groups(mine, s.partition_attributes, args.buckets)[: args.calls]
-        convert = engine = encode = 0.0
-        rows = 0
-        digest = hashlib.sha256()
-        cpu = 0.0  # process time of the run_partitions calls (the digest below is not counted)
+        columns = ["event_id", "event_type", "event_time", *dict.fromkeys(a for s in members for a in s.attributes)]
+        mine = table.filter(keep).select(columns)
+        tasks = [SetTask(s.workload_text, args.strategy, s.attributes, s.partition_attributes, _micros(start),
+                         _micros(end), s.types, _micros(start) - s.within_us, s.index) for s in members]  # fmt: skip
+        parts = groups(mine, keys, args.buckets)[: args.calls]
+        outputs = []
+        cpu = 0.0  # process time of the run_sets calls (the digest below is not counted)
         for i, part in enumerate(parts):
             if args.profile and i == 0:
                 profiler = cProfile.Profile()
                 profiler.enable()
-                out = run_partitions(task, part)
+                outputs.append(run_sets(tasks, part))
                 profiler.disable()
-                pstats.Stats(profiler).sort_stats(*__import__("os").environ.get("SORT","tottime").split(",")).print_stats(int(__import__("os").environ.get("TOP","25")))
+                pstats.Stats(profiler).sort_stats(*os.environ.get("SORT", "tottime").split(",")).print_stats(
+                    int(os.environ.get("TOP", "25")))  # fmt: skip
             else:
                 started = time.process_time()
-                out = run_partitions(task, part)
+                outputs.append(run_sets(tasks, part))
                 cpu += time.process_time() - started
-            summary = json.loads(out.column("state")[-1].as_py())
-            convert += summary["convert_seconds"]
-            engine += summary["engine_seconds"]
-            encode += summary["encode_seconds"]
-            rows += out.num_rows - 1
-            names = ("query", "window_end_us", "group_key", "aggregate", "state")
-            for row in sorted(
-                r for r in zip(*(out.column(n).to_pylist() for n in names)) if r[0] is not None
-            ):
-                state = AggregateState.from_text(row[4])
-                digest.update(repr((*row[:4], state.function, state.count, state.total, state.floats,
-                                    state.extreme)).encode())  # fmt: skip
         total += cpu
-        print(f"set {s.index} ({len(s.queries)} queries): {mine.num_rows:,} events in {len(parts)} calls, "
-              f"{rows:,} partial rows (digest {digest.hexdigest()[:12]}); convert {convert:.2f}s engine {engine:.2f}s encode {encode:.2f}s "
-              f"(CPU {cpu:.2f}s)", flush=True)  # fmt: skip
+        print(f"shuffle by {', '.join(keys)}: {mine.num_rows:,} events in {len(parts)} calls (CPU {cpu:.2f}s)")
+        out = pa.concat_tables(outputs)
+        summaries = [json.loads(t) for k, t in zip(out.column("kind").to_pylist(), out.column("state").to_pylist())
+                     if k == STATS]  # fmt: skip
+        results = combine(out.filter(pc.not_equal(out.column("kind"), STATS)).drop(["kind"]))
+        for s in members:
+            summary = add_summaries([x for x in summaries if x["query_set"] == s.index])
+            mine_rows = results.filter(pc.is_in(results.column("query"), pa.array(s.queries)))
+            names = ("query", "window_start_us", "window_end_us", "group_key", "aggregate", "value_exact")
+            digest = hashlib.sha256(repr(sorted(zip(*(mine_rows.column(n).to_pylist() for n in names)))).encode())
+            print(f"  set {s.index} ({len(s.queries)} queries): {summary['events']:,} events, {mine_rows.num_rows:,} "
+                  f"result rows (digest {digest.hexdigest()[:12]}); convert {summary['convert_seconds']:.2f}s "
+                  f"engine {summary['engine_seconds']:.2f}s encode {summary['encode_seconds']:.2f}s", flush=True)  # fmt: skip
     print(f"total CPU {total:.2f}s")
 
 

@@ -81,10 +81,10 @@ def main() -> None:
             argv += ["--buckets", str(args.buckets)]
         plan = make_plan(build_parser().parse_args(argv))
         result = run(spark, plan)
-        shuffle = sum(s.shuffle_seconds for s in result.sets)
-        engine = sum(s.engine_seconds for s in result.sets)
+        shuffle = sum(g.shuffle_seconds for g in result.groups)
+        engine = sum(g.engine_seconds for g in result.groups)
         inside = sum(s.summary["engine_seconds"] for s in result.sets)
-        combine = sum(s.combine_seconds for s in result.sets)
+        combine = sum(g.combine_seconds for g in result.groups)
         total = result.seconds["total"]
         print(f"| {rate:,} | {result.events_read:,} | {result.rows_written:,} | {result.seconds['read']:.1f} "
               f"| {shuffle:.1f} | {engine:.1f} | {inside:.1f} | {combine:.1f} | {result.seconds['write']:.1f} "
@@ -94,7 +94,8 @@ def main() -> None:
         print(f"<!-- generation of 2 h x {rate:,} events: {generated:.1f}s; in the tasks besides the engine: "
               f"Arrow to events {convert:.1f} CPU s, encoding partials {encode:.1f} CPU s; sets: "
               + "; ".join(f"{len(s.plan.queries)} queries, {s.summary['partitions']:,} partitions, "
-                          f"{s.summary['calls']} calls" for s in result.sets) + " -->", flush=True)  # fmt: skip
+                          f"{s.summary['calls']} calls" for s in result.sets)
+              + f"; {len(result.groups)} shuffles -->", flush=True)  # fmt: skip
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
     spark.stop()

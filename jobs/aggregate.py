@@ -7,18 +7,21 @@
 A run for [start, end) reads the events in [start - longest WITHIN, end), pruning the Delta partitions
 (event_date, event_hour) outside it, and emits exactly the windows whose end lies in (start, end]: every
 event of such a window lies in what was read, so the union of hourly runs equals one run over the whole
-range. Per sharable query set it keeps only the set's event types and the columns its queries name,
-drops events with a null partition attribute (no query can match them), and shuffles by GROUP-BY ∪
-equivalence attributes: ``bucket = pmod(xxhash64(attributes), N)``, so one engine call gets whole stream
-partitions (many of them: a call per partition costs more than the engine on small partitions; with
-``--buckets 0`` every partition is its own group). ``applyInArrow`` keeps int64 exact (``applyInPandas``
-would turn a nullable long into a float64). Partials of the same group from different calls are merged in
-a second shuffle by (query, window, group, aggregate), with exact arithmetic in Python.
+range. Sharable query sets whose partition attributes (GROUP-BY ∪ equivalence) have some in common share
+one shuffle (``shuffle_groups``): it keeps only their event types and the columns their queries name, drops
+events with a null in the common attributes (no query can match them), and hashes the common attributes:
+``bucket = pmod(xxhash64(attributes), N)``, so one engine call gets whole stream partitions of every set
+(many of them: a call per partition costs more than the engine on small partitions; with ``--buckets 0``
+every partition of the common attributes is its own group). In the call the events become ``Event``s once,
+and each set runs on its own types, read start and partitions (``engine.run_sets``). ``applyInArrow``
+keeps int64 exact (``applyInPandas`` would turn a nullable long into a float64). Partials of the same group
+from different calls are merged in a second shuffle by (query, window, group, aggregate), with exact
+arithmetic in Python.
 
 Output: ``trend_aggregates`` written with replaceWhere on exactly (workload, window_end in (start, end]) —
 a rerun replaces its rows and never duplicates them, other runs' rows are not touched — and one
-``run_stats`` row per sharable query set (appended). A workload error is reported before Spark starts;
-any failure exits non-zero.
+``run_stats`` row per sharable query set (appended; the stage seconds of sets that shared a shuffle are
+those of the shared stages). A workload error is reported before Spark starts; any failure exits non-zero.
 """
 
 from __future__ import annotations
@@ -191,8 +194,10 @@ def make_plan(args: argparse.Namespace) -> Plan:
 
 @dataclass
 class SetResult:
+    """One sharable query set's part of a run; the seconds are those of the stages it ran in, which the
+    sets of one shuffle group share (``shuffle_groups``)."""
+
     plan: QuerySetPlan
-    results: DataFrame
     summary: dict[str, Any]
     shuffle_seconds: float
     engine_seconds: float
@@ -201,13 +206,29 @@ class SetResult:
 
 
 @dataclass
+class GroupResult:
+    """The sets that shared one shuffle (by ``keys``), their results (cached) and the stages' seconds."""
+
+    keys: tuple[str, ...]
+    sets: list[SetResult]
+    results: DataFrame
+    shuffle_seconds: float
+    engine_seconds: float
+    combine_seconds: float
+
+
+@dataclass
 class RunResult:
     plan: Plan
     events_read: int
     rows_written: int
     seconds: dict[str, float]
-    sets: list[SetResult]
+    groups: list[GroupResult]
     stats_rows: list[dict[str, Any]]
+
+    @property
+    def sets(self) -> list[SetResult]:
+        return sorted((s for g in self.groups for s in g.sets), key=lambda s: s.plan.index)
 
 
 def _lap(clock: list[float]) -> float:
@@ -263,28 +284,47 @@ def _is_delta_table(path: str) -> bool:
     return DeltaTable.is_deltatable(path)
 
 
-def run_set(
-    spark: SparkSession, plan: Plan, query_set: QuerySetPlan, events: DataFrame, buckets: int
-) -> SetResult:
-    """Shuffle, engine and combine for one sharable query set; each stage is materialised (cached) so that
-    its time can be told apart, and the set's results come back cached."""
+def shuffle_groups(sets: list[QuerySetPlan]) -> list[tuple[tuple[str, ...], list[QuerySetPlan]]]:
+    """Sets that can share one shuffle, and the attributes it hashes: the partition attributes they all
+    have. Hashing by fewer attributes still sends each set's stream partitions whole to one engine call, so
+    the events are shuffled, sent to Python and made ``Event``s once for all of them, not once per set. A
+    set without partition attributes (the whole stream is one partition) keeps a shuffle of its own."""
+    groups: list[tuple[tuple[str, ...], list[QuerySetPlan]]] = []
+    for query_set in sets:
+        for i, (common, members) in enumerate(groups):
+            shared = tuple(a for a in common if a in query_set.partition_attributes)
+            if shared:
+                groups[i] = (shared, [*members, query_set])
+                break
+        else:
+            groups.append((query_set.partition_attributes, [query_set]))
+    return groups
+
+
+def run_group(
+    spark: SparkSession, plan: Plan, keys: tuple[str, ...], sets: list[QuerySetPlan], events: DataFrame,
+    buckets: int,
+) -> GroupResult:
+    """Shuffle, engine and combine for sets that share a shuffle (``shuffle_groups``); each stage is
+    materialised (cached) so that its time can be told apart, and the results come back cached."""
     from pyspark.sql import functions as F
 
-    from jobs.engine import PARTIAL_DDL, RESULT_DDL, STATS, add_summaries, combine, run_partitions
+    from jobs.engine import PARTIAL_DDL, RESULT_DDL, STATS, add_summaries, combine, run_sets
 
     clock = [time.perf_counter()]
     width = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
-    set_start = plan.start - timedelta(microseconds=query_set.within_us)
-    keep = F.col("event_type").isin(list(query_set.types)) & (F.col("event_time") >= F.lit(set_start))
-    for attribute in query_set.partition_attributes:
+    read_start = plan.start - timedelta(microseconds=max(s.within_us for s in sets))
+    types = sorted({t for s in sets for t in s.types})
+    keep = F.col("event_type").isin(types) & (F.col("event_time") >= F.lit(read_start))
+    for attribute in keys:
         keep = keep & F.col(attribute).isNotNull()
-    mine = events.where(keep).select("event_id", "event_type", "event_time", *query_set.attributes)
-    keys = list(query_set.partition_attributes)
+    columns = ["event_id", "event_type", "event_time", *dict.fromkeys(a for s in sets for a in s.attributes)]
+    mine = events.where(keep).select(*columns)
     if keys and buckets:  # many stream partitions per engine call
         mine = mine.withColumn("_bucket", F.pmod(F.xxhash64(*keys), F.lit(buckets)))
         group_columns = ["_bucket"]
-    elif keys:  # one engine call per stream partition
-        group_columns = keys
+    elif keys:  # one engine call per stream partition (of the attributes the sets share)
+        group_columns = list(keys)
     else:  # no GROUP-BY, no equivalence: the whole stream is one partition
         mine = mine.withColumn("_bucket", F.lit(0))
         group_columns, width = ["_bucket"], 1
@@ -292,22 +332,21 @@ def run_set(
     shuffled.count()
     shuffle_seconds = _lap(clock)
 
-    task = SetTask(query_set.workload_text, plan.strategy, query_set.attributes, query_set.partition_attributes,
-                   plan.start_us, plan.end_us)  # fmt: skip
-    columns = ["event_id", "event_type", "event_time", *query_set.attributes]
+    tasks = [SetTask(s.workload_text, plan.strategy, s.attributes, s.partition_attributes, plan.start_us,
+                     plan.end_us, s.types, plan.start_us - s.within_us, s.index) for s in sets]  # fmt: skip
 
     def engine(table):  # type: ignore[no-untyped-def]
-        return run_partitions(task, table.select(columns))
+        return run_sets(tasks, table.select(columns))
 
     partials = shuffled.groupBy(*group_columns).applyInArrow(engine, PARTIAL_DDL).persist()
     partials.count()
     engine_seconds = _lap(clock)
     shuffled.unpersist()
 
-    summaries = [
-        json.loads(r.state) for r in partials.where(F.col("kind") == STATS).select("state").collect()
-    ]
-    summary = add_summaries(summaries)
+    summaries: dict[int, list[dict[str, Any]]] = {s.index: [] for s in sets}
+    for row in partials.where(F.col("kind") == STATS).select("state").collect():
+        summary = json.loads(row.state)
+        summaries[summary["query_set"]].append(summary)
     slot = F.pmod(F.xxhash64("query", "window_end_us", "group_key", "aggregate"), F.lit(width))
     results = (
         partials.where(F.col("kind") != STATS)
@@ -317,10 +356,12 @@ def run_set(
         .applyInArrow(lambda table: combine(table), RESULT_DDL)
         .persist()
     )
-    rows = results.count()
+    rows = {r["query"]: r["count"] for r in results.groupBy("query").count().collect()}
     combine_seconds = _lap(clock)
     partials.unpersist()
-    return SetResult(query_set, results, summary, shuffle_seconds, engine_seconds, combine_seconds, rows)
+    set_results = [SetResult(s, add_summaries(summaries[s.index]), shuffle_seconds, engine_seconds,
+                             combine_seconds, sum(rows.get(q, 0) for q in s.queries)) for s in sets]  # fmt: skip
+    return GroupResult(keys, set_results, results, shuffle_seconds, engine_seconds, combine_seconds)
 
 
 def default_buckets(spark: SparkSession) -> int:
@@ -365,12 +406,12 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
     events_read = events.count()
     read_seconds = _lap(clock)
     buckets = default_buckets(spark) if plan.buckets is None else plan.buckets
-    sets = [run_set(spark, plan, s, events, buckets) for s in plan.sets]
+    groups = [run_group(spark, plan, keys, sets, events, buckets) for keys, sets in shuffle_groups(plan.sets)]
     events.unpersist()
     _lap(clock)
 
-    if sets:
-        results = reduce(lambda a, b: a.unionByName(b), [s.results for s in sets])
+    if groups:
+        results = reduce(lambda a, b: a.unionByName(b), [g.results for g in groups])
     else:
         from jobs.engine import RESULT_DDL
 
@@ -397,8 +438,9 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
         "userMetadata", metadata
     ).save(plan.output_table)
     write_seconds = _lap(clock)
-    for s in sets:
-        s.results.unpersist()
+    for g in groups:
+        g.results.unpersist()
+    sets = sorted((s for g in groups for s in g.sets), key=lambda s: s.plan.index)
     rows_written = sum(s.rows for s in sets)
     seconds = {"read": read_seconds, "write": write_seconds, "total": time.perf_counter() - started}
     stats_rows = [_stats_row(plan, s, events_read, seconds, computed_at) for s in sets]
@@ -411,7 +453,7 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
         assert isinstance(schema, StructType)
         frame = spark.createDataFrame(stats_rows, schema)  # type: ignore[call-overload]
         frame.write.format("delta").mode("append").save(plan.stats_table)
-    return RunResult(plan, events_read, rows_written, seconds, sets, stats_rows)
+    return RunResult(plan, events_read, rows_written, seconds, groups, stats_rows)
 
 
 def _stats_row(plan: Plan, s: SetResult, events_read: int, seconds: dict[str, float],
@@ -459,7 +501,7 @@ def build_parser(prog: str = "hamlet aggregate") -> argparse.ArgumentParser:
     parser.add_argument("--run-id", help="identifier of this run (default: start time and a random suffix)")
     parser.add_argument("--quarantine-table", help="Delta table of rows quarantined by `hamlet validate events`: "
                         "they are left out")  # fmt: skip
-    parser.add_argument("--buckets", type=int, help="engine calls per query set (stream partitions are hashed "
+    parser.add_argument("--buckets", type=int, help="engine calls per shuffle (stream partitions are hashed "
                         "into this many groups; 0: one call per partition; default 16 per core)")  # fmt: skip
     return parser
 
@@ -469,13 +511,15 @@ def report(result: RunResult) -> str:
             f"{result.plan.output_table} (windows ending in ({result.plan.start.isoformat()}, "
             f"{result.plan.end.isoformat()}])")  # fmt: skip
     lines = [head]
-    for s in result.sets:
-        lines.append(
-            f"  set {s.plan.index} ({', '.join(s.plan.queries)}): {s.summary['events']} events, "
-            f"{s.summary['partitions']} partitions, {s.summary['calls']} engine calls, {s.rows} rows; "
-            f"shuffle {s.shuffle_seconds:.2f}s engine {s.engine_seconds:.2f}s (in the engine "
-            f"{s.summary['engine_seconds']:.2f}s) combine {s.combine_seconds:.2f}s"
-        )
+    for g in result.groups:
+        lines.append(f"  shuffle by {', '.join(g.keys) or '(nothing: one partition)'}: shuffle "
+                     f"{g.shuffle_seconds:.2f}s engine {g.engine_seconds:.2f}s combine {g.combine_seconds:.2f}s")  # fmt: skip
+        for s in g.sets:
+            lines.append(
+                f"    set {s.plan.index} ({', '.join(s.plan.queries)}): {s.summary['events']} events, "
+                f"{s.summary['partitions']} partitions, {s.summary['calls']} engine calls, {s.rows} rows; "
+                f"in the engine {s.summary['engine_seconds']:.2f}s"
+            )
     lines.append(f"  read {result.seconds['read']:.2f}s write {result.seconds['write']:.2f}s "
                  f"total {result.seconds['total']:.2f}s")  # fmt: skip
     return "\n".join(lines)

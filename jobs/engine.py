@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -83,7 +84,8 @@ RESULT_DDL = spark_ddl(RESULT_SCHEMA)
 
 @dataclass(frozen=True)
 class SetTask:
-    """What a stage-1 call needs to know; small and picklable (the workload travels as text)."""
+    """What a stage-1 call needs to know of one sharable query set; small and picklable (the workload
+    travels as text). Calls get the events of several sets (``run_sets``): each keeps its own."""
 
     workload_text: str  # the queries of one sharable query set
     strategy: str
@@ -91,6 +93,19 @@ class SetTask:
     partition_attributes: tuple[str, ...]
     range_start_us: int  # keep windows whose end lies in (range_start, range_end]
     range_end_us: int
+    types: tuple[str, ...] = ()  # the set's event types (empty: every type of the call)
+    read_start_us: int | None = None  # the set's events start here (range start - its longest WITHIN)
+    index: int = 0  # the set's number in the workload, for its statistics row
+
+    def reads(self, events: list[Event]) -> list[Event]:
+        """The set's events among a call's: its types, from its read start, no null partition attribute
+        (no query of the set can match those; the engine would leave them out too)."""
+        types = set(self.types)
+        start = None if self.read_start_us is None else _seconds_exactly(self.read_start_us)
+        attributes = self.partition_attributes
+        return [e for e in events
+                if (not types or e.type in types) and (start is None or e.time >= start)
+                and all(e.attributes.get(a) is not None for a in attributes)]  # fmt: skip
 
 
 @lru_cache(maxsize=16)
@@ -99,6 +114,11 @@ def prepared_workload(text: str, range_start_us: int, range_end_us: int) -> Prep
     restricted to those that end in (range_start, range_end]: the engine skips the others."""
     window_ends = (Fraction(range_start_us, MICROS), Fraction(range_end_us, MICROS))
     return prepare(parse_workload(text)).clipped(window_ends)  # type: ignore[arg-type]
+
+
+def _seconds_exactly(micros: int) -> int | Fraction:
+    """Microseconds as seconds to compare event times with, exactly (an int when whole)."""
+    return micros // MICROS if micros % MICROS == 0 else Fraction(micros, MICROS)
 
 
 def seconds(micros: int) -> int | float:
@@ -148,10 +168,28 @@ def group_key(group: dict[str, Any]) -> str:
 
 def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
     """Stage 1 over one group of the shuffle (whole stream partitions of one sharable query set)."""
+    return run_sets([task], table)
+
+
+def run_sets(tasks: Sequence[SetTask], table: pa.Table) -> pa.Table:
+    """Stage 1 over one group of a shuffle shared by several sharable query sets (whole stream partitions
+    of each): the events become ``Event``s once, then each set runs on its own. One statistics row per set;
+    the conversion's seconds are on the first set's."""
     started = time.perf_counter()
-    events = events_from_arrow(table, task.attributes)
-    keyed = [table.column(a).to_pylist() for a in task.partition_attributes]
-    keys = set(zip(*keyed)) if keyed else {()} if events else set()
+    attributes = tuple(dict.fromkeys(a for task in tasks for a in task.attributes))
+    events = events_from_arrow(table, attributes)
+    convert = time.perf_counter() - started
+    parts = []
+    for task in tasks:
+        parts.append(_run_set(task, events, convert))
+        convert = 0.0
+    return pa.concat_tables(parts)
+
+
+def _run_set(task: SetTask, call_events: list[Event], convert_seconds: float) -> pa.Table:
+    started = time.perf_counter()
+    events = task.reads(call_events) if len(call_events) else call_events
+    keys = {tuple(e.attributes.get(a) for a in task.partition_attributes) for e in events}
     converted = time.perf_counter()
     stats = EvaluationStats()
     workload = prepared_workload(task.workload_text, task.range_start_us, task.range_end_us)
@@ -175,10 +213,11 @@ def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
         columns["aggregate"].append(p.aggregate)
         columns["state"].append(p.state.to_text())
     summary = {
+        "query_set": task.index,
         "events": len(events),
         "partitions": len(keys),
-        "calls": 1,
-        "convert_seconds": converted - started,
+        "calls": 1 if events else 0,  # (a call of the shared shuffle may hold none of the set's events)
+        "convert_seconds": convert_seconds + (converted - started),
         "engine_seconds": engine_done - converted,
         "encode_seconds": time.perf_counter() - engine_done,
         "engine": {k: v for k, v in stats.as_dict().items() if k != "strategy"},
