@@ -51,6 +51,7 @@ class LocalPredicate:
     event_type: str
     test: LocalFn
     text: str
+    expression: nodes.Expression | None = field(default=None, compare=False)  # what ``test`` was compiled from
 
 
 @dataclass(frozen=True)
@@ -219,7 +220,7 @@ class _Analyzer:
             if len(previous) > 1:
                 raise self.fail(expr, f"condition '{text}' mixes event types {', '.join(sorted(previous))}; a "
                                 "local predicate reads one type, an edge predicate X.a op NEXT(Y).b two adjacent ones")  # fmt: skip
-            local.append(LocalPredicate(previous.pop(), compile_local(expr), text))
+            local.append(LocalPredicate(previous.pop(), compile_local(expr), text, expr))
             return
         if not previous:
             raise self.fail(expr, f"edge predicate '{text}' reads only NEXT(...); it must compare the previous "

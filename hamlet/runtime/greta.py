@@ -16,7 +16,7 @@ from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, Projection, shared_algebra
 from hamlet.runtime.graph import PartitionClasses, TrendGraph, WindowClasses
-from hamlet.runtime.native import NativeGraph, kernel_for
+from hamlet.runtime.native import NativeGraph, kernel_for, set_kernel_for
 from hamlet.runtime.partition import (
     LocalTests,
     PartitionRunner,
@@ -202,11 +202,30 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     reference mode), the others in Python."""
 
     groups = graph_groups(queries, algebras, share_graphs, native and not plain_scan)
+    whole = set_kernel_for(groups) if native and not plain_scan else None
 
     def run(events: list[Event]) -> Iterator[tuple[str, range, Any]]:
+        if whole is not None:
+            answer = whole.run(events)
+            if answer is not None:
+                return _with_declined(groups, events, answer, stats)
         return _greta_partition(groups, events, stats, plain_scan)
 
     return run
+
+
+def _with_declined(groups: Sequence[GraphGroup], events: list[Event],
+                   answer: tuple[list[tuple[str, range, Any]], list[int], int],
+                   stats: EvaluationStats) -> Iterator[tuple[str, range, Any]]:  # fmt: skip
+    """The set kernel's runs, then those of the groups it left to Python."""
+    runs, declined, matched = answer
+    stats.events += matched
+    yield from runs
+    classes = PartitionClasses([e.time for e in events]) if declined else None
+    for i in declined:
+        group = groups[i]
+        mine = matched_events(group.queries[0], events, group.tests)
+        yield from run_partition(group.queries, group.algebra, mine, False, classes, group.projections)
 
 
 def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: EvaluationStats,

@@ -5,7 +5,9 @@ event: objects for the graph, its sources and window classes, one generator per 
 short partitions (the Spark job's trips of ~7 events, 32 graphs each) that overhead is the engine's time.
 The kernel runs the same computation over the partition's matched events and returns the same runs of
 windows with their finals, so callers cannot tell the two apart (tests/test_native.py holds it to
-``run_partition`` and to the brute-force enumerator).
+``run_partition`` and to the brute-force enumerator). ``NativeGraph`` is one graph; ``NativeSet`` takes a
+partition's events whole for all graphs of a set, local predicates included (``T.a op literal``, AND, OR),
+so that a partition costs one call, not a list of matched events and a call per graph.
 
 It takes the graphs most workloads build and leaves the rest to Python, decided once per graph group:
 
@@ -26,11 +28,13 @@ then returns None).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
+from hamlet.analysis.predicates import MIRROR, is_number
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window
 from hamlet.events import Event
+from hamlet.language.nodes import AttributeRef, BooleanOp, Comparison, Expression, Literal, UnaryMinus
 from hamlet.runtime.aggregates import Algebra, CountAlgebra, Projection, VectorAlgebra
 from hamlet.runtime.clipping import ClippedWindow
 
@@ -59,6 +63,97 @@ class NativeGraph:
             project = projections[member]
             out.append((names[member], range(first, last + 1), final if project is None else project(final)))
         return out
+
+
+class NativeSet:
+    """The compiled graphs of a set's ``GraphGroup``s with their local predicates (``set_kernel_for``)."""
+
+    def __init__(self, kernel: Any, graphs: Sequence[NativeGraph]) -> None:
+        self.kernel, self.graphs = kernel, tuple(graphs)
+
+    def run(self, events: list[Event]) -> tuple[list[tuple[str, range, Any]], list[int], int] | None:
+        """(runs of every graph the kernel computed, the indexes of the groups it leaves to Python, how
+        many events some group's predicates match), or None: the whole partition is Python's."""
+        answer = self.kernel.run(events)
+        if answer is None:
+            return None
+        found, declined, matched = answer
+        runs = []
+        graphs = self.graphs
+        for g, member, first, last, final in found:
+            graph = graphs[g]
+            project = graph.projections[member]
+            runs.append((graph.names[member], range(first, last + 1), final if project is None else project(final)))
+        return runs, declined, matched
+
+
+def set_kernel_for(groups: Sequence[GraphGroupLike]) -> NativeSet | None:
+    """One kernel for all ``groups`` of a set (each compiled, ``kernel_for``), or None unless every group
+    has a compiled graph and local predicates the kernel evaluates."""
+    if hamlet_native is None or not groups or any(g.native is None for g in groups):
+        return None
+    keys: dict[tuple, tuple[int, dict[str, list]]] = {}
+    key_of = []
+    for group in groups:
+        if group.key not in keys:
+            tests = _tests_program(group.queries[0])
+            if tests is None:
+                return None
+            keys[group.key] = (len(keys), tests)
+        key_of.append(keys[group.key][0])
+    graphs = [g.native for g in groups]
+    kernel = hamlet_native.SetKernel([g.kernel for g in graphs], [t for _, t in keys.values()], key_of)  # type: ignore[union-attr]
+    return NativeSet(kernel, graphs)  # type: ignore[arg-type]
+
+
+class GraphGroupLike(Protocol):  # ``greta.GraphGroup`` (which imports this module)
+    @property
+    def queries(self) -> tuple[AnalyzedQuery, ...]: ...
+
+    @property
+    def key(self) -> tuple: ...
+
+    @property
+    def native(self) -> NativeGraph | None: ...
+
+
+def _tests_program(query: AnalyzedQuery) -> dict[str, list] | None:
+    """Per type the query reads, its local predicates as the kernel's programs (``predicates.rs``)."""
+    tests: dict[str, list] = {t: [] for t in query.types}
+    for predicate in query.local_predicates:
+        program = None if predicate.expression is None else _program(predicate.expression)
+        if program is None:
+            return None
+        tests[predicate.event_type].append(program)
+    return tests
+
+
+def _program(expr: Expression) -> tuple | None:
+    """``T.a op literal`` (either way round), AND and OR of them; None for anything else."""
+    if isinstance(expr, Comparison):
+        left, right, op = expr.left, expr.right, expr.op
+        if isinstance(right, AttributeRef):
+            left, right, op = right, left, MIRROR[op]
+        literal = _literal(right)
+        if isinstance(left, AttributeRef) and literal is not None:
+            return ("compare", op, left.attribute, literal)
+        return None
+    if isinstance(expr, BooleanOp):
+        parts = [_program(o) for o in expr.operands]
+        return None if None in parts else (expr.op.lower(), parts)
+    return None
+
+
+def _literal(expr: Expression) -> int | float | str | None:
+    """A literal's value (a negated number too), if the kernel holds it: ints within 64 bits."""
+    operand = expr.operand.value if isinstance(expr, UnaryMinus) and isinstance(expr.operand, Literal) else None
+    if isinstance(operand, (int, float)) and is_number(operand):
+        value: Any = -operand
+    elif isinstance(expr, Literal):
+        value = expr.value
+    else:
+        return None
+    return None if isinstance(value, int) and not -(1 << 63) <= value < 1 << 63 else value
 
 
 def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,

@@ -1,0 +1,148 @@
+//! Local predicates (`T.a op literal`, AND, OR of them) with the value semantics of
+//! `hamlet.analysis.predicates.compare`: a comparison with a null is false; `=` and `!=` between a string
+//! and a number are false and true, ordering between them is false; ints and floats compare exactly.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use std::cmp::Ordering;
+
+use crate::values::Raw;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+#[derive(Clone, Debug)]
+pub enum Program {
+    Compare { op: Op, attribute: usize, literal: Raw },
+    And(Vec<Program>),
+    Or(Vec<Program>),
+}
+
+impl Program {
+    /// From Python's form: ("compare", op, attribute, literal) | ("and" | "or", [programs]); attributes are
+    /// numbered by `number`.
+    pub fn parse(spec: &Bound<'_, PyAny>, number: &mut impl FnMut(&str) -> usize) -> PyResult<Program> {
+        let spec = spec.cast::<PyTuple>()?;
+        let kind: String = spec.get_item(0)?.extract()?;
+        match kind.as_str() {
+            "compare" => {
+                let op = match spec.get_item(1)?.extract::<String>()?.as_str() {
+                    "<" => Op::Lt,
+                    "<=" => Op::Le,
+                    ">" => Op::Gt,
+                    ">=" => Op::Ge,
+                    "=" => Op::Eq,
+                    "!=" => Op::Ne,
+                    other => return Err(PyValueError::new_err(format!("unknown comparison {other}"))),
+                };
+                let attribute = number(&spec.get_item(2)?.extract::<String>()?);
+                let literal = Raw::read(&spec.get_item(3)?)?;
+                if matches!(literal, Raw::Null | Raw::Other) {
+                    return Err(PyValueError::new_err(
+                        "a literal is an int within 64 bits, a float or a string",
+                    ));
+                }
+                Ok(Program::Compare { op, attribute, literal })
+            }
+            "and" | "or" => {
+                let parts = spec.get_item(1)?;
+                let parts = parts.cast::<PyList>()?;
+                let parts = parts
+                    .iter()
+                    .map(|p| Program::parse(&p, number))
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok(if kind == "and" {
+                    Program::And(parts)
+                } else {
+                    Program::Or(parts)
+                })
+            }
+            other => Err(PyValueError::new_err(format!("unknown predicate form {other}"))),
+        }
+    }
+
+    /// Whether an event with these attribute values passes; Err where Python's answer needs Python (an
+    /// `Other`: a bool, an int beyond 64 bits...). AND and OR stop where Python's all()/any() do.
+    pub fn test(&self, values: &[Raw]) -> Result<bool, ()> {
+        match self {
+            Program::Compare { op, attribute, literal } => compare(*op, &values[*attribute], literal),
+            Program::And(parts) => {
+                for p in parts {
+                    if !p.test(values)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Program::Or(parts) => {
+                for p in parts {
+                    if p.test(values)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    pub fn attributes(&self, out: &mut Vec<usize>) {
+        match self {
+            Program::Compare { attribute, .. } => out.push(*attribute),
+            Program::And(parts) | Program::Or(parts) => parts.iter().for_each(|p| p.attributes(out)),
+        }
+    }
+}
+
+fn compare(op: Op, value: &Raw, literal: &Raw) -> Result<bool, ()> {
+    let number = |v: &Raw| matches!(v, Raw::Int(_) | Raw::Float(_));
+    match value {
+        Raw::Null => return Ok(false),
+        Raw::Other => return Err(()),
+        _ => {}
+    }
+    if number(value) != number(literal) {
+        return Ok(op == Op::Ne);
+    }
+    let order = match (value, literal) {
+        (Raw::Int(a), Raw::Int(b)) => Some(a.cmp(b)),
+        (Raw::Float(a), Raw::Float(b)) => a.partial_cmp(b),
+        (Raw::Int(a), Raw::Float(b)) => int_versus_float(*a, *b)?,
+        (Raw::Float(a), Raw::Int(b)) => int_versus_float(*b, *a)?.map(Ordering::reverse),
+        (Raw::Str(a), Raw::Str(b)) => Some(a.cmp(b)), // UTF-8 byte order is code point order, as in Python
+        _ => return Err(()),
+    };
+    Ok(match op {
+        Op::Eq => order == Some(Ordering::Equal),
+        Op::Ne => order != Some(Ordering::Equal),
+        Op::Lt => order == Some(Ordering::Less),
+        Op::Le => matches!(order, Some(Ordering::Less | Ordering::Equal)),
+        Op::Gt => order == Some(Ordering::Greater),
+        Op::Ge => matches!(order, Some(Ordering::Greater | Ordering::Equal)),
+    })
+}
+
+/// Python's exact int-float comparison (None: the float is a NaN).
+fn int_versus_float(a: i64, b: f64) -> Result<Option<Ordering>, ()> {
+    if b.is_nan() {
+        return Ok(None);
+    }
+    if b >= 9_223_372_036_854_775_808.0 {
+        return Ok(Some(Ordering::Less)); // 2^63: above every i64
+    }
+    if b < -9_223_372_036_854_775_808.0 {
+        return Ok(Some(Ordering::Greater));
+    }
+    let whole = b.trunc(); // exact, and within i64
+    match a.cmp(&(whole as i64)) {
+        Ordering::Equal => Ok(Some(0.0f64.partial_cmp(&(b - whole)).unwrap_or(Ordering::Equal))),
+        order => Ok(Some(order)),
+    }
+}
