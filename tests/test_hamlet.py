@@ -7,7 +7,9 @@ from dataclasses import replace
 from functools import partial
 
 import pytest
+from hypothesis import given
 from streams import stream
+from workloads import bursty_events, sharing_workloads
 
 from hamlet import Event, parse_workload
 from hamlet.api import evaluate, evaluate_with
@@ -153,3 +155,33 @@ def test_hamlet_shares_a_partition_of_single_events_when_shape_columns_pay():
         rows = evaluate_with(workload, events, partial(run_shared, sharing="hamlet", model=model), stats=stats)
         assert [(r.query, r.value) for r in rows] == expected
         assert (stats.bursts, stats.shared_bursts) == (3, shared_bursts)
+
+
+@given(sharing_workloads(), bursty_events())
+def test_the_sharing_decision_weighs_exactly_the_segments_of_the_partition(text, stream_events):
+    # SharingPlan.segment_readers reads the segments in one pass without building them; it must give what
+    # the segments themselves (_segments: bursts per pane, timestamps of several types) give, in order.
+    from hamlet.api import prepare
+    from hamlet.runtime.aggregates import algebra_for
+    from hamlet.runtime.partition import partition_stream
+    from hamlet.runtime.shared import SharingPlan, _segments
+
+    stream_events = sorted(stream_events, key=lambda e: e.time)
+    for query_set in prepare(text).sets:
+        queries = list(query_set.queries)
+        algebras = {q.name: algebra_for(q, stream_events) for q in queries}
+        plan = SharingPlan(queries, algebras, "hamlet", CostModel())
+        for partition in partition_stream(query_set.attributes, set(query_set.types), stream_events).values():
+            layout = plan.layout(partition)
+            segments = list(_segments(partition, plan.pane_of))
+            expected = []
+            for event_type, batches in segments:
+                if event_type is None:
+                    expected += [(1, 0, layout.types[e.type].group_members, layout.types[e.type].group_windows)
+                                 for e in batches[0][1] if e.type in layout.types]  # fmt: skip
+                elif event_type in layout.types:
+                    r = layout.types[event_type]
+                    expected.append((sum(len(b) for _, b in batches), len(r.closed_runs), r.group_members,
+                                     r.group_windows))  # fmt: skip
+            bursts = sum(1 for event_type, _ in segments if event_type in layout.sharers)
+            assert plan.segment_readers(layout, partition) == (expected, bursts)

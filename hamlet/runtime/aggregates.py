@@ -101,7 +101,7 @@ class VectorAlgebra:
             self.add = lambda a, b: tuple(map(operator.add, a, b))
             self.sub = lambda a, b: tuple(map(operator.sub, a, b))
         else:
-            self.add = lambda a, b: tuple(map(_apply, ops, a, b))
+            self.add = lambda a, b: tuple(map(operator.call, ops, a, b))  # (op(a, b) per field, in C)
             self.sub = None
         # Per event type, the fields its events update: (index, kind, attribute, scaled).
         self.updates: dict[str, list[tuple[int, str, str | None, bool]]] = {}
@@ -230,10 +230,6 @@ def _fields(spec: AggregateSpec) -> list[Field]:
         return [(spec.function.lower(), spec.event_type, spec.attribute)]
     key = (spec.event_type, spec.attribute)
     return [("sum", *key), ("nonnull", *key), ("floats", *key)]
-
-
-def _apply(op: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
-    return op(a, b)
 
 
 def _summand(value: Any, scaled: bool, event: Event, attribute: str | None) -> int:

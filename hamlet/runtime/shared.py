@@ -100,12 +100,13 @@ def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]
 
     def run(events: list[Event]) -> Iterator[tuple[str, int | range, Any]]:
         layout = plan.layout(events)
-        segments = list(_segments(events, plan.pane_of))
-        if sharing == "hamlet" and not plan.sharing_pays(layout, segments):
-            # No burst here is worth a shared graphlet: the non-shared plan, GRETA's graphs.
-            stats.bursts += sum(1 for event_type, _ in segments if event_type in layout.sharers)
-            return alone(events)
-        return _SharedRun(plan, layout, events, stats, trace).run(segments)
+        if sharing == "hamlet":
+            readers, bursts = plan.segment_readers(layout, events)
+            if not plan.model.sharing_pays(readers, len(layout.queries)):
+                # No burst here is worth a shared graphlet: the non-shared plan, GRETA's graphs.
+                stats.bursts += bursts
+                return alone(events)
+        return _SharedRun(plan, layout, events, stats, trace).run(list(_segments(events, plan.pane_of)))
 
     return run
 
@@ -136,20 +137,49 @@ class SharingPlan:
         whole = self.whole_pane
         return time // whole if whole and type(time) is int else floor(time / self.pane)
 
-    def sharing_pays(self, layout: Layout, segments: Sequence[Segment]) -> bool:
-        """Whether this partition's segments pay for the shared path's set-up (``CostModel.sharing_pays``)."""
-        types = layout.types
+    def segment_readers(self, layout: Layout, events: list[Event]) -> tuple[list[SegmentReaders], int]:
+        """What ``CostModel.sharing_pays`` weighs, per segment of the partition (``_segments``, in order):
+        a burst's events and readers, or one reader entry per event of a timestamp with several types; and
+        how many bursts are of a type queries share. One pass over the events, the segments not built: it
+        runs for every partition, and most (trips) never pay."""
+        types, sharers, pane_of = layout.types, layout.sharers, self.pane_of
+        out: list[SegmentReaders] = []
+        bursts = 0
+        burst_type, burst_pane, size = "", 0, 0  # the burst being read (none while size is 0)
 
-        def readers() -> Iterator[SegmentReaders]:
-            for event_type, batches in segments:
-                if event_type is None:  # one timestamp, several types: each event on its own
-                    for e in batches[0][1]:
-                        if (r := types.get(e.type)) is not None:
-                            yield 1, 0, r.group_members, r.group_windows
-                elif (r := types.get(event_type)) is not None:
-                    yield sum(len(b) for _, b in batches), len(r.closed_runs), r.group_members, r.group_windows
+        def close() -> None:
+            nonlocal bursts
+            if burst_type in sharers:
+                bursts += 1
+            if (r := types.get(burst_type)) is not None:
+                out.append((size, len(r.closed_runs), r.group_members, r.group_windows))
 
-        return self.model.sharing_pays(readers(), len(layout.queries))
+        i, n = 0, len(events)
+        while i < n:
+            time, event_type = events[i].time, events[i].type
+            j, mixed = i + 1, False
+            while j < n and events[j].time == time:
+                mixed = mixed or events[j].type != event_type
+                j += 1
+            if mixed:  # one timestamp, several types: each event on its own
+                if size:
+                    close()
+                    size = 0
+                for e in events[i:j]:
+                    if (r := types.get(e.type)) is not None:
+                        out.append((1, 0, r.group_members, r.group_windows))
+            else:
+                pane = pane_of(time)
+                if size and event_type == burst_type and pane == burst_pane:
+                    size += j - i
+                else:
+                    if size:
+                        close()
+                    burst_type, burst_pane, size = event_type, pane, j - i
+            i = j
+        if size:
+            close()
+        return out, bursts
 
     def layout(self, events: list[Event]) -> Layout:
         """The layout of the queries that can match in a partition of ``events``: patterns have no optional
