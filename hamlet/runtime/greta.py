@@ -202,11 +202,11 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     reference mode), the others in Python."""
 
     groups = graph_groups(queries, algebras, share_graphs, native and not plain_scan)
-    whole = set_kernel_for(groups) if native and not plain_scan else None
+    compiled_set = set_kernel_for(groups) if native and not plain_scan else None
 
     def run(events: list[Event]) -> Iterator[tuple[str, range, Any]]:
-        if whole is not None:
-            answer = whole.run(events)
+        if compiled_set is not None:
+            answer = compiled_set.run(events)
             if answer is not None:
                 return _with_declined(groups, events, answer, stats)
         return _greta_partition(groups, events, stats, plain_scan)

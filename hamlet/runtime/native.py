@@ -12,7 +12,7 @@ so that a partition costs one call, not a list of matched events and a call per 
 It takes the graphs most workloads build and leaves the rest to Python, decided once per graph group:
 
 * a pattern with at most one negation, a trailing ``NOT`` of one event type (``SEQ(A, B+, NOT C)``);
-* no edge predicates (local predicates are applied before, by ``partition.matched_events``);
+* no edge predicates (local ones filter the events before: ``partition.matched_events``, or the set kernel);
 * COUNT(*), COUNT(E), SUM, AVG, MIN and MAX;
 * windows of whole seconds.
 
@@ -55,14 +55,12 @@ class NativeGraph:
     def run(self, events: list[Event]) -> list[tuple[str, range, Any]] | None:
         """(query, windows, final) for every run of windows with a final, or None: run it in Python."""
         runs = self.kernel.run(events)
-        if runs is None:
-            return None
-        names, projections = self.names, self.projections
-        out = []
-        for member, first, last, final in runs:
-            project = projections[member]
-            out.append((names[member], range(first, last + 1), final if project is None else project(final)))
-        return out
+        return None if runs is None else [self.answer(*run) for run in runs]
+
+    def answer(self, member: int, first: int, last: int, final: Any) -> tuple[str, range, Any]:
+        """A run as ``run_partition`` yields it: the query's name, its windows, its own aggregate."""
+        project = self.projections[member]
+        return self.names[member], range(first, last + 1), final if project is None else project(final)
 
 
 class NativeSet:
@@ -78,13 +76,8 @@ class NativeSet:
         if answer is None:
             return None
         found, declined, matched = answer
-        runs = []
         graphs = self.graphs
-        for g, member, first, last, final in found:
-            graph = graphs[g]
-            project = graph.projections[member]
-            runs.append((graph.names[member], range(first, last + 1), final if project is None else project(final)))
-        return runs, declined, matched
+        return [graphs[g].answer(*run) for g, *run in found], declined, matched
 
 
 def set_kernel_for(groups: Sequence[GraphGroupLike]) -> NativeSet | None:
@@ -101,9 +94,9 @@ def set_kernel_for(groups: Sequence[GraphGroupLike]) -> NativeSet | None:
                 return None
             keys[group.key] = (len(keys), tests)
         key_of.append(keys[group.key][0])
-    graphs = [g.native for g in groups]
-    kernel = hamlet_native.SetKernel([g.kernel for g in graphs], [t for _, t in keys.values()], key_of)  # type: ignore[union-attr]
-    return NativeSet(kernel, graphs)  # type: ignore[arg-type]
+    graphs = [g.native for g in groups if g.native is not None]
+    kernel = hamlet_native.SetKernel([g.kernel for g in graphs], [t for _, t in keys.values()], key_of)
+    return NativeSet(kernel, graphs)
 
 
 class GraphGroupLike(Protocol):  # ``greta.GraphGroup`` (which imports this module)
