@@ -22,6 +22,17 @@ use events::{RawEvent, Reader};
 use graph::{Graph, Member, Partition, Role, Update, COUNT, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
 use predicates::Program;
 
+/// The number of `name` in `names`, added at the end if it is not there yet.
+fn number(names: &mut Vec<String>, name: &str) -> usize {
+    match names.iter().position(|x| x == name) {
+        Some(i) => i,
+        None => {
+            names.push(name.to_owned());
+            names.len() - 1
+        }
+    }
+}
+
 fn attributes_of(updates: &[Update]) -> Vec<usize> {
     let mut out: Vec<usize> = updates
         .iter()
@@ -81,21 +92,13 @@ impl GraphKernel {
                 "floats" => FLOATS,
                 "min" => MIN,
                 "max" => MAX,
-                other => {
-                    return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                        "unknown field kind {other}"
-                    )))
-                }
+                other => return Err(PyValueError::new_err(format!("unknown field kind {other}"))),
             };
             kinds.push(kind);
             if let Some(p) = *position {
-                let a = match attribute {
-                    Some(name) => attributes.iter().position(|x| x == name).unwrap_or_else(|| {
-                        attributes.push(name.clone());
-                        attributes.len() - 1
-                    }),
-                    None => usize::MAX,
-                };
+                let a = attribute
+                    .as_deref()
+                    .map_or(usize::MAX, |name| number(&mut attributes, name));
                 updates[p].push(Update {
                     field: i,
                     kind,
@@ -230,30 +233,16 @@ impl SetKernel {
             return Err(PyValueError::new_err("key_of: one match key per graph"));
         }
         let mut types: Vec<String> = Vec::new();
-        let number_type = |t: &str, types: &mut Vec<String>| match types.iter().position(|x| x == t) {
-            Some(i) => i,
-            None => {
-                types.push(t.to_owned());
-                types.len() - 1
-            }
-        };
         let mut attributes: Vec<String> = Vec::new();
         let mut parsed: Vec<Vec<(usize, Vec<Program>)>> = Vec::new();
         for key in &keys {
             let mut per_type = Vec::new();
             for (t, programs) in key.iter() {
-                let t = number_type(&t.extract::<String>()?, &mut types);
-                let mut number = |a: &str| match attributes.iter().position(|x| x == a) {
-                    Some(i) => i,
-                    None => {
-                        attributes.push(a.to_owned());
-                        attributes.len() - 1
-                    }
-                };
+                let t = number(&mut types, &t.extract::<String>()?);
                 let programs = programs.cast::<PyList>()?;
                 let programs = programs
                     .iter()
-                    .map(|p| Program::parse(&p, &mut number))
+                    .map(|p| Program::parse(&p, &mut |a: &str| number(&mut attributes, a)))
                     .collect::<PyResult<Vec<_>>>()?;
                 per_type.push((t, programs));
             }
@@ -265,23 +254,17 @@ impl SetKernel {
             let graph = &g.get().graph;
             let mut by_type = Vec::new();
             for (p, t) in graph.types.iter().enumerate() {
-                by_type.push((number_type(t, &mut types), Role::Position(p)));
+                by_type.push((number(&mut types, t), Role::Position(p)));
             }
             if let Some(t) = &graph.negated {
-                by_type.push((number_type(t, &mut types), Role::Negated));
+                by_type.push((number(&mut types, t), Role::Negated));
             }
             roles.push(by_type);
             attribute_at.push(
                 graph
                     .attributes
                     .iter()
-                    .map(|a| match attributes.iter().position(|x| x == a) {
-                        Some(i) => i,
-                        None => {
-                            attributes.push(a.clone());
-                            attributes.len() - 1
-                        }
-                    })
+                    .map(|a| number(&mut attributes, a))
                     .collect::<Vec<_>>(),
             );
         }
