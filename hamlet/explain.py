@@ -11,6 +11,7 @@ from hamlet.analysis.windows import seconds_text
 from hamlet.analysis.workload import Workload
 from hamlet.optimizer.benefit import CostModel
 from hamlet.runtime.aggregates import algebra_for
+from hamlet.runtime.native import kernel_obstacle, predicates_obstacle
 from hamlet.runtime.partition import graph_key
 from hamlet.runtime.shapes import shape_of
 
@@ -101,6 +102,13 @@ def _query(q: AnalyzedQuery) -> list[str]:
         lines.append(f"  edge predicate on {e.source} -> {e.target}: {e.text}   ({how})")
     if q.kleene_subpatterns:
         lines.append(f"  Kleene sub-patterns: {', '.join(q.kleene_subpatterns)}")
+    obstacle, predicate = kernel_obstacle(q), predicates_obstacle(q)
+    if obstacle is not None:
+        lines.append(f"  trend graph: in Python ({obstacle})")
+    elif predicate is not None:
+        lines.append(f"  trend graph: compiled (native/); local predicates in Python ({predicate})")
+    else:
+        lines.append("  trend graph: compiled (native/), local predicates too")
     return lines
 
 

@@ -89,10 +89,9 @@ def set_kernel_for(groups: Sequence[GraphGroupLike]) -> NativeSet | None:
     key_of = []
     for group in groups:
         if group.key not in keys:
-            tests = _tests_program(group.queries[0])
-            if tests is None:
+            if predicates_obstacle(group.queries[0]) is not None:
                 return None
-            keys[group.key] = (len(keys), tests)
+            keys[group.key] = (len(keys), _tests_program(group.queries[0]))
         key_of.append(keys[group.key][0])
     graphs = [g.native for g in groups if g.native is not None]
     kernel = hamlet_native.SetKernel([g.kernel for g in graphs], [t for _, t in keys.values()], key_of)
@@ -110,14 +109,12 @@ class GraphGroupLike(Protocol):  # ``greta.GraphGroup`` (which imports this modu
     def native(self) -> NativeGraph | None: ...
 
 
-def _tests_program(query: AnalyzedQuery) -> dict[str, list] | None:
+def _tests_program(query: AnalyzedQuery) -> dict[str, list]:
     """Per type the query reads, its local predicates as the kernel's programs (``predicates.rs``)."""
     tests: dict[str, list] = {t: [] for t in query.types}
     for predicate in query.local_predicates:
-        program = None if predicate.expression is None else _program(predicate.expression)
-        if program is None:
-            return None
-        tests[predicate.event_type].append(program)
+        assert predicate.expression is not None  # (predicates_obstacle is None)
+        tests[predicate.event_type].append(_program(predicate.expression))
     return tests
 
 
@@ -149,26 +146,45 @@ def _literal(expr: Expression) -> int | float | str | None:
     return None if isinstance(value, int) and not -(1 << 63) <= value < 1 << 63 else value
 
 
-def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
-               projections: Sequence[Projection | None]) -> NativeGraph | None:  # fmt: skip
-    """The compiled graph of queries that share one (``partition.graph_key``), or None where it does not
-    apply (module docstring) or the extension is not installed."""
+def kernel_obstacle(query: AnalyzedQuery) -> str | None:
+    """Why the compiled kernel does not run the query's graph, or None: it does (``hamlet explain``)."""
     if hamlet_native is None:
-        return None
-    query = queries[0]
+        return "the extension hamlet_native is not installed (scripts/bootstrap builds it)"
     pattern, template = query.pattern, query.pattern.template
-    if query.edge_predicates or len(set(template.types)) != len(template.types):
-        return None
-    negated = None
+    if query.edge_predicates:
+        return "edge predicates"
+    if len(set(template.types)) != len(template.types):
+        return "a type at two places of the pattern"
+    if len(pattern.negations) > 1:
+        return "more than one NOT"
     if pattern.negations:
-        if len(pattern.negations) > 1:
-            return None
         negation = pattern.negations[0]
         part = negation.part
         if (negation.following is not None or part.negations or len(part.template.types) != 1
                 or part.template.types[0] in template.types):  # fmt: skip
-            return None
-        negated = part.template.types[0]
+            return "a NOT other than a trailing one of a single event type"
+    if _member(query.window) is None:
+        return "windows of fractions of a second"
+    return None
+
+
+def predicates_obstacle(query: AnalyzedQuery) -> str | None:
+    """A local predicate the set kernel does not evaluate (they all run in Python then), or None."""
+    for predicate in query.local_predicates:
+        if predicate.expression is None or _program(predicate.expression) is None:
+            return predicate.text
+    return None
+
+
+def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
+               projections: Sequence[Projection | None]) -> NativeGraph | None:  # fmt: skip
+    """The compiled graph of queries that share one (``partition.graph_key``), or None where it does not
+    apply (``kernel_obstacle``) or the extension is not installed."""
+    if hamlet_native is None or any(kernel_obstacle(q) is not None for q in queries):
+        return None
+    template = queries[0].pattern.template
+    negations = queries[0].pattern.negations
+    negated = negations[0].part.template.types[0] if negations else None
     position = {t: i for i, t in enumerate(template.types)}
     if isinstance(algebra, CountAlgebra):
         fields: list[tuple[str, int | None, str | None, bool]] = [("trends", None, None, False)]
@@ -179,12 +195,7 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
                   for kind, t, a in algebra.fields]  # fmt: skip
     else:
         return None
-    members = []
-    for q in queries:
-        member = _member(q.window)
-        if member is None:
-            return None
-        members.append(member)
+    members = [m for q in queries if (m := _member(q.window)) is not None]  # (all: no obstacle)
     kernel = hamlet_native.GraphKernel(
         list(template.types), position[template.start], position[template.end],
         [(position[t.source], position[t.target]) for t in template.transitions],
