@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from functools import partial
+from itertools import groupby
 
 import pytest
 from hypothesis import given
@@ -157,10 +158,30 @@ def test_hamlet_shares_a_partition_of_single_events_when_shape_columns_pay():
         assert (stats.bursts, stats.shared_bursts) == (3, shared_bursts)
 
 
+def reference_segments(events, pane_of):
+    """Definition 4.1 as first written here: timestamp groups first, then maximal runs of groups of one
+    type within one pane; a group of several types is a segment of its own (type None)."""
+    batches = [(t, list(b)) for t, b in groupby(events, key=lambda e: e.time)]
+    i = 0
+    while i < len(batches):
+        time, batch = batches[i]
+        event_type = batch[0].type
+        if len(batch) > 1 and any(e.type != event_type for e in batch):
+            yield None, [(time, batch)]
+            i += 1
+            continue
+        pane = pane_of(time)
+        j = i + 1
+        while j < len(batches) and pane_of(batches[j][0]) == pane and all(e.type == event_type for e in batches[j][1]):
+            j += 1
+        yield event_type, batches[i:j]
+        i = j
+
+
 @given(sharing_workloads(), bursty_events())
 def test_the_sharing_decision_weighs_exactly_the_segments_of_the_partition(text, stream_events):
-    # SharingPlan.segment_readers reads the segments in one pass without building them; it must give what
-    # the segments themselves (_segments: bursts per pane, timestamps of several types) give, in order.
+    # The segments come from one index scan (shared._spans), for the shared path (_segments) and for the
+    # decision (SharingPlan.segment_readers, which never builds them); both must be Definition 4.1's.
     from hamlet.api import prepare
     from hamlet.runtime.aggregates import algebra_for
     from hamlet.runtime.partition import partition_stream
@@ -173,7 +194,8 @@ def test_the_sharing_decision_weighs_exactly_the_segments_of_the_partition(text,
         plan = SharingPlan(queries, algebras, "hamlet", CostModel())
         for partition in partition_stream(query_set.attributes, set(query_set.types), stream_events).values():
             layout = plan.layout(partition)
-            segments = list(_segments(partition, plan.pane_of))
+            segments = list(reference_segments(partition, plan.pane_of))
+            assert list(_segments(partition, plan.pane_of)) == segments
             expected = []
             for event_type, batches in segments:
                 if event_type is None:

@@ -67,24 +67,40 @@ _SINGLE_TYPE_KLEENE = re.compile(r"^(\w+)\+$")
 Segment = tuple[str | None, list[tuple[Any, list[Event]]]]
 
 
-def _segments(events: list[Event], pane_of: Callable[[Any], int]) -> Iterator[Segment]:
-    """The partition cut into bursts (Definition 4.1: maximal runs of timestamps holding only events of one
-    type, within one pane) and timestamps with events of several types."""
-    batches = [(t, list(b)) for t, b in groupby(events, key=lambda e: e.time)]
-    i = 0
-    while i < len(batches):
-        time, batch = batches[i]
-        event_type = batch[0].type
-        if len(batch) > 1 and any(e.type != event_type for e in batch):
-            yield None, [(time, batch)]
-            i += 1
-            continue
-        pane = pane_of(time)
-        j = i + 1
-        while j < len(batches) and pane_of(batches[j][0]) == pane and all(e.type == event_type for e in batches[j][1]):
+def _spans(events: list[Event], pane_of: Callable[[Any], int]) -> Iterator[tuple[str | None, int, int]]:
+    """The partition cut into segments, as (type, i, j) for events[i:j]: bursts (Definition 4.1: maximal
+    runs of timestamps holding only events of one type, within one pane) and, type None, timestamps with
+    events of several types. Indexes only: the sharing decision reads every partition's segments, and most
+    partitions (trips) never pay for building them."""
+    burst_type: str | None = None  # the burst being read: events[start:i] in pane ``burst_pane``
+    burst_pane, start = 0, 0
+    i, n = 0, len(events)
+    while i < n:
+        time, event_type = events[i].time, events[i].type
+        j, mixed = i + 1, False
+        while j < n and events[j].time == time:
+            mixed = mixed or events[j].type != event_type
             j += 1
-        yield event_type, batches[i:j]
+        if mixed:
+            if burst_type is not None:
+                yield burst_type, start, i
+                burst_type = None
+            yield None, i, j
+        else:
+            pane = pane_of(time)
+            if burst_type != event_type or pane != burst_pane:
+                if burst_type is not None:
+                    yield burst_type, start, i
+                burst_type, burst_pane, start = event_type, pane, i
         i = j
+    if burst_type is not None:
+        yield burst_type, start, n
+
+
+def _segments(events: list[Event], pane_of: Callable[[Any], int]) -> Iterator[Segment]:
+    """The partition's segments (``_spans``) with their events by timestamp."""
+    for event_type, i, j in _spans(events, pane_of):
+        yield event_type, [(t, list(b)) for t, b in groupby(events[i:j], key=lambda e: e.time)]
 
 
 def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], stats: EvaluationStats,
@@ -138,47 +154,21 @@ class SharingPlan:
         return time // whole if whole and type(time) is int else floor(time / self.pane)
 
     def segment_readers(self, layout: Layout, events: list[Event]) -> tuple[list[SegmentReaders], int]:
-        """What ``CostModel.sharing_pays`` weighs, per segment of the partition (``_segments``, in order):
-        a burst's events and readers, or one reader entry per event of a timestamp with several types; and
-        how many bursts are of a type queries share. One pass over the events, the segments not built: it
-        runs for every partition, and most (trips) never pay."""
-        types, sharers, pane_of = layout.types, layout.sharers, self.pane_of
+        """What ``CostModel.sharing_pays`` weighs, per segment of the partition (``_spans``, in order): a
+        burst's events and readers, or one reader entry per event of a timestamp with several types; and
+        how many bursts are of a type queries share."""
+        types, sharers = layout.types, layout.sharers
         out: list[SegmentReaders] = []
         bursts = 0
-        burst_type, burst_pane, size = "", 0, 0  # the burst being read (none while size is 0)
-
-        def close() -> None:
-            nonlocal bursts
-            if burst_type in sharers:
-                bursts += 1
-            if (r := types.get(burst_type)) is not None:
-                out.append((size, len(r.closed_runs), r.group_members, r.group_windows))
-
-        i, n = 0, len(events)
-        while i < n:
-            time, event_type = events[i].time, events[i].type
-            j, mixed = i + 1, False
-            while j < n and events[j].time == time:
-                mixed = mixed or events[j].type != event_type
-                j += 1
-            if mixed:  # one timestamp, several types: each event on its own
-                if size:
-                    close()
-                    size = 0
+        for event_type, i, j in _spans(events, self.pane_of):
+            if event_type is None:  # one timestamp, several types: each event on its own
                 for e in events[i:j]:
                     if (r := types.get(e.type)) is not None:
                         out.append((1, 0, r.group_members, r.group_windows))
-            else:
-                pane = pane_of(time)
-                if size and event_type == burst_type and pane == burst_pane:
-                    size += j - i
-                else:
-                    if size:
-                        close()
-                    burst_type, burst_pane, size = event_type, pane, j - i
-            i = j
-        if size:
-            close()
+                continue
+            bursts += event_type in sharers
+            if (r := types.get(event_type)) is not None:
+                out.append((j - i, len(r.closed_runs), r.group_members, r.group_windows))
         return out, bursts
 
     def layout(self, events: list[Event]) -> Layout:
