@@ -96,22 +96,27 @@ def test_merged_template_and_sharable_query_sets():
 
 
 def test_attribute_versus_literal_predicates_equal_the_general_form():
-    # compile_local takes a shortcut for `T.a op literal`; it must give what the general closures give for
-    # every value an attribute can hold (null, ints, floats, bools, strings) and every literal.
-    from hamlet.analysis.predicates import compile_expression, compile_local
+    # compile_local takes a shortcut for `T.a op literal`, either way round, a negated number too; it must
+    # give what the general closures give for every value an attribute can hold (null, ints, floats, bools,
+    # strings) and every literal.
+    from hamlet.analysis.predicates import attribute_versus_literal, compile_expression, compile_local
     from hamlet.events import Event
 
-    values = [None, -1, 0, 2, 2.0, 2.5, True, False, "Pool", "pool", ""]
+    values = [None, -1, 0, 2, 2.0, 2.5, -2.5, True, False, "Pool", "pool", ""]
     for op in ("<", "<=", ">", ">=", "=", "!="):
-        for literal in ("2", "2.5", "-1", "Pool"):
-            q = parse_workload(f"q: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE A.x {op} {literal} WITHIN 10").queries[0]
-            (predicate,) = q.local_predicates
-            expr = parse_workload_expression(q.text)
-            general, direct = compile_expression(expr), compile_local(expr)
-            for value in values:
-                event = Event("A", 1, {"x": value})
-                outcomes = [outcome(direct, event), outcome(general, event, event), outcome(predicate.test, event)]
-                assert outcomes[0] == outcomes[1] == outcomes[2], (op, literal, value)
+        for literal in ("2", "2.5", "-1", "-2.5", "'Pool'"):
+            for where in (f"A.x {op} {literal}", f"{literal} {op} A.x"):
+                q = parse_workload(f"q: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE {where} WITHIN 10").queries[0]
+                (predicate,) = q.local_predicates
+                expr = parse_workload_expression(q.text)
+                assert attribute_versus_literal(expr) is not None, where  # (the shortcut is taken)
+                general, direct = compile_expression(expr), compile_local(expr)
+                for value in values:
+                    event = Event("A", 1, {"x": value})
+                    outcomes = [outcome(direct, event), outcome(general, event, event), outcome(predicate.test, event)]
+                    assert outcomes[0] == outcomes[1] == outcomes[2], (where, value)
+    assert attribute_versus_literal(parse_workload_expression(
+        "q: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE A.x < A.y WITHIN 10")) is None  # fmt: skip
 
 
 def outcome(fn, *args):

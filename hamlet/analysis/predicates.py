@@ -109,19 +109,36 @@ def compile_expression(expr: Expression) -> EdgeFn:
 
 
 def compile_local(expr: Expression) -> LocalFn:
-    direct = _attribute_versus_literal(expr)
-    if direct is not None:
-        return direct
+    found = attribute_versus_literal(expr)
+    if found is not None:
+        return _attribute_test(*found)
     fn = compile_expression(expr)
     return lambda e: fn(e, e)
 
 
-def _attribute_versus_literal(expr: Expression) -> LocalFn | None:
-    """``T.a op literal``, the most common local predicate, as one closure: it filters every event of its
-    type, and the general form costs three calls more per event. The same values as ``compare``."""
-    if not (isinstance(expr, Comparison) and isinstance(expr.left, AttributeRef) and isinstance(expr.right, Literal)):
+def attribute_versus_literal(expr: Expression) -> tuple[str, str, int | float | str] | None:
+    """``T.a op literal`` (either way round; a negated number is a literal too) as (attribute, op, literal)
+    with the attribute on the left, else None. The most common local predicate: it filters every event of
+    its type, so the engine evaluates it without the general closures (``compile_local``, the compiled
+    kernel's predicates)."""
+    if not isinstance(expr, Comparison):
         return None
-    attribute, value, op = expr.left.attribute, expr.right.value, expr.op
+    left, right, op = expr.left, expr.right, expr.op
+    if isinstance(right, AttributeRef):
+        left, right, op = right, left, MIRROR[op]
+    if not isinstance(left, AttributeRef):
+        return None
+    if isinstance(right, Literal):
+        return left.attribute, op, right.value
+    if isinstance(right, UnaryMinus) and isinstance(right.operand, Literal):
+        value = right.operand.value
+        if isinstance(value, (int, float)) and is_number(value):
+            return left.attribute, op, -value
+    return None
+
+
+def _attribute_test(attribute: str, op: str, value: float | str) -> LocalFn:
+    """One closure, the same values as ``compare`` (the general form costs three calls more per event)."""
     if is_number(value) and op in _ORDER:
         order = _ORDER[op]
         return lambda e: is_number(v := e.attributes.get(attribute)) and order(v, value)  # type: ignore[arg-type]

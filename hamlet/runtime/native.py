@@ -30,11 +30,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from hamlet.analysis.predicates import MIRROR, is_number
+from hamlet.analysis.predicates import attribute_versus_literal
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window
 from hamlet.events import Event
-from hamlet.language.nodes import AttributeRef, BooleanOp, Comparison, Expression, Literal, UnaryMinus
+from hamlet.language.nodes import BooleanOp, Expression
 from hamlet.runtime.aggregates import Algebra, CountAlgebra, Projection, VectorAlgebra
 from hamlet.runtime.clipping import ClippedWindow
 
@@ -119,31 +119,18 @@ def _tests_program(query: AnalyzedQuery) -> dict[str, list]:
 
 
 def _program(expr: Expression) -> tuple | None:
-    """``T.a op literal`` (either way round), AND and OR of them; None for anything else."""
-    if isinstance(expr, Comparison):
-        left, right, op = expr.left, expr.right, expr.op
-        if isinstance(right, AttributeRef):
-            left, right, op = right, left, MIRROR[op]
-        literal = _literal(right)
-        if isinstance(left, AttributeRef) and literal is not None:
-            return ("compare", op, left.attribute, literal)
-        return None
+    """``T.a op literal`` (``predicates.attribute_versus_literal``), AND and OR of them; None for anything
+    else, or an int literal beyond 64 bits."""
     if isinstance(expr, BooleanOp):
         parts = [_program(o) for o in expr.operands]
         return None if None in parts else (expr.op.lower(), parts)
-    return None
-
-
-def _literal(expr: Expression) -> int | float | str | None:
-    """A literal's value (a negated number too), if the kernel holds it: ints within 64 bits."""
-    operand = expr.operand.value if isinstance(expr, UnaryMinus) and isinstance(expr.operand, Literal) else None
-    if isinstance(operand, (int, float)) and is_number(operand):
-        value: Any = -operand
-    elif isinstance(expr, Literal):
-        value = expr.value
-    else:
+    found = attribute_versus_literal(expr)
+    if found is None:
         return None
-    return None if isinstance(value, int) and not -(1 << 63) <= value < 1 << 63 else value
+    attribute, op, literal = found
+    if isinstance(literal, int) and not -(1 << 63) <= literal < 1 << 63:
+        return None
+    return ("compare", op, attribute, literal)
 
 
 def kernel_obstacle(query: AnalyzedQuery) -> str | None:
