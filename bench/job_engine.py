@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hamlet.runtime import native
-from jobs.aggregate import _micros, load_workload, plan_sets, shuffle_groups
-from jobs.engine import STATS, SetTask, add_summaries, combine, run_sets
+from jobs.aggregate import _micros, engine_columns, load_workload, plan_sets, shuffle_groups
+from jobs.engine import STATS, add_summaries, combine, run_sets
 from jobs.generate import chunk_sizes, chunk_table
 
 HOUR = datetime(2026, 1, 5, 9, tzinfo=UTC)
@@ -87,10 +87,9 @@ def main() -> None:
                                pc.less(table.column("event_time"), pa.scalar(end, pa.timestamp("us", "UTC")))))  # fmt: skip
         for a in keys:
             keep = pc.and_(keep, pc.is_valid(table.column(a)))
-        columns = ["event_id", "event_type", "event_time", *dict.fromkeys(a for s in members for a in s.attributes)]
+        columns = engine_columns(members)
         mine = table.filter(keep).select(columns)
-        tasks = [SetTask(s.workload_text, args.strategy, s.attributes, s.partition_attributes, _micros(start),
-                         _micros(end), s.types, _micros(start) - s.within_us, s.index) for s in members]  # fmt: skip
+        tasks = [s.task(args.strategy, _micros(start), _micros(end)) for s in members]
         parts = groups(mine, keys, args.buckets)[: args.calls]
         outputs = []
         cpu = 0.0  # process time of the run_sets calls (the digest below is not counted)

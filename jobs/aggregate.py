@@ -68,6 +68,16 @@ class QuerySetPlan:
     within_us: int  # the longest WITHIN of the set
     workload_text: str
 
+    def task(self, strategy: str, start_us: int, end_us: int) -> SetTask:
+        """What an engine call needs of the set in a run over [start, end)."""
+        return SetTask(self.workload_text, strategy, self.attributes, self.partition_attributes, start_us, end_us,
+                       self.types, start_us - self.within_us, self.index)  # fmt: skip
+
+
+def engine_columns(sets: list[QuerySetPlan]) -> list[str]:
+    """The columns an engine call of these sets gets (those of every set, once)."""
+    return ["event_id", "event_type", "event_time", *dict.fromkeys(a for s in sets for a in s.attributes)]
+
 
 @dataclass
 class Plan:
@@ -228,7 +238,12 @@ class RunResult:
 
     @property
     def sets(self) -> list[SetResult]:
-        return sorted((s for g in self.groups for s in g.sets), key=lambda s: s.plan.index)
+        return _sets(self.groups)
+
+
+def _sets(groups: list[GroupResult]) -> list[SetResult]:
+    """The sets of a run in workload order, whatever shuffle each ran in."""
+    return sorted((s for g in groups for s in g.sets), key=lambda s: s.plan.index)
 
 
 def _lap(clock: list[float]) -> float:
@@ -318,7 +333,7 @@ def run_group(
     keep = F.col("event_type").isin(types) & (F.col("event_time") >= F.lit(read_start))
     for attribute in keys:
         keep = keep & F.col(attribute).isNotNull()
-    columns = ["event_id", "event_type", "event_time", *dict.fromkeys(a for s in sets for a in s.attributes)]
+    columns = engine_columns(sets)
     mine = events.where(keep).select(*columns)
     if keys and buckets:  # many stream partitions per engine call
         mine = mine.withColumn("_bucket", F.pmod(F.xxhash64(*keys), F.lit(buckets)))
@@ -332,8 +347,7 @@ def run_group(
     shuffled.count()
     shuffle_seconds = _lap(clock)
 
-    tasks = [SetTask(s.workload_text, plan.strategy, s.attributes, s.partition_attributes, plan.start_us,
-                     plan.end_us, s.types, plan.start_us - s.within_us, s.index) for s in sets]  # fmt: skip
+    tasks = [s.task(plan.strategy, plan.start_us, plan.end_us) for s in sets]
 
     def engine(table):  # type: ignore[no-untyped-def]
         return run_sets(tasks, table.select(columns))
@@ -440,7 +454,7 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
     write_seconds = _lap(clock)
     for g in groups:
         g.results.unpersist()
-    sets = sorted((s for g in groups for s in g.sets), key=lambda s: s.plan.index)
+    sets = _sets(groups)
     rows_written = sum(s.rows for s in sets)
     seconds = {"read": read_seconds, "write": write_seconds, "total": time.perf_counter() - started}
     stats_rows = [_stats_row(plan, s, events_read, seconds, computed_at) for s in sets]
