@@ -1,6 +1,6 @@
 """The job's engine stage without Spark: the same engine calls as jobs/aggregate.py, timed (and profiled).
 
-    .venv/bin/python bench/job_engine.py [--rate 100000] [--buckets 32] [--calls N] [--profile] [--strategy greta]
+    .venv/bin/python bench/job_engine.py [--rate 100000] [--buckets 16] [--calls N] [--profile] [--strategy greta]
                                          [--without-kernel]
 
 Generates the rideshare hour before and the measured hour (``jobs.generate.chunk_table``, seed 1), keeps per
@@ -63,7 +63,7 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=100_000)
     parser.add_argument("--workload", default=str(ROOT / "conf/workloads/rideshare50.hamlet"))
     parser.add_argument("--strategy", default="greta")
-    parser.add_argument("--buckets", type=int, default=32)
+    parser.add_argument("--buckets", type=int, default=16)
     parser.add_argument("--calls", type=int, help="only the first N groups of each set")
     parser.add_argument("--profile", action="store_true", help="cProfile the first call of each set")
     parser.add_argument("--without-kernel", action="store_true",

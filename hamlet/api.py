@@ -19,7 +19,7 @@ from hamlet.results import ResultRow, group_key
 from hamlet.runtime.aggregates import Algebra, FloatColumns, WindowSums, algebra_for
 from hamlet.runtime.clipping import WindowEnds, clip_window
 from hamlet.runtime.greta import run_greta
-from hamlet.runtime.partition import PartitionRunner, partition_stream
+from hamlet.runtime.partition import PartitionRunner, groupings, partition_stream
 from hamlet.runtime.shared import run_shared
 from hamlet.stats import EvaluationStats
 
@@ -155,14 +155,19 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
     # Partitions that differ only in equivalence attributes form one group: their trends add up.
     finals = {q.name: WindowSums(algebras[q.name]) for q in queries}
     run = executor(queries, algebras, stats)
-    slots = {q.name: tuple(attributes.index(a) for a in q.group_by) for q in queries}  # GROUP-BY in the key
+    # A partition's group in each distinct GROUP-BY, numbered: the runner may sum finals by these numbers.
+    by = groupings(queries)
+    grouping = {q.name: by.index(q.group_by) for q in queries}
+    slots = [tuple(attributes.index(a) for a in group_by) for group_by in by]
+    numbers: list[dict[tuple, int]] = [{} for _ in by]  # per grouping: group values → their number
     for key, events in partitions.items():
-        groups: dict[str, tuple] = {}  # per query whose windows got a final here
-        for name, k, agg in run(events):
-            values = groups.get(name)
-            if values is None:
-                values = groups[name] = tuple(key[i] for i in slots[name])
-            finals[name].add(values, k, agg)
+        values = [tuple(key[i] for i in positions) for positions in slots]
+        ids = [number.setdefault(v, len(number)) for v, number in zip(values, numbers)]
+        for name, k, agg in run(events, ids):
+            finals[name].add(values[grouping[name]], k, agg)
+    by_number = [list(number) for number in numbers]
+    for summed in run.summed():
+        finals[summed.query].merge(by_number[grouping[summed.query]][summed.group], summed.diffs, summed.entries)
     out: dict[str, list[PartialRow]] = {}
     for name, sums in finals.items():
         query = by_name[name]

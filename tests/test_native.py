@@ -20,7 +20,7 @@ from hamlet.runtime.aggregates import algebra_for
 from hamlet.runtime.graph import PartitionClasses
 from hamlet.runtime.greta import GraphGroup, graph_groups, run_greta, run_partition
 from hamlet.runtime.native import kernel_obstacle, predicates_obstacle, set_kernel_for
-from hamlet.runtime.partition import matched_events, partition_stream
+from hamlet.runtime.partition import groupings, matched_events, partition_stream
 from hamlet.stats import EvaluationStats
 
 RIDES = """
@@ -180,7 +180,7 @@ def set_kernel(text: str, stream_events: list[Event]):
     queries = list(query_set.queries)
     algebras = {q.name: algebra_for(q, stream_events) for q in queries}
     groups = graph_groups(queries, algebras, share=True, native=True)
-    return set_kernel_for(groups), groups
+    return set_kernel_for(groups, {g: i for i, g in enumerate(groupings(queries))}), groups
 
 
 PLAIN = [None, -1, 0, 2, 2.0, 2.5, float("nan"), float("inf"), "Pool", "pool", "", 2**60, 2**60 + 1, 2**53 + 1,
@@ -236,3 +236,76 @@ def test_the_set_kernel_equals_the_python_graphs(text, data):
         for partition in partitions.values():
             assert per_window(native_run(partition)) == per_window(python_run(partition))
         assert stats.events == python_stats.events
+
+
+def grouped_runner(text: str, stream_events: list[Event]):
+    """The non-shared plan's runner of a one-set workload (compiled) and the set's partitions with each
+    one's group numbers, numbered as ``hamlet.api`` numbers them (per grouping, in order of appearance)."""
+    (query_set,) = prepare(text).sets
+    queries = list(query_set.queries)
+    partitions = partition_stream(query_set.attributes, set(query_set.types), stream_events)
+    algebras = {q.name: algebra_for(q, [e for p in partitions.values() for e in p]) for q in queries}
+    numbers: list[dict] = [{} for _ in groupings(queries)]
+    numbered = []
+    for key, events_ in partitions.items():
+        values = [tuple(key[query_set.attributes.index(a)] for a in by) for by in groupings(queries)]
+        numbered.append((events_, [n.setdefault(v, len(n)) for v, n in zip(values, numbers)]))
+    return run_greta(queries, algebras, EvaluationStats(), share_graphs=True), numbered
+
+
+def test_the_set_kernel_sums_each_groups_windows_itself():
+    # Windows [5k, 5k + 10). Group g=1: partition k=1 (a6 b7 b8, x = 1, 2) has 3 trends, B.x summing to
+    # 1 + 2 + 3 = 6 over 4 Bs, in windows 0 and 1; partition k=2 (a11 b12, x = 10) has 1 trend, sum 10, in
+    # windows 1 and 2. Group g=2 (a6 b7, x = 5): 1 trend, sum 5, windows 0 and 1. The kernel hands back no
+    # run: it sums them, as changes at the first window of a run and after its last (the algebra is linear).
+    text = "q: RETURN g, COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WHERE [k] GROUP-BY g WITHIN 10 SLIDE 5"
+    stream_events = sorted([Event("A", 6, {"g": 1, "k": 1}), Event("B", 7, {"g": 1, "k": 1, "x": 1}),
+                            Event("B", 8, {"g": 1, "k": 1, "x": 2}), Event("A", 11, {"g": 1, "k": 2}),
+                            Event("B", 12, {"g": 1, "k": 2, "x": 10}), Event("A", 6, {"g": 2, "k": 1}),
+                            Event("B", 7, {"g": 2, "k": 1, "x": 5})], key=lambda e: e.time)  # fmt: skip
+    run, partitions = grouped_runner(text, stream_events)
+    assert [groups for _, groups in partitions] == [[0], [1], [0]]  # g=1, g=2, g=1 (by first event)
+    assert [list(run(events_, groups)) for events_, groups in partitions] == [[], [], []]
+    summed = {(s.query, s.group, s.diffs): sorted(s.entries) for s in run.summed()}
+    assert summed == {
+        ("q", 0, True): [(0, (3, 6, 4, 0)), (1, (1, 10, 1, 0)), (2, (-3, -6, -4, 0)), (3, (-1, -10, -1, 0))],
+        ("q", 1, True): [(0, (1, 5, 1, 0)), (2, (-1, -5, -1, 0))],
+    }
+    assert list(run.summed()) == []  # handed over once
+    rows = [(r.group["g"], r.window_start, r.aggregate, r.value) for r in evaluate(text, stream_events)]
+    assert rows == [(1, 0, "COUNT(*)", 3), (1, 0, "SUM(B.x)", 6), (2, 0, "COUNT(*)", 1), (2, 0, "SUM(B.x)", 5),
+                    (1, 5, "COUNT(*)", 4), (1, 5, "SUM(B.x)", 16), (2, 5, "COUNT(*)", 1), (2, 5, "SUM(B.x)", 5),
+                    (1, 10, "COUNT(*)", 1), (1, 10, "SUM(B.x)", 10)]  # fmt: skip
+    assert evaluate(text, stream_events) == evaluate_bruteforce(parse_workload(text), stream_events)
+
+
+def test_what_the_kernels_sums_cannot_hold_goes_to_python():
+    # Partitions of one group (equivalence k, no GROUP-BY), one trend (a b) each. The kernel declines to sum
+    # a partition, and hands back its runs, when the sums could not hold it exactly; the results are exact.
+    def partition(k: int, x) -> list[Event]:
+        return [Event("A", 1, {"k": k}), Event("B", 2, {"k": k, "x": x})]
+
+    def summed_or_not(text: str, *xs) -> list[bool]:
+        run, partitions = grouped_runner(text, [e for k, x in enumerate(xs) for e in partition(k, x)])
+        return [not list(run(events_, groups)) for events_, groups in partitions]
+
+    total = "q: RETURN SUM(B.x) PATTERN SEQ(A, B) WHERE [k] WITHIN 10"
+    # 0.5 in units of 2^-1, then 0.001 needs 2^-62: the sum is rescaled; 2^60 then 2^-70 would need 2^130.
+    assert summed_or_not(total, 0.5, 0.001) == [True, True]
+    assert summed_or_not(total, 2.0**60, 2.0**-70) == [True, False]
+    for xs in ((0.5, 0.001), (2.0**60, 2.0**-70), (2.0**60, 2.0**-70, -(2.0**60))):
+        stream_events = [e for k, x in enumerate(xs) for e in partition(k, x)]
+        (row,) = evaluate(total, stream_events)
+        assert row.value == float(sum(map(Fraction, xs)))
+        assert [row] == evaluate_bruteforce(parse_workload(total), stream_events)
+    # Ints, then floats, under one MIN: Python compares them.
+    least = "q: RETURN MIN(B.x) PATTERN SEQ(A, B) WHERE [k] WITHIN 10"
+    assert summed_or_not(least, 3, 2.5, 2) == [True, False, True]
+    assert [r.value for r in evaluate(least, [e for k, x in enumerate((3, 2.5, 2)) for e in partition(k, x)])] == [2]
+    # A count beyond 128 bits over three partitions of 2^126 - 1 trends each (A then a subset of 126 Bs).
+    count = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [k] WITHIN 1000"
+    stream_events = [Event("A", 0, {"k": k}) for k in range(3)]
+    stream_events += [Event("B", t, {"k": k}) for t in range(1, 127) for k in range(3)]
+    run, partitions = grouped_runner(count, stream_events)
+    assert [not list(run(events_, groups)) for events_, groups in partitions] == [True, True, False]
+    assert [r.value for r in evaluate(count, stream_events) if r.window_start == 0] == [3 * (2**126 - 1)]

@@ -327,6 +327,19 @@ class WindowSums:
             current = sums.get((group, k))
             sums[(group, k)] = agg if current is None else add(current, agg)
 
+    def merge(self, group: tuple, diffs: bool, entries: Iterable[tuple[int, Any]]) -> None:
+        """Add what a runner summed itself (``partition.Summed``): changes of the sum at windows k of a
+        linear algebra, which join this one's, or the sums of windows k."""
+        if not diffs:
+            for k, agg in entries:
+                self.add(group, k, agg)
+            return
+        add = self.algebra.add
+        diff = self.diffs.setdefault(group, {})
+        for k, change in entries:
+            current = diff.get(k)
+            diff[k] = change if current is None else add(current, change)
+
     def items(self) -> Iterator[tuple[tuple[tuple, int], Any]]:
         """((group, k), sum) of every window that received a final."""
         if self.run is not None:

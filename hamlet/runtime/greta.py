@@ -21,6 +21,7 @@ from hamlet.runtime.partition import (
     LocalTests,
     PartitionRunner,
     graph_key,
+    groupings,
     local_tests,
     match_key,
     matched_events,
@@ -199,19 +200,21 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     of windows (see ``hamlet.api.Executor``). With ``share_graphs`` (``hamlet``'s non-shared plan), one
     graph per ``graph_key``: queries that differ only in windows or aggregates share it as windows do.
     ``native``: run the graphs the compiled kernel takes on it (``native.py``; never in ``plain_scan``, the
-    reference mode), the others in Python."""
+    reference mode), the others in Python; the compiled set sums a partition's finals itself when the caller
+    numbers its groups (``PartitionRunner``)."""
 
     groups = graph_groups(queries, algebras, share_graphs, native and not plain_scan)
-    compiled_set = set_kernel_for(groups) if native and not plain_scan else None
+    grouping = {g: i for i, g in enumerate(groupings(queries))}
+    compiled_set = set_kernel_for(groups, grouping) if native and not plain_scan else None
 
-    def run(events: list[Event]) -> Iterator[tuple[str, range, Any]]:
+    def run(events: list[Event], partition_groups: Sequence[int] | None) -> Iterator[tuple[str, range, Any]]:
         if compiled_set is not None:
-            answer = compiled_set.run(events)
+            answer = compiled_set.run(events, partition_groups)
             if answer is not None:
                 return _with_declined(groups, events, answer, stats)
         return _greta_partition(groups, events, stats, plain_scan)
 
-    return run
+    return PartitionRunner(run, tuple if compiled_set is None else compiled_set.summed)
 
 
 def _with_declined(groups: Sequence[GraphGroup], events: list[Event],

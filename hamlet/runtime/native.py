@@ -27,7 +27,7 @@ then returns None).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from hamlet.analysis.predicates import attribute_versus_literal
@@ -37,6 +37,7 @@ from hamlet.events import Event
 from hamlet.language.nodes import BooleanOp, Expression
 from hamlet.runtime.aggregates import Algebra, CountAlgebra, Projection, VectorAlgebra
 from hamlet.runtime.clipping import ClippedWindow
+from hamlet.runtime.partition import Summed
 
 try:
     import hamlet_native
@@ -69,20 +70,32 @@ class NativeSet:
     def __init__(self, kernel: Any, graphs: Sequence[NativeGraph]) -> None:
         self.kernel, self.graphs = kernel, tuple(graphs)
 
-    def run(self, events: list[Event]) -> tuple[list[tuple[str, range, Any]], list[int], int] | None:
+    def run(self, events: list[Event], groups: Sequence[int] | None = None
+            ) -> tuple[list[tuple[str, range, Any]], list[int], int] | None:  # fmt: skip
         """(runs of every graph the kernel computed, the indexes of the groups it leaves to Python, how
-        many events some group's predicates match), or None: the whole partition is Python's."""
-        answer = self.kernel.run(events)
+        many events some group's predicates match), or None: the whole partition is Python's. With
+        ``groups`` (``PartitionRunner``), the kernel sums the runs itself but for those it cannot."""
+        answer = self.kernel.run(events, None if groups is None else list(groups))
         if answer is None:
             return None
         found, declined, matched = answer
         graphs = self.graphs
         return [graphs[g].answer(*run) for g, *run in found], declined, matched
 
+    def summed(self) -> Iterator[Summed]:
+        """What ``run`` summed, each query's own aggregate (``NativeGraph.answer``'s projection)."""
+        for g, member, group, diffs, entries in self.kernel.summed():
+            graph = self.graphs[g]
+            project = graph.projections[member]
+            if project is not None:
+                entries = [(k, project(agg)) for k, agg in entries]
+            yield Summed(graph.names[member], group, diffs, entries)
 
-def set_kernel_for(groups: Sequence[GraphGroupLike]) -> NativeSet | None:
+
+def set_kernel_for(groups: Sequence[GraphGroupLike], grouping: Mapping[tuple[str, ...], int]) -> NativeSet | None:
     """One kernel for all ``groups`` of a set (each compiled, ``kernel_for``), or None unless every group
-    has a compiled graph and local predicates the kernel evaluates."""
+    has a compiled graph and local predicates the kernel evaluates. ``grouping``: the number of each
+    GROUP-BY (``partition.groupings``), by which ``run`` gets a partition's groups."""
     if hamlet_native is None or not groups or any(g.native is None for g in groups):
         return None
     keys: dict[tuple, tuple[int, dict[str, list]]] = {}
@@ -94,7 +107,8 @@ def set_kernel_for(groups: Sequence[GraphGroupLike]) -> NativeSet | None:
             keys[group.key] = (len(keys), _tests_program(group.queries[0]))
         key_of.append(keys[group.key][0])
     graphs = [g.native for g in groups if g.native is not None]
-    kernel = hamlet_native.SetKernel([g.kernel for g in graphs], [t for _, t in keys.values()], key_of)
+    grouping_of = [[grouping[q.group_by] for q in g.queries] for g in groups]
+    kernel = hamlet_native.SetKernel([g.kernel for g in graphs], [t for _, t in keys.values()], key_of, grouping_of)
     return NativeSet(kernel, graphs)
 
 

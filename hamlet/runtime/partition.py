@@ -3,7 +3,9 @@ predicates filter each query's events."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
@@ -11,23 +13,68 @@ from hamlet.analysis.template import canonical
 from hamlet.events import Event
 
 PartitionKey = tuple
-# What a strategy makes of a sharable query set: the runner of its stream partitions, events in, (query,
-# window k, final aggregate) out, or (query, range of windows, final) for a run of consecutive windows that
-# share one final (``hamlet.api.Executor``).
-PartitionRunner = Callable[[list[Event]], Iterator[tuple[str, int | range, Any]]]
+# (query, window k, final aggregate), or (query, range of windows, final) for a run of consecutive windows
+# that share one final: what a runner finds in a partition.
+Run = tuple[str, int | range, Any]
+
+
+@dataclass(frozen=True)
+class Summed:
+    """Finals a runner summed itself over the partitions of one group (the compiled kernel does):
+    ``entries`` are (k, change of the sum at window k) for a linear algebra (``diffs``; ``WindowSums``
+    prefix-sums them), else (k, the sum of window k)."""
+
+    query: str
+    group: int  # the group's number in the query's grouping (``groupings``), as the caller numbered it
+    diffs: bool
+    entries: list[tuple[int, Any]]
+
+
+@dataclass(frozen=True)
+class PartitionRunner:
+    """What a strategy makes of a sharable query set (``hamlet.api.Executor``): ``runner(events)`` gives the
+    runs of a stream partition. ``runner(events, groups)``, ``groups`` numbering the partition's group in
+    each of the set's ``groupings``, may sum some runs itself instead of giving them; ``summed()`` then
+    hands those sums over, once, after the last partition."""
+
+    run: Callable[[list[Event], Sequence[int] | None], Iterable[Run]]
+    summed: Callable[[], Iterable[Summed]] = tuple
+
+    def __call__(self, events: list[Event], groups: Sequence[int] | None = None) -> Iterable[Run]:
+        return self.run(events, groups)
+
+
+def groupings(queries: Sequence[AnalyzedQuery]) -> list[tuple[str, ...]]:
+    """The distinct GROUP-BYs of a set's queries, in order: a partition's group in each is numbered once
+    for all the queries that group alike."""
+    return list(dict.fromkeys(q.group_by for q in queries))
 
 
 def partition_stream(attributes: Sequence[str], types: set[str], events: Iterable[Event]) -> dict[PartitionKey, list[Event]]:
     """Events of ``types`` by their values of ``attributes``, in input order. An event with a null in one
     of them is matched by no query partitioned by it, and left out."""
+    if not attributes:  # the whole stream is one partition
+        mine = [e for e in events if e.type in types]
+        return {(): mine} if mine else {}
     partitions: dict[PartitionKey, list[Event]] = {}
+    pick = itemgetter(*attributes)  # one C call where the attributes hold every one (a table's events do)
+    width = len(attributes)
     for event in events:
         if event.type not in types:
             continue
-        key = tuple(event.attributes.get(a) for a in attributes)
+        try:
+            values = pick(event.attributes)
+        except KeyError:
+            values = tuple(map(event.attributes.get, attributes))
+            values = values[0] if width == 1 else values
+        key = (values,) if width == 1 else values
         if None in key:
             continue
-        partitions.setdefault(key, []).append(event)
+        found = partitions.get(key)
+        if found is None:
+            partitions[key] = [event]
+        else:
+            found.append(event)
     return partitions
 
 

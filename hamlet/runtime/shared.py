@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 import time as clock
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import groupby
 from math import floor, prod
 from typing import Any, Literal
@@ -54,7 +54,7 @@ from hamlet.optimizer.choice import Candidate, choose_sharing
 from hamlet.runtime.aggregates import Algebra
 from hamlet.runtime.graph import PartitionClasses
 from hamlet.runtime.greta import QueryRun, run_greta
-from hamlet.runtime.partition import PartitionRunner, match_key, matched_events
+from hamlet.runtime.partition import PartitionRunner, Run, match_key, matched_events
 from hamlet.runtime.shapes import Shape, ShapeGroup, shape_of
 from hamlet.stats import EvaluationStats
 
@@ -114,17 +114,19 @@ def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]
     # The non-shared plan still shares a graph among queries that differ only in windows or aggregates.
     alone = run_greta(queries, algebras, stats, share_graphs=True, native=native)
 
-    def run(events: list[Event]) -> Iterator[tuple[str, int | range, Any]]:
+    def run(events: list[Event], groups: Sequence[int] | None) -> Iterable[Run]:
         layout = plan.layout(events)
+        if not layout.queries:  # every query lacks one of its types here: no trend (``layout``)
+            return ()
         if sharing == "hamlet":
             readers, bursts = plan.segment_readers(layout, events)
             if not plan.model.sharing_pays(readers, len(layout.queries)):
                 # No burst here is worth a shared graphlet: the non-shared plan, GRETA's graphs.
                 stats.bursts += bursts
-                return alone(events)
+                return alone(events, groups)
         return _SharedRun(plan, layout, events, stats, trace).run(list(_segments(events, plan.pane_of)))
 
-    return run
+    return PartitionRunner(run, alone.summed)
 
 
 class SharingPlan:

@@ -176,7 +176,7 @@ impl Graph {
     }
 
     /// a += b; false on overflow.
-    fn add(&self, a: &mut Agg, b: &Agg) -> bool {
+    pub fn add(&self, a: &mut Agg, b: &Agg) -> bool {
         for ((x, &y), &kind) in a.iter_mut().zip(b).zip(&self.kinds) {
             match kind {
                 MIN => *x = (*x).min(y),

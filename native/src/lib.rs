@@ -12,15 +12,18 @@
 mod events;
 mod graph;
 mod predicates;
+mod sums;
 mod values;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
 use events::{RawEvent, Reader};
 use graph::{Graph, Member, Partition, Role, Update, COUNT, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
 use predicates::Program;
+use sums::{GraphSums, Run};
+use values::Scale;
 
 /// The number of `name` in `names`, added at the end if it is not there yet.
 fn number(names: &mut Vec<String>, name: &str) -> usize {
@@ -160,17 +163,18 @@ impl GraphKernel {
             return Ok(None);
         };
         let all: Vec<usize> = (0..raw.len()).collect();
-        let Some(runs) = self.runs(py, &raw, &all, &self.roles, &self.attribute_at)? else {
+        let Some((runs, scales)) = self.compute(&raw, &all, &self.roles, &self.attribute_at) else {
             return Ok(None);
         };
-        runs.into_iter()
+        self.to_python(py, runs, &scales)?
+            .into_iter()
             .map(|(member, first, last, agg)| PyTuple::new(py, [member, first, last, agg]))
             .collect::<PyResult<Vec<_>>>()
             .map(Some)
     }
 }
 
-type Run<'py> = (
+type PyRun<'py> = (
     Bound<'py, PyAny>,
     Bound<'py, PyAny>,
     Bound<'py, PyAny>,
@@ -178,37 +182,38 @@ type Run<'py> = (
 );
 
 impl GraphKernel {
-    /// The runs of the graph over `raw[indexes]`, finals as Python holds them; None: Python's partition.
-    fn runs<'py>(
+    /// The runs of the graph over `raw[indexes]` and what its values were; None: Python's partition.
+    fn compute(
         &self,
-        py: Python<'py>,
         raw: &[RawEvent],
         indexes: &[usize],
         roles: &[Option<Role>],
         attribute_at: &[usize],
-    ) -> PyResult<Option<Vec<Run<'py>>>> {
-        let Some((events, scales)) = self.graph.events(raw, indexes, roles, attribute_at) else {
-            return Ok(None);
-        };
-        let Some(runs) = Partition::new(&self.graph, &events, &scales).run() else {
-            return Ok(None);
-        };
+    ) -> Option<(Vec<Run>, Vec<Scale>)> {
+        let (events, scales) = self.graph.events(raw, indexes, roles, attribute_at)?;
+        let runs = Partition::new(&self.graph, &events, &scales).run()?;
+        Some((runs, scales))
+    }
+
+    /// (member, first, last, final) of each run, finals as Python holds them.
+    fn to_python<'py>(&self, py: Python<'py>, runs: Vec<Run>, scales: &[Scale]) -> PyResult<Vec<PyRun<'py>>> {
         let mut out = Vec::with_capacity(runs.len());
         for (member, first, last, agg) in runs {
             out.push((
                 member.into_pyobject(py)?.into_any(),
                 first.into_pyobject(py)?.into_any(),
                 last.into_pyobject(py)?.into_any(),
-                self.graph.to_python(py, &agg, &scales)?,
+                self.graph.to_python(py, &agg, scales)?,
             ));
         }
-        Ok(Some(out))
+        Ok(out)
     }
 }
 
 /// The graphs of one sharable query set (`greta.graph_groups`) and the local predicates of the events each
-/// reads (one per `partition.match_key`): one call per partition instead of one per graph.
-#[pyclass(frozen, module = "hamlet_native")]
+/// reads (one per `partition.match_key`): one call per partition instead of one per graph. Given the
+/// partition's groups, it sums the finals of its groups' windows itself (`sums.rs`) until `summed`.
+#[pyclass(module = "hamlet_native")]
 struct SetKernel {
     graphs: Vec<Py<GraphKernel>>,
     reader: Reader,
@@ -216,21 +221,31 @@ struct SetKernel {
     key_of: Vec<usize>,                    // per graph: its match key
     roles: Vec<Vec<Option<Role>>>,         // per graph, per type number
     attribute_at: Vec<Vec<usize>>,         // per graph: its attribute i is the reader's attribute_at[i]
+    grouping_of: Vec<Vec<usize>>,          // per graph, per member: the grouping (GROUP-BY) of its query
+    sums: Vec<GraphSums>,                  // per graph
 }
 
 #[pymethods]
 impl SetKernel {
     /// `keys`: per match key, {type: [predicate programs]} for every type it reads (`predicates.rs`);
-    /// `key_of`: per graph, its key.
+    /// `key_of`: per graph, its key; `grouping_of`: per graph, per member, the number of its query's
+    /// grouping (the groups `run` gets are one per grouping).
     #[new]
     fn new(
         py: Python<'_>,
         graphs: Vec<Py<GraphKernel>>,
         keys: Vec<Bound<'_, PyDict>>,
         key_of: Vec<usize>,
+        grouping_of: Vec<Vec<usize>>,
     ) -> PyResult<Self> {
         if key_of.len() != graphs.len() || key_of.iter().any(|&k| k >= keys.len()) {
             return Err(PyValueError::new_err("key_of: one match key per graph"));
+        }
+        let members = |g: &Py<GraphKernel>| g.get().graph.members.len();
+        if grouping_of.len() != graphs.len() || graphs.iter().zip(&grouping_of).any(|(g, m)| members(g) != m.len()) {
+            return Err(PyValueError::new_err(
+                "grouping_of: one grouping per member of each graph",
+            ));
         }
         let mut types: Vec<String> = Vec::new();
         let mut attributes: Vec<String> = Vec::new();
@@ -300,6 +315,7 @@ impl SetKernel {
             need.sort_unstable();
             need.dedup();
         }
+        let sums = graphs.iter().map(|g| GraphSums::new(&g.get().graph)).collect();
         Ok(SetKernel {
             graphs,
             reader: Reader::new(py, &types, &attributes, needs),
@@ -307,14 +323,27 @@ impl SetKernel {
             key_of,
             roles,
             attribute_at,
+            grouping_of,
+            sums,
         })
     }
 
     /// (runs, declined, matched): runs (graph, member, first window, last window, final) of every graph the
     /// kernel computed, the graphs it leaves to Python, and how many events some graph's predicates match;
     /// None when the whole partition is Python's (an event or a predicate value it cannot read exactly).
-    /// `events`: one stream partition, sorted by time.
-    fn run<'py>(&self, py: Python<'py>, events: &Bound<'py, PyList>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    /// `events`: one stream partition, sorted by time. With `groups` (per grouping, the number of the
+    /// partition's group), the runs are summed here instead, but for those the sums cannot hold exactly.
+    #[pyo3(signature = (events, groups=None))]
+    fn run<'py>(
+        &mut self,
+        py: Python<'py>,
+        events: &Bound<'py, PyList>,
+        groups: Option<Vec<usize>>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let groupings = self.grouping_of.iter().flatten().map(|&i| i + 1).max().unwrap_or(0);
+        if groups.as_ref().is_some_and(|groups| groups.len() < groupings) {
+            return Err(PyValueError::new_err(format!("groups: one per grouping ({groupings})")));
+        }
         let Some(raw) = self.reader.read(py, events)? else {
             return Ok(None);
         };
@@ -358,9 +387,15 @@ impl SetKernel {
             if !seen.iter().all(|&s| s) || !graph.has_windows(raw[mine[0]].time, raw[mine[mine.len() - 1]].time) {
                 continue;
             }
-            match kernel.runs(py, &raw, mine, &self.roles[g], &self.attribute_at[g])? {
-                Some(found) => {
-                    for (member, first, last, agg) in found {
+            match kernel.compute(&raw, mine, &self.roles[g], &self.attribute_at[g]) {
+                Some((found, scales)) => {
+                    if let Some(groups) = &groups {
+                        let grouping = &self.grouping_of[g];
+                        if self.sums[g].add(graph, &found, &scales, |m| groups[grouping[m]]) {
+                            continue;
+                        }
+                    }
+                    for (member, first, last, agg) in kernel.to_python(py, found, &scales)? {
                         runs.push(PyTuple::new(
                             py,
                             [g.into_pyobject(py)?.into_any(), member, first, last, agg],
@@ -379,6 +414,40 @@ impl SetKernel {
                 matched.into_pyobject(py)?.into_any(),
             ],
         )?))
+    }
+
+    /// What `run` summed, and the sums cleared: (graph, member, group, linear, [(window, value)]), a
+    /// value being the change of the sum at that window for a linear aggregate (Python prefix-sums them),
+    /// else the window's sum; values as Python holds aggregates.
+    fn summed<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        let mut out = Vec::new();
+        for (g, kernel) in self.graphs.iter().enumerate() {
+            let graph = &kernel.get().graph;
+            let sums = std::mem::replace(&mut self.sums[g], GraphSums::new(graph));
+            for (member, group, windows) in sums.series() {
+                let mut entries = Vec::with_capacity(windows.len());
+                for (&k, agg) in windows {
+                    entries.push(PyTuple::new(
+                        py,
+                        [
+                            k.into_pyobject(py)?.into_any(),
+                            graph.to_python(py, agg, sums.scales())?,
+                        ],
+                    )?);
+                }
+                out.push(PyTuple::new(
+                    py,
+                    [
+                        g.into_pyobject(py)?.into_any(),
+                        member.into_pyobject(py)?.into_any(),
+                        group.into_pyobject(py)?.into_any(),
+                        PyBool::new(py, sums.is_linear()).to_owned().into_any(),
+                        PyList::new(py, entries)?.into_any(),
+                    ],
+                )?);
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -1,0 +1,183 @@
+//! A graph's finals summed over the stream partitions of each group (`aggregates.WindowSums` in Python),
+//! so that a partition's runs of windows never become Python objects.
+//!
+//! As in Python, a linear aggregate (no MIN/MAX) adds a run of windows at its first window and subtracts it
+//! after its last: per (member, group) the changes of the sum at each window, which Python prefix-sums at
+//! the end with its unbounded ints. With MIN/MAX, each window of a run is summed on its own.
+//!
+//! What a partition brings is added whole or not at all: when the sums could not hold it exactly (an
+//! overflow, a MIN/MAX attribute that held ints before and floats now), `add` declines and the caller
+//! hands the partition's runs to Python as before. A sum over floats is kept in units of 2^-E, E the finest
+//! any partition so far needed; a partition that needs a finer unit rescales what is summed.
+
+use std::collections::HashMap;
+
+use crate::graph::{Agg, Graph, MAX, MIN, SUM};
+use crate::values::Scale;
+
+/// (member, first window, last window, final): one run of a partition's graph (`Partition::run`).
+pub type Run = (usize, i64, i64, Agg);
+
+pub struct GraphSums {
+    linear: bool,
+    extreme: Vec<bool>, // per attribute: some MIN/MAX reads it (its ints and floats must not mix)
+    summed: Vec<bool>,  // per attribute: some sum in units of 2^-E reads it
+    scaled: Vec<usize>, // per field: the attribute of a sum kept in units of 2^-E, usize::MAX for others
+    scales: Vec<Scale>, // per attribute: what the summed partitions held, E of the unit of its sums
+    series: HashMap<(usize, usize), HashMap<i64, Agg>>, // (member, group) → window → change or sum
+}
+
+/// The changes of `add` to commit: the series replaced (a finer unit) and the entries written.
+type Changes = (
+    Option<HashMap<(usize, usize), HashMap<i64, Agg>>>,
+    Vec<((usize, usize), i64, Agg)>,
+);
+
+impl GraphSums {
+    pub fn new(graph: &Graph) -> GraphSums {
+        let mut extreme = vec![false; graph.attributes.len()];
+        let mut summed = vec![false; graph.attributes.len()];
+        let mut scaled = vec![usize::MAX; graph.kinds.len()];
+        for u in graph.updates.iter().flatten() {
+            if u.kind == MIN || u.kind == MAX {
+                extreme[u.attribute] = true;
+            }
+            if u.kind == SUM && u.scaled {
+                scaled[u.field] = u.attribute;
+                summed[u.attribute] = true;
+            }
+        }
+        GraphSums {
+            linear: !graph.kinds.iter().any(|&k| k == MIN || k == MAX),
+            extreme,
+            summed,
+            scaled,
+            scales: vec![Scale::default(); graph.attributes.len()],
+            series: HashMap::new(),
+        }
+    }
+
+    /// Sum a partition's `runs`, its values being `scales`, member m's group `group_of(m)`; false (nothing
+    /// summed) when the sums cannot hold them exactly.
+    pub fn add(&mut self, graph: &Graph, runs: &[Run], scales: &[Scale], group_of: impl Fn(usize) -> usize) -> bool {
+        match self.changes(graph, runs, scales, group_of) {
+            Some((series, entries)) => {
+                if let Some(series) = series {
+                    self.series = series;
+                }
+                for (key, k, agg) in entries {
+                    self.series.entry(key).or_default().insert(k, agg);
+                }
+                for (summed, new) in self.scales.iter_mut().zip(scales) {
+                    summed.ints |= new.ints;
+                    summed.floats |= new.floats;
+                    summed.exponent = summed.exponent.max(new.exponent);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Every (member, group, windows as (k, change or sum)) summed so far; the unit of the float sums is
+    /// `scales()`'s.
+    pub fn series(&self) -> impl Iterator<Item = (usize, usize, &HashMap<i64, Agg>)> {
+        self.series
+            .iter()
+            .map(|(&(member, group), windows)| (member, group, windows))
+    }
+
+    pub fn scales(&self) -> &[Scale] {
+        &self.scales
+    }
+
+    pub fn is_linear(&self) -> bool {
+        self.linear
+    }
+
+    /// What `add` would write, computed without touching the sums; None if it does not fit.
+    fn changes(
+        &self,
+        graph: &Graph,
+        runs: &[Run],
+        scales: &[Scale],
+        group_of: impl Fn(usize) -> usize,
+    ) -> Option<Changes> {
+        let mut finer = vec![0u32; self.scales.len()]; // per attribute: how much finer the unit becomes
+        let mut coarser = vec![0u32; self.scales.len()]; // how much finer than the partition's it is
+        for (a, (summed, new)) in self.scales.iter().zip(scales).enumerate() {
+            if self.extreme[a] && ((summed.ints && new.floats) || (summed.floats && new.ints)) {
+                return None;
+            }
+            if self.summed[a] {
+                let exponent = summed.exponent.max(new.exponent);
+                finer[a] = exponent - summed.exponent;
+                coarser[a] = exponent - new.exponent;
+            }
+        }
+        // The partition's contributions per (member, window), in the unit of the sums.
+        let mut local: HashMap<(usize, i64), Agg> = HashMap::new();
+        for (member, first, last, agg) in runs {
+            let agg = self.rescaled(agg, &coarser)?;
+            if self.linear {
+                let negated = agg.iter().map(|x| x.checked_neg()).collect::<Option<Agg>>()?;
+                accumulate(graph, &mut local, (*member, *first), agg)?;
+                accumulate(graph, &mut local, (*member, last + 1), negated)?;
+            } else {
+                for k in *first..=*last {
+                    accumulate(graph, &mut local, (*member, k), agg.clone())?;
+                }
+            }
+        }
+        let series = if finer.iter().any(|&f| f > 0) {
+            let mut rescaled = self.series.clone();
+            for windows in rescaled.values_mut() {
+                for agg in windows.values_mut() {
+                    *agg = self.rescaled(agg, &finer)?;
+                }
+            }
+            Some(rescaled)
+        } else {
+            None
+        };
+        let current = series.as_ref().unwrap_or(&self.series);
+        let mut entries = Vec::with_capacity(local.len());
+        for ((member, k), agg) in local {
+            let key = (member, group_of(member));
+            let mut total = agg;
+            if let Some(previous) = current.get(&key).and_then(|windows| windows.get(&k)) {
+                if !graph.add(&mut total, previous) {
+                    return None;
+                }
+            }
+            entries.push((key, k, total));
+        }
+        Some((series, entries))
+    }
+
+    /// `agg` with each float sum shifted to a unit 2^`by[attribute]` times finer; None if it overflows.
+    fn rescaled(&self, agg: &Agg, by: &[u32]) -> Option<Agg> {
+        let mut out = agg.clone();
+        for (field, &a) in self.scaled.iter().enumerate() {
+            if a != usize::MAX && by[a] > 0 {
+                out[field] = if by[a] > 126 {
+                    None
+                } else {
+                    out[field].checked_mul(1i128 << by[a])
+                }?;
+            }
+        }
+        Some(out)
+    }
+}
+
+/// local[key] += agg (MIN/MAX fields by their extreme); None on overflow.
+fn accumulate(graph: &Graph, local: &mut HashMap<(usize, i64), Agg>, key: (usize, i64), agg: Agg) -> Option<()> {
+    match local.get_mut(&key) {
+        Some(total) => graph.add(total, &agg).then_some(()),
+        None => {
+            local.insert(key, agg);
+            Some(())
+        }
+    }
+}
