@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
+from operator import attrgetter
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
@@ -136,7 +137,7 @@ def partials_with(workload: Workload | PreparedWorkload | str, events: Any, exec
                   window_ends: WindowEnds | None = None) -> list[PartialRow]:  # fmt: skip
     """Every sharable query set runs on its own partitions of the stream (its queries partition alike)."""
     prepared = prepare(workload).clipped(window_ends)
-    stream = sorted(to_events(events), key=lambda e: e.time)  # stable: equal times keep input order
+    stream = sorted(to_events(events), key=attrgetter("time"))  # stable: equal times keep input order
     stats = stats if stats is not None else EvaluationStats()
     by_query: dict[str, list[PartialRow]] = {}
     for query_set in prepared.sets:
@@ -148,6 +149,7 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
                   stats: EvaluationStats) -> dict[str, list[PartialRow]]:  # fmt: skip
     queries, attributes = list(query_set.queries), query_set.attributes
     partitions = partition_stream(attributes, set(query_set.types), stream)
+    stats.partitions += len(partitions)
     everything = [e for events in partitions.values() for e in events]
     floats = FloatColumns(everything)
     algebras = {q.name: algebra_for(q, floats) for q in queries}
@@ -194,10 +196,12 @@ def to_events(events: Any) -> list[Event]:
     if hasattr(events, "to_dict") and hasattr(events, "columns"):
         records = events.to_dict(orient="records")
         return [_from_mapping(r, f"row {i}", dataframe=True) for i, r in enumerate(records)]
+    if isinstance(events, list) and all(type(e) is Event and type(e.time) is int for e in events):
+        return events  # already what the engine reads (the Spark job's events): one cheap pass, no copies
     out = []
     for i, item in enumerate(events):
         if isinstance(item, Event):
-            if type(item.time) is int:  # already what the engine reads (the Spark job's events)
+            if type(item.time) is int:
                 out.append(item)
             else:
                 out.append(Event(item.type, event_time(item.time, f"event {i}"), item.attributes))

@@ -198,8 +198,6 @@ def run_sets(tasks: Sequence[SetTask], table: pa.Table) -> pa.Table:
 def _run_set(task: SetTask, call_events: list[Event], convert_seconds: float) -> pa.Table:
     started = time.perf_counter()
     events = task.reads(call_events)
-    partition_of = itemgetter(*task.partition_attributes) if task.partition_attributes else lambda _: ()
-    keys = {partition_of(e.attributes) for e in events}
     converted = time.perf_counter()
     stats = EvaluationStats()
     workload = prepared_workload(task.workload_text, task.range_start_us, task.range_end_us)
@@ -225,7 +223,7 @@ def _run_set(task: SetTask, call_events: list[Event], convert_seconds: float) ->
     summary = {
         "query_set": task.index,
         "events": len(events),
-        "partitions": len(keys),
+        "partitions": stats.partitions,
         "calls": 1 if events else 0,  # (a call of the shared shuffle may hold none of the set's events)
         "convert_seconds": convert_seconds + (converted - started),
         "engine_seconds": engine_done - converted,

@@ -181,7 +181,8 @@ def reference_segments(events, pane_of):
 @given(sharing_workloads(), bursty_events())
 def test_the_sharing_decision_weighs_exactly_the_segments_of_the_partition(text, stream_events):
     # The segments come from one index scan (shared._spans), for the shared path (_segments) and for the
-    # decision (SharingPlan.segment_readers, which never builds them); both must be Definition 4.1's.
+    # decision (SharingPlan.segment_readers, which never builds them); both must be Definition 4.1's. The
+    # compiled decision (Layout.segment_costs) must weigh them to the same float, summed in the same order.
     from hamlet.api import prepare
     from hamlet.runtime.aggregates import algebra_for
     from hamlet.runtime.partition import partition_stream
@@ -192,6 +193,8 @@ def test_the_sharing_decision_weighs_exactly_the_segments_of_the_partition(text,
         queries = list(query_set.queries)
         algebras = {q.name: algebra_for(q, stream_events) for q in queries}
         plan = SharingPlan(queries, algebras, "hamlet", CostModel())
+        models = (CostModel(), CostModel.calibrated())
+        compiled = [SharingPlan(queries, algebras, "hamlet", model, native=True) for model in models]
         for partition in partition_stream(query_set.attributes, set(query_set.types), stream_events).values():
             layout = plan.layout(partition)
             segments = list(reference_segments(partition, plan.pane_of))
@@ -207,3 +210,10 @@ def test_the_sharing_decision_weighs_exactly_the_segments_of_the_partition(text,
                                      r.group_windows))  # fmt: skip
             bursts = sum(1 for event_type, _ in segments if event_type in layout.sharers)
             assert plan.segment_readers(layout, partition) == (expected, bursts)
+            for model, compiled_plan in zip(models, compiled):
+                costs = compiled_plan.layout(partition).segment_costs
+                assert (costs is None) == (not plan.whole_pane)  # (a pane of fractions of a second: Python's)
+                whole = all(type(e.time) is int for e in partition)
+                if costs is not None:
+                    weighed = costs.saved(partition)
+                    assert weighed == ((sum(map(model.saved_steps, expected)), bursts) if whole else None)

@@ -78,7 +78,12 @@ class CostModel:
 
     def sharing_pays(self, segments: Iterable[SegmentReaders], queries: int) -> bool:
         """Whether the partition's segments save more GRETA steps than the set-up of ``queries``."""
-        return sum(map(self.saved_steps, segments)) > self.partition_setup * queries
+        return self.pays(sum(map(self.saved_steps, segments)), queries)
+
+    def pays(self, saved: float, queries: int) -> bool:
+        """Whether ``saved`` GRETA steps (``saved_steps`` summed over a partition's segments, in order; the
+        compiled kernel sums them too) pay for the set-up of ``queries``."""
+        return saved > self.partition_setup * queries
 
     @classmethod
     def calibrated(cls) -> CostModel:

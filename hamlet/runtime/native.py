@@ -27,7 +27,7 @@ then returns None).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from hamlet.analysis.predicates import attribute_versus_literal
@@ -35,6 +35,7 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.language.nodes import BooleanOp, Expression
+from hamlet.optimizer.benefit import CostModel
 from hamlet.runtime.aggregates import Algebra, CountAlgebra, Projection, VectorAlgebra
 from hamlet.runtime.clipping import ClippedWindow
 from hamlet.runtime.partition import Summed
@@ -110,6 +111,16 @@ def set_kernel_for(groups: Sequence[GraphGroupLike], grouping: Mapping[tuple[str
     grouping_of = [[grouping[q.group_by] for q in g.queries] for g in groups]
     kernel = hamlet_native.SetKernel([g.kernel for g in graphs], [t for _, t in keys.values()], key_of, grouping_of)
     return NativeSet(kernel, graphs)
+
+
+def segment_costs_for(readers: Mapping[str, tuple[int, int, int]], sharers: Iterable[str], pane: int,
+                      model: CostModel) -> Any | None:  # fmt: skip
+    """``SharingPlan.segment_readers`` weighed by ``model`` (``CostModel.saved_steps``), compiled for one
+    ``Layout``: ``readers`` per type (queries that apply its bursts at once, members and windows of shape
+    groups), the Kleene types queries share, the pane in whole seconds (0: not whole, no kernel)."""
+    if hamlet_native is None or not pane:
+        return None
+    return hamlet_native.SegmentCosts(dict(readers), list(sharers), pane, model.burst_break_even, model.group_event)
 
 
 class GraphGroupLike(Protocol):  # ``greta.GraphGroup`` (which imports this module)

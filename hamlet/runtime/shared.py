@@ -54,6 +54,7 @@ from hamlet.optimizer.choice import Candidate, choose_sharing
 from hamlet.runtime.aggregates import Algebra
 from hamlet.runtime.graph import PartitionClasses
 from hamlet.runtime.greta import QueryRun, run_greta
+from hamlet.runtime.native import segment_costs_for
 from hamlet.runtime.partition import PartitionRunner, Run, match_key, matched_events
 from hamlet.runtime.shapes import Shape, ShapeGroup, shape_of
 from hamlet.stats import EvaluationStats
@@ -110,7 +111,7 @@ def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]
     shared burst's graphlet-level snapshot values, for inspection and tests; ``model``: the costs the
     optimizer decides by (default: this machine's, ``CostModel.calibrated``); ``native``: the non-shared
     plan's graphs on the compiled kernel where it applies (``greta.run_greta``)."""
-    plan = SharingPlan(queries, algebras, sharing, model or CostModel.calibrated())
+    plan = SharingPlan(queries, algebras, sharing, model or CostModel.calibrated(), native)
     # The non-shared plan still shares a graph among queries that differ only in windows or aggregates.
     alone = run_greta(queries, algebras, stats, share_graphs=True, native=native)
 
@@ -119,8 +120,8 @@ def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]
         if not layout.queries:  # every query lacks one of its types here: no trend (``layout``)
             return ()
         if sharing == "hamlet":
-            readers, bursts = plan.segment_readers(layout, events)
-            if not plan.model.sharing_pays(readers, len(layout.queries)):
+            pays, bursts = plan.sharing_pays(layout, events)
+            if not pays:
                 # No burst here is worth a shared graphlet: the non-shared plan, GRETA's graphs.
                 stats.bursts += bursts
                 return alone(events, groups)
@@ -136,8 +137,9 @@ class SharingPlan:
     of the set, used by every partition."""
 
     def __init__(self, queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], sharing: Sharing,
-                 model: CostModel) -> None:  # fmt: skip
+                 model: CostModel, native: bool = False) -> None:  # fmt: skip
         self.queries, self.algebras, self.sharing, self.model = queries, algebras, sharing, model
+        self.native = native  # weigh partitions on the compiled kernel (``Layout.segment_costs``)
         self.shape = {q.name: shape_of(q, algebras[q.name]) for q in queries}
         self.positive = [(q, frozenset(q.pattern.template.types)) for q in queries]
         # Local predicates per (query, type); queries with the same ones match the same events.
@@ -173,6 +175,17 @@ class SharingPlan:
                 out.append((j - i, len(r.closed_runs), r.group_members, r.group_windows))
         return out, bursts
 
+    def sharing_pays(self, layout: Layout, events: list[Event]) -> tuple[bool, int]:
+        """Whether the partition's segments save the shared path more than its set-up
+        (``CostModel.sharing_pays``), and how many bursts are of a type queries share; weighed compiled
+        where the kernel takes the partition (``native.segment_costs_for``), the same sum in the same order."""
+        weighed = layout.segment_costs.saved(events) if layout.segment_costs is not None else None
+        if weighed is None:
+            readers, bursts = self.segment_readers(layout, events)
+            return self.model.sharing_pays(readers, len(layout.queries)), bursts
+        saved, bursts = weighed
+        return self.model.pays(saved, len(layout.queries)), bursts
+
     def layout(self, events: list[Event]) -> Layout:
         """The layout of the queries that can match in a partition of ``events``: patterns have no optional
         parts, so a query one of whose positive types is missing has no trend there and is left out."""
@@ -204,6 +217,8 @@ class Layout:
                     kleene.setdefault(m.group(1), []).append(q.name)
         self.sharers = {t: set(names) for t, names in kleene.items() if len(names) > 1}
         self.types = {t: _TypeReaders(t, queries, plan, self) for t in {t for q in queries for t in q.types}}
+        readers = {t: (len(r.closed_runs), r.group_members, r.group_windows) for t, r in self.types.items()}
+        self.segment_costs = segment_costs_for(readers, self.sharers, plan.whole_pane, plan.model) if plan.native else None
 
 
 class _SharedRun:

@@ -1,6 +1,8 @@
 //! A compiled kernel for GRETA's trend graph of one stream partition (`hamlet/runtime/native.py` uses it):
 //! `GraphKernel` runs one graph over a partition's matched events; `SetKernel` takes a partition's events
-//! whole, applies the local predicates of every graph of a sharable query set and runs them all.
+//! whole, applies the local predicates of every graph of a sharable query set and runs them all, summing
+//! each group's windows itself when asked (`sums.rs`). `SegmentCosts` weighs HAMLET's per-partition
+//! sharing decision (`segments.rs`).
 //!
 //! Arithmetic is exact or not done at all: counts and sums are i128 with checked operations. A sum over an
 //! attribute that holds floats is kept, as Python keeps it, as a whole number of units, here of 2^-E with
@@ -12,6 +14,7 @@
 mod events;
 mod graph;
 mod predicates;
+mod segments;
 mod sums;
 mod values;
 
@@ -455,5 +458,6 @@ impl SetKernel {
 fn hamlet_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GraphKernel>()?;
     m.add_class::<SetKernel>()?;
+    m.add_class::<segments::SegmentCosts>()?;
     Ok(())
 }
