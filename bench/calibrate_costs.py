@@ -1,6 +1,8 @@
 """Measure the constants of HAMLET's cost model on this machine and write hamlet/optimizer/calibration.json.
 
-    .venv/bin/python bench/calibrate_costs.py [--write]
+    .venv/bin/python bench/calibrate_costs.py [--write [NAME ...]]
+
+``--write`` writes every constant measured; ``--write compiled_step`` only that one, the others kept.
 
 Each constant is seconds per operation of the executor as built (see hamlet/optimizer/benefit.py):
 ``evaluate`` a local predicate on one event, ``factor`` one timestamp group folded into a burst's factor,
@@ -9,7 +11,11 @@ shape group for the COUNT(*) queries of ``hamlet/runtime/shapes.py``), ``snapsho
 rejected event folded into a query's own factor. Measured through the real code paths, best of 5.
 
 ``burst_break_even``, ``group_event`` and ``partition_setup`` are counted in GRETA steps (one event through
-one query's graph; a step's seconds are GRETA's time over its steps on the same stream). They decide
+one query's graph in Python; a step's seconds are GRETA's time over its steps on the same stream, with
+``native=False``). ``compiled_step`` is a step of the compiled graphs (``runtime/native.py``) in those
+steps: how GRETA's time on the kernel grows with its time in Python, over trips with longer and longer
+bursts (a partition's fixed costs drop out: the decision weighs the steps the shared path takes away from
+the compiled graphs). They decide
 whether a stream partition takes the shared path, which matters for small partitions, so they are
 measured on 400 trips, each its own partition, of A0 A1 A2, a burst of b = 1..10 B events, C; queries
 ``SEQ(A<i>, B+, C)`` in sliding windows, half of them ``WHERE B.x < 3`` (the B events of a burst carry
@@ -79,14 +85,17 @@ def workload(aggregates: Callable[[int], str]) -> Workload:
     ))  # fmt: skip
 
 
+PYTHON_GRETA = partial(run_greta, native=False)  # the unit: a step of GRETA's graphs in Python
+
+
 def compare(w: Workload, trips: int) -> list[tuple[int, float]]:
     """Per burst size b: (b, what the shared path costs beyond GRETA per trip, in GRETA steps)."""
-    shared_path = partial(run_shared, sharing="hamlet", model=CostModel(partition_setup=-math.inf))
+    shared_path = partial(run_shared, sharing="hamlet", model=CostModel(partition_setup=-math.inf), native=False)
     out = []
     for b in range(1, 11):
         events = stream(b, trips)
         steps = sum(1 for e in events for q in w.queries if e.type in q.types)
-        greta = cpu(lambda: evaluate_with(w, events, run_greta))  # noqa: B023
+        greta = cpu(lambda: evaluate_with(w, events, PYTHON_GRETA))  # noqa: B023
         shared = cpu(lambda: evaluate_with(w, events, shared_path))  # noqa: B023
         step = greta / steps
         out.append((b, (shared - greta) / step / trips))
@@ -95,14 +104,36 @@ def compare(w: Workload, trips: int) -> list[tuple[int, float]]:
     return out
 
 
+def compiled_step(trips: int = 100) -> float:
+    """A GRETA step on the compiled graphs, in steps of Python's: the slope of the kernel's time over
+    Python's on trips with bursts of 20, 40, ..., 100 B events (least squares; what a partition costs besides
+    its steps drops out). 2^100 trends still fit the kernel's 128 bits: no partition falls back to Python."""
+    w = workload(lambda i: "COUNT(*), SUM(B.x)")
+    points = []
+    for burst in range(20, 101, 20):
+        events = stream(burst, trips)
+        python = cpu(lambda: evaluate_with(w, events, PYTHON_GRETA))  # noqa: B023
+        compiled = cpu(lambda: evaluate_with(w, events, partial(run_greta, native=True)))  # noqa: B023
+        points.append((python, compiled))
+        print(f"# {trips} trips, bursts of {burst}: greta {python:.3f} s, greta compiled {compiled:.3f} s")
+    return slope(points)
+
+
+def slope(points: list[tuple[float, float]]) -> float:
+    """The least-squares slope of y over x."""
+    n = len(points)
+    mean_x, mean_y = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
+    return sum((x - mean_x) * (y - mean_y) for x, y in points) / sum((x - mean_x) ** 2 for x, _ in points)
+
+
 def crossing(extra: list[tuple[int, float]]) -> float:
     """The b at which the least-squares line through the extra costs crosses zero."""
     n = len(extra)
     mean_b, mean_d = sum(b for b, _ in extra) / n, sum(d for _, d in extra) / n
-    slope = sum((b - mean_b) * (d - mean_d) for b, d in extra) / sum((b - mean_b) ** 2 for b, _ in extra)
-    if slope >= 0:
+    rate = slope([(float(b), d) for b, d in extra])
+    if rate >= 0:
         return float(extra[-1][0])  # the shared path never catches up in this range
-    return mean_b - mean_d / slope
+    return mean_b - mean_d / rate
 
 
 def step_constants(trips: int = 400) -> dict[str, float]:
@@ -115,14 +146,16 @@ def step_constants(trips: int = 400) -> dict[str, float]:
     # GRETA: 20 + 10·b steps per trip; the shared path: the set-up and five segments read by the group, each
     # in 30 windows (WITHIN 30 min SLIDE 1 min).
     group_event = median((extra + 20 + 10 * b - 10 * partition_setup) / (5 * 30) for b, extra in grouped)
-    return {"burst_break_even": burst_break_even, "group_event": group_event, "partition_setup": partition_setup}
+    return {"burst_break_even": burst_break_even, "group_event": group_event, "partition_setup": partition_setup,
+            "compiled_step": compiled_step()}  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--write", action="store_true", help=f"write {CALIBRATION}")
+    parser.add_argument("--write", nargs="*", metavar="NAME",
+                        help=f"write {CALIBRATION}: every constant, or only those named")  # fmt: skip
     args = parser.parse_args()
     query = parse_workload("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x < 5 WITHIN 100").queries[0]
     test = query.local_predicates[0].test
@@ -142,8 +175,13 @@ def main() -> None:
     constants = {"evaluate": evaluate_cost, "factor": factor_cost, "apply": apply_cost, "snapshot": snapshot_cost,
                  **step_constants()}  # fmt: skip
     print(json.dumps(constants, indent=2))
-    if args.write:
-        CALIBRATION.write_text(json.dumps(constants, indent=2) + "\n")
+    if args.write is not None:
+        unknown = set(args.write) - set(constants)
+        if unknown:
+            parser.error(f"--write: no constant {', '.join(sorted(unknown))}; measured: {', '.join(constants)}")
+        kept = json.loads(CALIBRATION.read_text()) if args.write and CALIBRATION.exists() else {}
+        chosen = {k: v for k, v in constants.items() if not args.write or k in args.write}
+        CALIBRATION.write_text(json.dumps({**kept, **chosen}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

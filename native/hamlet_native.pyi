@@ -26,7 +26,7 @@ class SetKernel:
 
 class SegmentCosts:
     def __init__(
-        self, readers: dict[str, tuple[int, int, int]], sharers: list[str], pane: int, burst_break_even: float,
-        group_event: float,
+        self, readers: dict[str, tuple[int, int, int, int]], sharers: list[str], pane: int, burst_break_even: float,
+        group_event: float, compiled_step: float,
     ) -> None: ...
     def saved(self, events: list[Any]) -> tuple[float, int] | None: ...

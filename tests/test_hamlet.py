@@ -182,38 +182,39 @@ def reference_segments(events, pane_of):
 def test_the_sharing_decision_weighs_exactly_the_segments_of_the_partition(text, stream_events):
     # The segments come from one index scan (shared._spans), for the shared path (_segments) and for the
     # decision (SharingPlan.segment_readers, which never builds them); both must be Definition 4.1's. The
-    # compiled decision (Layout.segment_costs) must weigh them to the same float, summed in the same order.
+    # compiled decision (Layout.segment_costs) must weigh them to the same float, summed in the same order,
+    # whichever queries run on compiled graphs.
     from hamlet.api import prepare
     from hamlet.runtime.aggregates import algebra_for
     from hamlet.runtime.partition import partition_stream
     from hamlet.runtime.shared import SharingPlan, _segments
 
     stream_events = sorted(stream_events, key=lambda e: e.time)
+    models = (CostModel(), CostModel.calibrated(), CostModel(burst_break_even=2.7, compiled_step=0.13))
     for query_set in prepare(text).sets:
         queries = list(query_set.queries)
         algebras = {q.name: algebra_for(q, stream_events) for q in queries}
-        plan = SharingPlan(queries, algebras, "hamlet", CostModel())
-        models = (CostModel(), CostModel.calibrated())
-        compiled = [SharingPlan(queries, algebras, "hamlet", model, native=True) for model in models]
+        some = frozenset(q.name for q in queries[::2])
+        plans = [SharingPlan(queries, algebras, "hamlet", CostModel())]
+        plans += [SharingPlan(queries, algebras, "hamlet", model, True, some) for model in models]
         for partition in partition_stream(query_set.attributes, set(query_set.types), stream_events).values():
-            layout = plan.layout(partition)
-            segments = list(reference_segments(partition, plan.pane_of))
-            assert list(_segments(partition, plan.pane_of)) == segments
-            expected = []
-            for event_type, batches in segments:
-                if event_type is None:
-                    expected += [(1, 0, layout.types[e.type].group_members, layout.types[e.type].group_windows)
-                                 for e in batches[0][1] if e.type in layout.types]  # fmt: skip
-                elif event_type in layout.types:
-                    r = layout.types[event_type]
-                    expected.append((sum(len(b) for _, b in batches), len(r.closed_runs), r.group_members,
-                                     r.group_windows))  # fmt: skip
-            bursts = sum(1 for event_type, _ in segments if event_type in layout.sharers)
-            assert plan.segment_readers(layout, partition) == (expected, bursts)
-            for model, compiled_plan in zip(models, compiled):
-                costs = compiled_plan.layout(partition).segment_costs
-                assert (costs is None) == (not plan.whole_pane)  # (a pane of fractions of a second: Python's)
-                whole = all(type(e.time) is int for e in partition)
+            segments = list(reference_segments(partition, plans[0].pane_of))
+            assert list(_segments(partition, plans[0].pane_of)) == segments
+            bursts = sum(1 for event_type, _ in segments if event_type in plans[0].layout(partition).sharers)
+            for plan in plans:
+                layout = plan.layout(partition)
+                expected = []
+                for event_type, batches in segments:
+                    if event_type is None:
+                        expected += [(1, 0, layout.types[e.type].group_members, layout.types[e.type].group_windows,
+                                      layout.types[e.type].compiled)
+                                     for e in batches[0][1] if e.type in layout.types]  # fmt: skip
+                    elif event_type in layout.types:
+                        r = layout.types[event_type]
+                        expected.append((sum(len(b) for _, b in batches), len(r.closed_runs), r.group_members,
+                                         r.group_windows, r.compiled))  # fmt: skip
+                assert plan.segment_readers(layout, partition) == (expected, bursts)
+                costs = layout.segment_costs
+                assert (costs is None) == (not plan.native or not plan.whole_pane)  # (fractions of a second)
                 if costs is not None:
-                    weighed = costs.saved(partition)
-                    assert weighed == ((sum(map(model.saved_steps, expected)), bursts) if whole else None)
+                    assert costs.saved(partition) == (sum(map(plan.model.saved_steps, expected)), bursts)

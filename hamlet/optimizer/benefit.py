@@ -20,7 +20,9 @@ own graph b − ``burst_break_even`` steps; a segment (burst or single event) re
 a shape group (``runtime/shapes.py``) costs ``group_event`` steps per position it is read at and window it
 falls into (a group keeps its columns per window) instead of b steps per member that reads it; the set-up
 costs ``partition_setup`` steps per query. A partition whose segments save less runs on GRETA's graphs
-(``sharing_pays``).
+(``sharing_pays``). Those graphs may run compiled (``runtime/native.py``) while the shared path runs in
+Python: a step there costs ``compiled_step`` steps, so every event the shared path takes from a compiled
+graph costs it 1 − ``compiled_step`` steps more than it would save in Python.
 
 ``apply`` cancels out of the benefit (shared or not, every query commits the burst); it is kept so that
 the costs themselves stay comparable. The constants are seconds per operation, measured by
@@ -37,8 +39,8 @@ from pathlib import Path
 CALIBRATION = Path(__file__).with_name("calibration.json")
 # A segment of a partition as the set-up decision sees it: (events b, queries that apply it at once on their
 # own graph, members of shape groups that read it, Σ over the (group, position) pairs that read it of the
-# windows the segment falls into).
-SegmentReaders = tuple[int, int, int, int]
+# windows the segment falls into, queries that read it on a compiled graph in the non-shared plan).
+SegmentReaders = tuple[int, int, int, int, int]
 
 
 def paper_shared_cost(b: int, n: int, s_p: int, s_c: int, k: int, g: int, t: int) -> int:
@@ -69,12 +71,15 @@ class CostModel:
     burst_break_even: float = 1.5
     group_event: float = 2.0
     partition_setup: float = 2.0
+    compiled_step: float = 1.0  # a step of a compiled graph (1: as if none were compiled)
 
     def saved_steps(self, segment: SegmentReaders) -> float:
         """GRETA steps the shared path saves on one segment (negative: it costs more)."""
-        b, alone, group_members, group_windows = segment
+        b, alone, group_members, group_windows, compiled = segment
         saved = group_members * b - self.group_event * group_windows
-        return saved + alone * (b - self.burst_break_even) if b > 1 else saved
+        if b > 1:
+            saved = saved + alone * (b - self.burst_break_even)
+        return saved - (1 - self.compiled_step) * (b * compiled)
 
     def sharing_pays(self, segments: Iterable[SegmentReaders], queries: int) -> bool:
         """Whether the partition's segments save more GRETA steps than the set-up of ``queries``."""

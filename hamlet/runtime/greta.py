@@ -214,7 +214,8 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
                 return _with_declined(groups, events, answer, stats)
         return _greta_partition(groups, events, stats, plain_scan)
 
-    return PartitionRunner(run, tuple if compiled_set is None else compiled_set.summed)
+    compiled = frozenset(q.name for g in groups if g.native is not None for q in g.queries)
+    return PartitionRunner(run, tuple if compiled_set is None else compiled_set.summed, compiled)
 
 
 def _with_declined(groups: Sequence[GraphGroup], events: list[Event],

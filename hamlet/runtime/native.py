@@ -113,14 +113,16 @@ def set_kernel_for(groups: Sequence[GraphGroupLike], grouping: Mapping[tuple[str
     return NativeSet(kernel, graphs)
 
 
-def segment_costs_for(readers: Mapping[str, tuple[int, int, int]], sharers: Iterable[str], pane: int,
+def segment_costs_for(readers: Mapping[str, tuple[int, int, int, int]], sharers: Iterable[str], pane: int,
                       model: CostModel) -> Any | None:  # fmt: skip
     """``SharingPlan.segment_readers`` weighed by ``model`` (``CostModel.saved_steps``), compiled for one
     ``Layout``: ``readers`` per type (queries that apply its bursts at once, members and windows of shape
-    groups), the Kleene types queries share, the pane in whole seconds (0: not whole, no kernel)."""
+    groups, readers on compiled graphs), the Kleene types queries share, the pane in whole seconds (0: not
+    whole, no kernel)."""
     if hamlet_native is None or not pane:
         return None
-    return hamlet_native.SegmentCosts(dict(readers), list(sharers), pane, model.burst_break_even, model.group_event)
+    return hamlet_native.SegmentCosts(dict(readers), list(sharers), pane, model.burst_break_even, model.group_event,
+                                      model.compiled_step)  # fmt: skip
 
 
 class GraphGroupLike(Protocol):  # ``greta.GraphGroup`` (which imports this module)

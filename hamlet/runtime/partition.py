@@ -35,10 +35,12 @@ class PartitionRunner:
     """What a strategy makes of a sharable query set (``hamlet.api.Executor``): ``runner(events)`` gives the
     runs of a stream partition. ``runner(events, groups)``, ``groups`` numbering the partition's group in
     each of the set's ``groupings``, may sum some runs itself instead of giving them; ``summed()`` then
-    hands those sums over, once, after the last partition."""
+    hands those sums over, once, after the last partition. ``compiled``: the queries whose graphs run on the
+    compiled kernel (the sharing decision weighs their steps as such)."""
 
     run: Callable[[list[Event], Sequence[int] | None], Iterable[Run]]
     summed: Callable[[], Iterable[Summed]] = tuple
+    compiled: frozenset[str] = frozenset()
 
     def __call__(self, events: list[Event], groups: Sequence[int] | None = None) -> Iterable[Run]:
         return self.run(events, groups)

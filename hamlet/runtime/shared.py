@@ -111,9 +111,9 @@ def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]
     shared burst's graphlet-level snapshot values, for inspection and tests; ``model``: the costs the
     optimizer decides by (default: this machine's, ``CostModel.calibrated``); ``native``: the non-shared
     plan's graphs on the compiled kernel where it applies (``greta.run_greta``)."""
-    plan = SharingPlan(queries, algebras, sharing, model or CostModel.calibrated(), native)
     # The non-shared plan still shares a graph among queries that differ only in windows or aggregates.
     alone = run_greta(queries, algebras, stats, share_graphs=True, native=native)
+    plan = SharingPlan(queries, algebras, sharing, model or CostModel.calibrated(), native, alone.compiled)
 
     def run(events: list[Event], groups: Sequence[int] | None) -> Iterable[Run]:
         layout = plan.layout(events)
@@ -137,9 +137,10 @@ class SharingPlan:
     of the set, used by every partition."""
 
     def __init__(self, queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], sharing: Sharing,
-                 model: CostModel, native: bool = False) -> None:  # fmt: skip
+                 model: CostModel, native: bool = False, compiled: frozenset[str] = frozenset()) -> None:  # fmt: skip
         self.queries, self.algebras, self.sharing, self.model = queries, algebras, sharing, model
         self.native = native  # weigh partitions on the compiled kernel (``Layout.segment_costs``)
+        self.compiled = compiled  # queries whose graphs the non-shared plan runs compiled
         self.shape = {q.name: shape_of(q, algebras[q.name]) for q in queries}
         self.positive = [(q, frozenset(q.pattern.template.types)) for q in queries]
         # Local predicates per (query, type); queries with the same ones match the same events.
@@ -168,11 +169,11 @@ class SharingPlan:
             if event_type is None:  # one timestamp, several types: each event on its own
                 for e in events[i:j]:
                     if (r := types.get(e.type)) is not None:
-                        out.append((1, 0, r.group_members, r.group_windows))
+                        out.append((1, 0, r.group_members, r.group_windows, r.compiled))
                 continue
             bursts += event_type in sharers
             if (r := types.get(event_type)) is not None:
-                out.append((j - i, len(r.closed_runs), r.group_members, r.group_windows))
+                out.append((j - i, len(r.closed_runs), r.group_members, r.group_windows, r.compiled))
         return out, bursts
 
     def sharing_pays(self, layout: Layout, events: list[Event]) -> tuple[bool, int]:
@@ -217,7 +218,7 @@ class Layout:
                     kleene.setdefault(m.group(1), []).append(q.name)
         self.sharers = {t: set(names) for t, names in kleene.items() if len(names) > 1}
         self.types = {t: _TypeReaders(t, queries, plan, self) for t in {t for q in queries for t in q.types}}
-        readers = {t: (len(r.closed_runs), r.group_members, r.group_windows) for t, r in self.types.items()}
+        readers = {t: (len(r.closed_runs), r.group_members, r.group_windows, r.compiled) for t, r in self.types.items()}
         self.segment_costs = segment_costs_for(readers, self.sharers, plan.whole_pane, plan.model) if plan.native else None
 
 
@@ -480,3 +481,4 @@ class _TypeReaders:
         self.group_members = sum(len(layout.groups[g].slot_members[p][slot])
                                  for g, p, classes in self.group_reads for _, _, slots in classes for slot in slots)  # fmt: skip
         self.group_windows = sum(layout.groups[g].window.per_event() for g, _, _ in self.group_reads)
+        self.compiled = sum(q.name in plan.compiled for q in readers)  # readers on compiled graphs otherwise

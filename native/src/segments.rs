@@ -10,8 +10,9 @@ use std::collections::HashMap;
 use crate::values::exact_int;
 
 /// Who reads a type in one layout: (queries that apply its bursts at once on their own graph, members of
-/// shape groups that read it, windows those reads update per event).
-type Readers = (i64, i64, i64);
+/// shape groups that read it, windows those reads update per event, queries that read it on a compiled
+/// graph in the non-shared plan).
+type Readers = (i64, i64, i64, i64);
 
 /// The segment costs of one `Layout` (a set of queries that can match in a partition).
 #[pyclass(frozen, module = "hamlet_native")]
@@ -22,12 +23,13 @@ pub struct SegmentCosts {
     pane: i64,
     burst_break_even: f64,
     group_event: f64,
+    compiled_step: f64,
 }
 
 #[pymethods]
 impl SegmentCosts {
     /// `readers`: per type the layout reads, its `Readers`; `sharers`: the Kleene types queries share;
-    /// `pane`: the pane in whole seconds; the model's `burst_break_even` and `group_event`.
+    /// `pane`: the pane in whole seconds; the model's `burst_break_even`, `group_event` and `compiled_step`.
     #[new]
     fn new(
         readers: HashMap<String, Readers>,
@@ -35,6 +37,7 @@ impl SegmentCosts {
         pane: i64,
         burst_break_even: f64,
         group_event: f64,
+        compiled_step: f64,
     ) -> PyResult<Self> {
         if pane <= 0 {
             return Err(pyo3::exceptions::PyValueError::new_err(
@@ -48,6 +51,7 @@ impl SegmentCosts {
             pane,
             burst_break_even,
             group_event,
+            compiled_step,
         };
         for (t, r) in readers {
             let i = costs.number(&t);
@@ -101,13 +105,12 @@ impl SegmentCosts {
     }
 
     /// `CostModel.saved_steps` of a segment of `b` events that `readers` read.
-    fn saved_steps(&self, b: i64, (alone, members, windows): Readers) -> f64 {
-        let saved = (members * b) as f64 - self.group_event * windows as f64;
+    fn saved_steps(&self, b: i64, (alone, members, windows, compiled): Readers) -> f64 {
+        let mut saved = (members * b) as f64 - self.group_event * windows as f64;
         if b > 1 {
-            saved + alone as f64 * (b as f64 - self.burst_break_even)
-        } else {
-            saved
+            saved += alone as f64 * (b as f64 - self.burst_break_even);
         }
+        saved - (1.0 - self.compiled_step) * (b * compiled) as f64
     }
 
     /// The segments of `shared._spans` (bursts: maximal runs of timestamps of one type within one pane;
@@ -135,8 +138,8 @@ impl SegmentCosts {
                     burst(t, i - start, &mut saved);
                 }
                 for &(_, k) in &events[i..j] {
-                    if let Some(Some((_, members, windows))) = self.readers.get(k) {
-                        saved += self.saved_steps(1, (0, *members, *windows));
+                    if let Some(Some((_, members, windows, compiled))) = self.readers.get(k) {
+                        saved += self.saved_steps(1, (0, *members, *windows, *compiled));
                     }
                 }
             } else {
