@@ -178,6 +178,26 @@ def reference_segments(events, pane_of):
         i = j
 
 
+def test_hamlet_weighs_a_partition_again_when_the_kernel_leaves_it_to_python():
+    """Against compiled graphs a shared burst rarely pays (``CostModel.compiled_step``): the partition runs on
+    the kernel. When the kernel leaves it to Python (counts beyond 128 bits), it is weighed against Python's
+    graphs, where the same burst does pay. Results are the same either way."""
+    workload = parse_workload(
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 1000\n"
+        "q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 1000"
+    )
+    # A burst of b Bs read by the two readers of B+ on their own graphs saves 2·(b − 1.5) against Python; a
+    # compiled step costs nothing here, so against the kernel it costs 2·b more than that: never worth it.
+    model = CostModel(burst_break_even=1.5, group_event=2.0, partition_setup=2.0, compiled_step=0.0)
+    hamlet = partial(run_shared, sharing="hamlet", model=model)
+    for b, shared_bursts in ((100, 0), (130, 1)):  # 2^100 − 1 trends fit the kernel's 128 bits, 2^130 − 1 not
+        events = [Event("A", 1), Event("C", 2)] + [Event("B", t) for t in range(3, 3 + b)]
+        stats = EvaluationStats()
+        rows = evaluate_with(workload, events, hamlet, stats=stats)
+        assert [(r.query, r.value) for r in rows] == [("q1", 2**b - 1), ("q2", 2**b - 1)]
+        assert (stats.bursts, stats.shared_bursts) == (1, shared_bursts)
+
+
 @given(sharing_workloads(), bursty_events())
 def test_the_sharing_decision_weighs_exactly_the_segments_of_the_partition(text, stream_events):
     # The segments come from one index scan (shared._spans), for the shared path (_segments) and for the
@@ -214,7 +234,9 @@ def test_the_sharing_decision_weighs_exactly_the_segments_of_the_partition(text,
                         expected.append((sum(len(b) for _, b in batches), len(r.closed_runs), r.group_members,
                                          r.group_windows, r.compiled))  # fmt: skip
                 assert plan.segment_readers(layout, partition) == (expected, bursts)
+                weighed = (sum(map(plan.model.saved_steps, expected)), sum(b * c for b, *_, c in expected), bursts)
+                assert plan.weigh(layout, partition) == weighed
                 costs = layout.segment_costs
                 assert (costs is None) == (not plan.native or not plan.whole_pane)  # (fractions of a second)
                 if costs is not None:
-                    assert costs.saved(partition) == (sum(map(plan.model.saved_steps, expected)), bursts)
+                    assert costs.saved(partition) == weighed

@@ -21,8 +21,10 @@ a shape group (``runtime/shapes.py``) costs ``group_event`` steps per position i
 falls into (a group keeps its columns per window) instead of b steps per member that reads it; the set-up
 costs ``partition_setup`` steps per query. A partition whose segments save less runs on GRETA's graphs
 (``sharing_pays``). Those graphs may run compiled (``runtime/native.py``) while the shared path runs in
-Python: a step there costs ``compiled_step`` steps, so every event the shared path takes from a compiled
-graph costs it 1 − ``compiled_step`` steps more than it would save in Python.
+Python: a step there costs ``compiled_step`` steps, so every step the shared path takes from a compiled
+graph costs it 1 − ``compiled_step`` steps more than it would save in Python. Where the kernel leaves a
+partition to Python after all (its counts would pass 128 bits), the partition is weighed again without
+that term (``shared.run_shared``).
 
 ``apply`` cancels out of the benefit (shared or not, every query commits the burst); it is kept so that
 the costs themselves stay comparable. The constants are seconds per operation, measured by
@@ -32,7 +34,7 @@ the costs themselves stay comparable. The constants are seconds per operation, m
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,21 +76,23 @@ class CostModel:
     compiled_step: float = 1.0  # a step of a compiled graph (1: as if none were compiled)
 
     def saved_steps(self, segment: SegmentReaders) -> float:
-        """GRETA steps the shared path saves on one segment (negative: it costs more)."""
-        b, alone, group_members, group_windows, compiled = segment
+        """GRETA steps the shared path saves on one segment against GRETA's graphs in Python (negative: it
+        costs more)."""
+        b, alone, group_members, group_windows, _ = segment
         saved = group_members * b - self.group_event * group_windows
-        if b > 1:
-            saved = saved + alone * (b - self.burst_break_even)
-        return saved - (1 - self.compiled_step) * (b * compiled)
+        return saved + alone * (b - self.burst_break_even) if b > 1 else saved
 
-    def sharing_pays(self, segments: Iterable[SegmentReaders], queries: int) -> bool:
-        """Whether the partition's segments save more GRETA steps than the set-up of ``queries``."""
-        return self.pays(sum(map(self.saved_steps, segments)), queries)
+    def sharing_pays(self, segments: Sequence[SegmentReaders], queries: int, compiled: bool = True) -> bool:
+        """Whether the partition's segments save more GRETA steps than the set-up of ``queries``, against the
+        graphs as they run (``compiled``) or all in Python."""
+        steps = sum(b * readers for b, *_, readers in segments) if compiled else 0
+        return self.pays(sum(map(self.saved_steps, segments)), steps, queries)
 
-    def pays(self, saved: float, queries: int) -> bool:
+    def pays(self, saved: float, compiled_steps: int, queries: int) -> bool:
         """Whether ``saved`` GRETA steps (``saved_steps`` summed over a partition's segments, in order; the
-        compiled kernel sums them too) pay for the set-up of ``queries``."""
-        return saved > self.partition_setup * queries
+        compiled kernel sums them too), less what the ``compiled_steps`` it takes from compiled graphs cost it
+        more, pay for the set-up of ``queries``."""
+        return saved - (1 - self.compiled_step) * compiled_steps > self.partition_setup * queries
 
     @classmethod
     def calibrated(cls) -> CostModel:

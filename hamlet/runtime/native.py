@@ -71,12 +71,13 @@ class NativeSet:
     def __init__(self, kernel: Any, graphs: Sequence[NativeGraph]) -> None:
         self.kernel, self.graphs = kernel, tuple(graphs)
 
-    def run(self, events: list[Event], groups: Sequence[int] | None = None
+    def run(self, events: list[Event], groups: Sequence[int] | None = None, whole: bool = False
             ) -> tuple[list[tuple[str, range, Any]], list[int], int] | None:  # fmt: skip
         """(runs of every graph the kernel computed, the indexes of the groups it leaves to Python, how
         many events some group's predicates match), or None: the whole partition is Python's. With
-        ``groups`` (``PartitionRunner``), the kernel sums the runs itself but for those it cannot."""
-        answer = self.kernel.run(events, None if groups is None else list(groups))
+        ``groups`` (``PartitionRunner``), the kernel sums the runs itself but for those it cannot. With
+        ``whole``, None unless the kernel computes every group (and then it has summed nothing)."""
+        answer = self.kernel.run(events, None if groups is None else list(groups), whole)
         if answer is None:
             return None
         found, declined, matched = answer
@@ -121,8 +122,7 @@ def segment_costs_for(readers: Mapping[str, tuple[int, int, int, int]], sharers:
     whole, no kernel)."""
     if hamlet_native is None or not pane:
         return None
-    return hamlet_native.SegmentCosts(dict(readers), list(sharers), pane, model.burst_break_even, model.group_event,
-                                      model.compiled_step)  # fmt: skip
+    return hamlet_native.SegmentCosts(dict(readers), list(sharers), pane, model.burst_break_even, model.group_event)
 
 
 class GraphGroupLike(Protocol):  # ``greta.GraphGroup`` (which imports this module)

@@ -36,11 +36,13 @@ class PartitionRunner:
     runs of a stream partition. ``runner(events, groups)``, ``groups`` numbering the partition's group in
     each of the set's ``groupings``, may sum some runs itself instead of giving them; ``summed()`` then
     hands those sums over, once, after the last partition. ``compiled``: the queries whose graphs run on the
-    compiled kernel (the sharing decision weighs their steps as such)."""
+    compiled kernel (the sharing decision weighs their steps as such); ``whole(events, groups)``: the runs
+    of the partition all computed there, or None where the kernel leaves some of it to Python."""
 
     run: Callable[[list[Event], Sequence[int] | None], Iterable[Run]]
     summed: Callable[[], Iterable[Summed]] = tuple
     compiled: frozenset[str] = frozenset()
+    whole: Callable[[list[Event], Sequence[int] | None], Iterable[Run] | None] = lambda events, groups: None
 
     def __call__(self, events: list[Event], groups: Sequence[int] | None = None) -> Iterable[Run]:
         return self.run(events, groups)

@@ -120,14 +120,18 @@ def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]
         if not layout.queries:  # every query lacks one of its types here: no trend (``layout``)
             return ()
         if sharing == "hamlet":
-            pays, bursts = plan.sharing_pays(layout, events)
-            if not pays:
-                # No burst here is worth a shared graphlet: the non-shared plan, GRETA's graphs.
-                stats.bursts += bursts
-                return alone(events, groups)
+            saved, compiled_steps, bursts = plan.weigh(layout, events)
+            queries = len(layout.queries)
+            if not plan.model.pays(saved, compiled_steps, queries):
+                # No burst here is worth a shared graphlet against GRETA's graphs as they run: the non-shared
+                # plan, on the kernel if it takes the whole partition, else weighed again against Python's.
+                runs = alone.whole(events, groups) if compiled_steps else None
+                if runs is not None or not plan.model.pays(saved, 0, queries):
+                    stats.bursts += bursts
+                    return runs if runs is not None else alone(events, groups)
         return _SharedRun(plan, layout, events, stats, trace).run(list(_segments(events, plan.pane_of)))
 
-    return PartitionRunner(run, alone.summed)
+    return PartitionRunner(run, alone.summed, alone.compiled)
 
 
 class SharingPlan:
@@ -176,16 +180,16 @@ class SharingPlan:
                 out.append((j - i, len(r.closed_runs), r.group_members, r.group_windows, r.compiled))
         return out, bursts
 
-    def sharing_pays(self, layout: Layout, events: list[Event]) -> tuple[bool, int]:
-        """Whether the partition's segments save the shared path more than its set-up
-        (``CostModel.sharing_pays``), and how many bursts are of a type queries share; weighed compiled
-        where the kernel takes the partition (``native.segment_costs_for``), the same sum in the same order."""
+    def weigh(self, layout: Layout, events: list[Event]) -> tuple[float, int, int]:
+        """What ``CostModel.pays`` weighs of a partition: the GRETA steps its segments save the shared path
+        (``CostModel.saved_steps``, summed in order), their steps on compiled graphs, and how many bursts are
+        of a type queries share; on the kernel where it takes the partition (``native.segment_costs_for``),
+        the same sums in the same order."""
         weighed = layout.segment_costs.saved(events) if layout.segment_costs is not None else None
-        if weighed is None:
-            readers, bursts = self.segment_readers(layout, events)
-            return self.model.sharing_pays(readers, len(layout.queries)), bursts
-        saved, bursts = weighed
-        return self.model.pays(saved, len(layout.queries)), bursts
+        if weighed is not None:
+            return weighed
+        readers, bursts = self.segment_readers(layout, events)
+        return sum(map(self.model.saved_steps, readers)), sum(b * c for b, *_, c in readers), bursts
 
     def layout(self, events: list[Event]) -> Layout:
         """The layout of the queries that can match in a partition of ``events``: patterns have no optional

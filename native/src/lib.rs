@@ -336,12 +336,14 @@ impl SetKernel {
     /// None when the whole partition is Python's (an event or a predicate value it cannot read exactly).
     /// `events`: one stream partition, sorted by time. With `groups` (per grouping, the number of the
     /// partition's group), the runs are summed here instead, but for those the sums cannot hold exactly.
-    #[pyo3(signature = (events, groups=None))]
+    /// With `whole`, None unless every graph is computed here (nothing is summed then).
+    #[pyo3(signature = (events, groups=None, whole=false))]
     fn run<'py>(
         &mut self,
         py: Python<'py>,
         events: &Bound<'py, PyList>,
         groups: Option<Vec<usize>>,
+        whole: bool,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let groupings = self.grouping_of.iter().flatten().map(|&i| i + 1).max().unwrap_or(0);
         if groups.as_ref().is_some_and(|groups| groups.len() < groupings) {
@@ -374,7 +376,7 @@ impl SetKernel {
             }
             matched.push(mine);
         }
-        let mut runs = Vec::new();
+        let mut computed = Vec::new();
         let mut declined = Vec::new();
         for (g, kernel) in self.graphs.iter().enumerate() {
             let kernel = kernel.get();
@@ -391,21 +393,25 @@ impl SetKernel {
                 continue;
             }
             match kernel.compute(&raw, mine, &self.roles[g], &self.attribute_at[g]) {
-                Some((found, scales)) => {
-                    if let Some(groups) = &groups {
-                        let grouping = &self.grouping_of[g];
-                        if self.sums[g].add(graph, &found, &scales, |m| groups[grouping[m]]) {
-                            continue;
-                        }
-                    }
-                    for (member, first, last, agg) in kernel.to_python(py, found, &scales)? {
-                        runs.push(PyTuple::new(
-                            py,
-                            [g.into_pyobject(py)?.into_any(), member, first, last, agg],
-                        )?);
-                    }
-                }
+                Some(found) => computed.push((g, found)),
+                None if whole => return Ok(None),
                 None => declined.push(g),
+            }
+        }
+        let mut runs = Vec::new();
+        for (g, (found, scales)) in computed {
+            let kernel = self.graphs[g].get();
+            if let Some(groups) = &groups {
+                let grouping = &self.grouping_of[g];
+                if self.sums[g].add(&kernel.graph, &found, &scales, |m| groups[grouping[m]]) {
+                    continue;
+                }
+            }
+            for (member, first, last, agg) in kernel.to_python(py, found, &scales)? {
+                runs.push(PyTuple::new(
+                    py,
+                    [g.into_pyobject(py)?.into_any(), member, first, last, agg],
+                )?);
             }
         }
         let matched = any.iter().filter(|&&m| m).count();

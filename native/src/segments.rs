@@ -23,13 +23,12 @@ pub struct SegmentCosts {
     pane: i64,
     burst_break_even: f64,
     group_event: f64,
-    compiled_step: f64,
 }
 
 #[pymethods]
 impl SegmentCosts {
     /// `readers`: per type the layout reads, its `Readers`; `sharers`: the Kleene types queries share;
-    /// `pane`: the pane in whole seconds; the model's `burst_break_even`, `group_event` and `compiled_step`.
+    /// `pane`: the pane in whole seconds; the model's `burst_break_even` and `group_event`.
     #[new]
     fn new(
         readers: HashMap<String, Readers>,
@@ -37,7 +36,6 @@ impl SegmentCosts {
         pane: i64,
         burst_break_even: f64,
         group_event: f64,
-        compiled_step: f64,
     ) -> PyResult<Self> {
         if pane <= 0 {
             return Err(pyo3::exceptions::PyValueError::new_err(
@@ -51,7 +49,6 @@ impl SegmentCosts {
             pane,
             burst_break_even,
             group_event,
-            compiled_step,
         };
         for (t, r) in readers {
             let i = costs.number(&t);
@@ -64,10 +61,11 @@ impl SegmentCosts {
         Ok(costs)
     }
 
-    /// (GRETA steps the shared path saves on the partition, bursts of a type queries share), summed over
-    /// its segments in order as Python sums them; None when an event's time is not an int (or its type not
-    /// a string): Python weighs it. `events`: one stream partition, sorted by time.
-    fn saved(&self, py: Python<'_>, events: &Bound<'_, PyList>) -> PyResult<Option<(f64, usize)>> {
+    /// (GRETA steps the shared path saves on the partition against GRETA's graphs in Python, summed over
+    /// its segments in order as Python sums them; the steps of those segments on compiled graphs; bursts of
+    /// a type queries share), or None when an event's time is not an int (or its type not a string): Python
+    /// weighs it. `events`: one stream partition, sorted by time.
+    fn saved(&self, py: Python<'_>, events: &Bound<'_, PyList>) -> PyResult<Option<(f64, i64, usize)>> {
         let (type_name, time_name) = (pyo3::intern!(py, "type"), pyo3::intern!(py, "time"));
         let mut others: HashMap<String, usize> = HashMap::new(); // types no query of the layout reads
         let mut read = Vec::with_capacity(events.len());
@@ -105,22 +103,24 @@ impl SegmentCosts {
     }
 
     /// `CostModel.saved_steps` of a segment of `b` events that `readers` read.
-    fn saved_steps(&self, b: i64, (alone, members, windows, compiled): Readers) -> f64 {
-        let mut saved = (members * b) as f64 - self.group_event * windows as f64;
+    fn saved_steps(&self, b: i64, (alone, members, windows, _): Readers) -> f64 {
+        let saved = (members * b) as f64 - self.group_event * windows as f64;
         if b > 1 {
-            saved += alone as f64 * (b as f64 - self.burst_break_even);
+            saved + alone as f64 * (b as f64 - self.burst_break_even)
+        } else {
+            saved
         }
-        saved - (1.0 - self.compiled_step) * (b * compiled) as f64
     }
 
     /// The segments of `shared._spans` (bursts: maximal runs of timestamps of one type within one pane;
     /// a timestamp of several types on its own, each event a segment), weighed.
-    fn weigh(&self, events: &[(i64, usize)]) -> (f64, usize) {
-        let (mut saved, mut bursts) = (0.0, 0);
-        let mut burst = |kind: usize, b: usize, saved: &mut f64| {
+    fn weigh(&self, events: &[(i64, usize)]) -> (f64, i64, usize) {
+        let (mut saved, mut compiled, mut bursts) = (0.0, 0, 0);
+        let mut burst = |kind: usize, b: usize, saved: &mut f64, compiled: &mut i64| {
             bursts += usize::from(self.shared.get(kind).copied().unwrap_or(false));
             if let Some(Some(r)) = self.readers.get(kind) {
                 *saved += self.saved_steps(b as i64, *r);
+                *compiled += b as i64 * r.3;
             }
         };
         let mut open: Option<(usize, i64, usize)> = None; // the burst being read: type, pane, first event
@@ -135,18 +135,19 @@ impl SegmentCosts {
             }
             if mixed {
                 if let Some((t, _, start)) = open.take() {
-                    burst(t, i - start, &mut saved);
+                    burst(t, i - start, &mut saved, &mut compiled);
                 }
                 for &(_, k) in &events[i..j] {
-                    if let Some(Some((_, members, windows, compiled))) = self.readers.get(k) {
-                        saved += self.saved_steps(1, (0, *members, *windows, *compiled));
+                    if let Some(Some((_, members, windows, readers))) = self.readers.get(k) {
+                        saved += self.saved_steps(1, (0, *members, *windows, *readers));
+                        compiled += *readers;
                     }
                 }
             } else {
                 let pane = time.div_euclid(self.pane);
                 if !matches!(open, Some((t, p, _)) if t == kind && p == pane) {
                     if let Some((t, _, start)) = open.take() {
-                        burst(t, i - start, &mut saved);
+                        burst(t, i - start, &mut saved, &mut compiled);
                     }
                     open = Some((kind, pane, i));
                 }
@@ -154,8 +155,8 @@ impl SegmentCosts {
             i = j;
         }
         if let Some((t, _, start)) = open {
-            burst(t, n - start, &mut saved);
+            burst(t, n - start, &mut saved, &mut compiled);
         }
-        (saved, bursts)
+        (saved, compiled, bursts)
     }
 }
