@@ -65,8 +65,10 @@ def _dynamic_plan(workload: Workload) -> list[str]:
            "    a stream partition is shared only if its segments save more GRETA steps than the set-up:",
            (f"      Σ over segments of b events of own-graph readers·(b − {model.burst_break_even:.2f}) [b ≥ 2]"
             f" + column readers·b − {model.group_event:.2f}·column positions·windows per event"),
+           (f"      − {1 - model.compiled_step:.2f}·the segments' steps on compiled graphs (a step there costs"
+            f" {model.compiled_step:.3f} of one in Python)"),
            (f"      > {model.partition_setup:.2f}·queries; else it runs on GRETA's graphs (one per pattern and"
-            " predicates);"),
+            " predicates), weighed again without the compiled steps where the kernel leaves it to Python;"),
            "    in a shared partition the benefit model (Eq. 7) and the pruning principles (Theorems 4.3, 4.5)",
            "      choose the queries that share each burst"]  # fmt: skip
     for s in workload.sharable_query_sets():
