@@ -235,6 +235,7 @@ def test_the_sharing_decision_weighs_exactly_the_segments_of_the_partition(text,
                                          r.group_windows, r.compiled))  # fmt: skip
                 assert plan.segment_readers(layout, partition) == (expected, bursts)
                 weighed = (sum(map(plan.model.saved_steps, expected)), sum(b * c for b, *_, c in expected), bursts)
+                assert plan.model.weigh(expected) == weighed[:2]
                 assert plan.weigh(layout, partition) == weighed
                 costs = layout.segment_costs
                 assert (costs is None) == (not plan.native or not plan.whole_pane)  # (fractions of a second)

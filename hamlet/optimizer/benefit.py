@@ -82,11 +82,16 @@ class CostModel:
         saved = group_members * b - self.group_event * group_windows
         return saved + alone * (b - self.burst_break_even) if b > 1 else saved
 
+    def weigh(self, segments: Sequence[SegmentReaders]) -> tuple[float, int]:
+        """What a partition's segments save the shared path (``saved_steps`` summed in order), and their steps
+        on compiled graphs."""
+        return sum(map(self.saved_steps, segments)), sum(b * readers for b, *_, readers in segments)
+
     def sharing_pays(self, segments: Sequence[SegmentReaders], queries: int, compiled: bool = True) -> bool:
         """Whether the partition's segments save more GRETA steps than the set-up of ``queries``, against the
         graphs as they run (``compiled``) or all in Python."""
-        steps = sum(b * readers for b, *_, readers in segments) if compiled else 0
-        return self.pays(sum(map(self.saved_steps, segments)), steps, queries)
+        saved, steps = self.weigh(segments)
+        return self.pays(saved, steps if compiled else 0, queries)
 
     def pays(self, saved: float, compiled_steps: int, queries: int) -> bool:
         """Whether ``saved`` GRETA steps (``saved_steps`` summed over a partition's segments, in order; the

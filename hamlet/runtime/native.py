@@ -7,7 +7,10 @@ The kernel runs the same computation over the partition's matched events and ret
 windows with their finals, so callers cannot tell the two apart (tests/test_native.py holds it to
 ``run_partition`` and to the brute-force enumerator). ``NativeGraph`` is one graph; ``NativeSet`` takes a
 partition's events whole for all graphs of a set, local predicates included (``T.a op literal``, AND, OR),
-so that a partition costs one call, not a list of matched events and a call per graph.
+so that a partition costs one call, not a list of matched events and a call per graph. Given the numbers
+of a partition's groups, it sums their windows' finals itself (``native/src/sums.rs``) and hands the sums
+over once per call (``NativeSet.summed``), so most runs never become Python objects. ``segment_costs_for``
+compiles HAMLET's per-partition weighing (``native/src/segments.rs``).
 
 It takes the graphs most workloads build and leaves the rest to Python, decided once per graph group:
 

@@ -189,7 +189,7 @@ class SharingPlan:
         if weighed is not None:
             return weighed
         readers, bursts = self.segment_readers(layout, events)
-        return sum(map(self.model.saved_steps, readers)), sum(b * c for b, *_, c in readers), bursts
+        return (*self.model.weigh(readers), bursts)
 
     def layout(self, events: list[Event]) -> Layout:
         """The layout of the queries that can match in a partition of ``events``: patterns have no optional
@@ -485,4 +485,4 @@ class _TypeReaders:
         self.group_members = sum(len(layout.groups[g].slot_members[p][slot])
                                  for g, p, classes in self.group_reads for _, _, slots in classes for slot in slots)  # fmt: skip
         self.group_windows = sum(layout.groups[g].window.per_event() for g, _, _ in self.group_reads)
-        self.compiled = sum(q.name in plan.compiled for q in readers)  # readers on compiled graphs otherwise
+        self.compiled = sum(q.name in plan.compiled for q in readers)  # readers whose own graphs run compiled
