@@ -22,7 +22,7 @@ from hamlet.optimizer.benefit import CostModel
 from hamlet.runtime.greta import run_greta
 from hamlet.runtime.shared import run_shared
 
-# hamlet runs a partition whose bursts are too small to pay on GRETA's graphs (``SharingPlan.sharing_pays``);
+# hamlet runs a partition whose bursts are too small to pay on GRETA's graphs (``SharingPlan.weigh``, ``CostModel.pays``);
 # with a set-up cost of −∞ every partition takes the shared path, which is held to the oracle as well.
 HAMLET_SHARED_PATH = partial(run_shared, sharing="hamlet", model=CostModel(partition_setup=-math.inf))
 

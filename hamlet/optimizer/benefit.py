@@ -87,11 +87,10 @@ class CostModel:
         on compiled graphs."""
         return sum(map(self.saved_steps, segments)), sum(b * readers for b, *_, readers in segments)
 
-    def sharing_pays(self, segments: Sequence[SegmentReaders], queries: int, compiled: bool = True) -> bool:
+    def sharing_pays(self, segments: Sequence[SegmentReaders], queries: int) -> bool:
         """Whether the partition's segments save more GRETA steps than the set-up of ``queries``, against the
-        graphs as they run (``compiled``) or all in Python."""
-        saved, steps = self.weigh(segments)
-        return self.pays(saved, steps if compiled else 0, queries)
+        graphs as they run (a segment's readers on compiled graphs: its last number)."""
+        return self.pays(*self.weigh(segments), queries)
 
     def pays(self, saved: float, compiled_steps: int, queries: int) -> bool:
         """Whether ``saved`` GRETA steps (``saved_steps`` summed over a partition's segments, in order; the

@@ -214,13 +214,9 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
                 return _with_declined(groups, events, answer, stats)
         return _greta_partition(groups, events, stats, plain_scan)
 
-    def whole(events: list[Event], partition_groups: Sequence[int] | None) -> list[tuple[str, range, Any]] | None:
+    def whole(events: list[Event], partition_groups: Sequence[int] | None) -> Iterator[tuple[str, range, Any]] | None:
         answer = None if compiled_set is None else compiled_set.run(events, partition_groups, whole=True)
-        if answer is None:
-            return None
-        runs, _, matched = answer
-        stats.events += matched
-        return runs
+        return None if answer is None else _with_declined(groups, events, answer, stats)  # (none declined)
 
     compiled = frozenset(q.name for g in groups if g.native is not None for q in g.queries)
     return PartitionRunner(run, tuple if compiled_set is None else compiled_set.summed, compiled, whole)

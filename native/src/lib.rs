@@ -225,6 +225,7 @@ struct SetKernel {
     roles: Vec<Vec<Option<Role>>>,         // per graph, per type number
     attribute_at: Vec<Vec<usize>>,         // per graph: its attribute i is the reader's attribute_at[i]
     grouping_of: Vec<Vec<usize>>,          // per graph, per member: the grouping (GROUP-BY) of its query
+    groupings: usize,                      // how many groupings `grouping_of` numbers
     sums: Vec<GraphSums>,                  // per graph
 }
 
@@ -326,6 +327,7 @@ impl SetKernel {
             key_of,
             roles,
             attribute_at,
+            groupings: grouping_of.iter().flatten().map(|&i| i + 1).max().unwrap_or(0),
             grouping_of,
             sums,
         })
@@ -345,9 +347,11 @@ impl SetKernel {
         groups: Option<Vec<usize>>,
         whole: bool,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let groupings = self.grouping_of.iter().flatten().map(|&i| i + 1).max().unwrap_or(0);
-        if groups.as_ref().is_some_and(|groups| groups.len() < groupings) {
-            return Err(PyValueError::new_err(format!("groups: one per grouping ({groupings})")));
+        if groups.as_ref().is_some_and(|groups| groups.len() < self.groupings) {
+            return Err(PyValueError::new_err(format!(
+                "groups: one per grouping ({})",
+                self.groupings
+            )));
         }
         let Some(raw) = self.reader.read(py, events)? else {
             return Ok(None);
