@@ -10,12 +10,13 @@ Each constant is seconds per operation of the executor as built (see hamlet/opti
 shape group for the COUNT(*) queries of ``hamlet/runtime/shapes.py``), ``snapshot`` one
 rejected event folded into a query's own factor. Measured through the real code paths, best of 5.
 
-``burst_break_even``, ``group_event`` and ``partition_setup`` are counted in GRETA steps (one event through
-one query's graph in Python; a step's seconds are GRETA's time over its steps on the same stream, with
-``native=False``). ``compiled_step`` is a step of the compiled graphs (``runtime/native.py``) in those
-steps: how GRETA's time on the kernel grows with its time in Python, over trips with longer and longer
-bursts (a partition's fixed costs drop out: the decision weighs the steps the shared path takes away from
-the compiled graphs). They decide
+``burst_break_even``, ``group_event`` and ``partition_setup`` are counted in GRETA steps: one event through
+one query's graph in Python (``native=False``), its seconds the slope of GRETA's time over its steps across
+the burst sizes below (a trip also costs GRETA a fixed part, which the shared path pays as well).
+``compiled_step`` is a step of the compiled graphs (``runtime/native.py``) in those steps: how GRETA's time
+on the kernel grows with its time in Python, over trips with longer and longer bursts (a partition's fixed
+costs drop out: the decision weighs the steps the shared path takes away from the compiled graphs). Timings
+are medians over rounds that run every variant once (``rounds``). The step constants decide
 whether a stream partition takes the shared path, which matters for small partitions, so they are
 measured on 400 trips, each its own partition, of A0 A1 A2, a burst of b = 1..10 B events, C; queries
 ``SEQ(A<i>, B+, C)`` in sliding windows, half of them ``WHERE B.x < 3`` (the B events of a burst carry
@@ -42,6 +43,7 @@ from collections.abc import Callable
 from functools import partial
 from math import prod
 from statistics import median
+from typing import Any
 
 from hamlet import Event, parse_workload
 from hamlet.analysis.workload import Workload
@@ -57,12 +59,23 @@ def per_op(statement, number: int) -> float:
 
 
 def cpu(statement) -> float:
-    best = float("inf")
-    for _ in range(5):
-        started = time.process_time()
-        statement()
-        best = min(best, time.process_time() - started)
-    return best
+    started = time.process_time()
+    statement()
+    return time.process_time() - started
+
+
+def rounds(pairs: dict[int, tuple[Callable[[], Any], Callable[[], Any]]],
+           repeat: int = 9) -> dict[int, tuple[float, float, float]]:
+    """Per key: the median CPU seconds of its two statements and the median of second/first, over
+    ``repeat`` rounds that each run every pair once, back to back. This VM's CPU speed drifts by up to
+    ±40 % over tens of seconds: a round takes a few, and a pair a fraction of one, so medians over rounds
+    and ratios within pairs hold where separate bests per statement did not."""
+    seen: dict[int, list[tuple[float, float]]] = {key: [] for key in pairs}
+    for _ in range(repeat):
+        for key, (first, second) in pairs.items():
+            seen[key].append((cpu(first), cpu(second)))
+    return {key: (median(a for a, _ in xs), median(b for _, b in xs), median(b / a for a, b in xs))
+            for key, xs in seen.items()}  # fmt: skip
 
 
 def stream(burst: int, trips: int) -> list[Event]:
@@ -91,16 +104,18 @@ PYTHON_GRETA = partial(run_greta, native=False)  # the unit: a step of GRETA's g
 def compare(w: Workload, trips: int) -> list[tuple[int, float]]:
     """Per burst size b: (b, what the shared path costs beyond GRETA per trip, in GRETA steps)."""
     shared_path = partial(run_shared, sharing="hamlet", model=CostModel(partition_setup=-math.inf), native=False)
+    streams = {b: stream(b, trips) for b in range(1, 11)}
+    steps = {b: sum(1 for e in events for q in w.queries if e.type in q.types) for b, events in streams.items()}
+    measured = rounds({b: (partial(evaluate_with, w, events, PYTHON_GRETA), partial(evaluate_with, w, events, shared_path))
+                       for b, events in streams.items()})  # fmt: skip
+    # A step is GRETA's marginal one: a trip costs it a fixed part besides, which the shared path pays too.
+    step = slope([(steps[b], greta) for b, (greta, _, _) in measured.items()])
     out = []
-    for b in range(1, 11):
-        events = stream(b, trips)
-        steps = sum(1 for e in events for q in w.queries if e.type in q.types)
-        greta = cpu(lambda: evaluate_with(w, events, PYTHON_GRETA))  # noqa: B023
-        shared = cpu(lambda: evaluate_with(w, events, shared_path))  # noqa: B023
-        step = greta / steps
-        out.append((b, (shared - greta) / step / trips))
-        print(f"# {trips} trips, bursts of {b}: greta {greta:.3f} s ({step * 1e6:.2f} µs per step), "
-              f"shared path {shared:.3f} s")  # fmt: skip
+    for b, (greta, shared, ratio) in measured.items():
+        out.append((b, greta * (ratio - 1) / step / trips))
+        print(f"# {trips} trips, bursts of {b}: greta {greta:.3f} s, shared path {shared:.3f} s, "
+              f"ratio {ratio:.3f}, {out[-1][1]:+.2f} steps per trip")  # fmt: skip
+    print(f"# a GRETA step: {step * 1e6:.2f} µs")
     return out
 
 
@@ -109,14 +124,13 @@ def compiled_step(trips: int = 100) -> float:
     Python's on trips with bursts of 20, 40, ..., 100 B events (least squares; what a partition costs besides
     its steps drops out). 2^100 trends still fit the kernel's 128 bits: no partition falls back to Python."""
     w = workload(lambda i: "COUNT(*), SUM(B.x)")
-    points = []
-    for burst in range(20, 101, 20):
-        events = stream(burst, trips)
-        python = cpu(lambda: evaluate_with(w, events, PYTHON_GRETA))  # noqa: B023
-        compiled = cpu(lambda: evaluate_with(w, events, partial(run_greta, native=True)))  # noqa: B023
-        points.append((python, compiled))
+    streams = {burst: stream(burst, trips) for burst in range(20, 101, 20)}
+    measured = rounds({burst: (partial(evaluate_with, w, events, PYTHON_GRETA),
+                               partial(evaluate_with, w, events, partial(run_greta, native=True)))
+                       for burst, events in streams.items()})  # fmt: skip
+    for burst, (python, compiled, _) in measured.items():
         print(f"# {trips} trips, bursts of {burst}: greta {python:.3f} s, greta compiled {compiled:.3f} s")
-    return slope(points)
+    return slope([(python, compiled) for python, compiled, _ in measured.values()])
 
 
 def slope(points: list[tuple[float, float]]) -> float:
