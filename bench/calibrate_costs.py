@@ -64,8 +64,9 @@ def cpu(statement) -> float:
     return time.process_time() - started
 
 
-def rounds(pairs: dict[int, tuple[Callable[[], Any], Callable[[], Any]]],
-           repeat: int = 9) -> dict[int, tuple[float, float, float]]:
+def rounds(
+    pairs: dict[int, tuple[Callable[[], Any], Callable[[], Any]]], repeat: int = 9
+) -> dict[int, tuple[float, float, float]]:
     """Per key: the median CPU seconds of its two statements and the median of second/first, over
     ``repeat`` rounds that each run every pair once, back to back. This VM's CPU speed drifts by up to
     ±40 % over tens of seconds: a round takes a few, and a pair a fraction of one, so medians over rounds
@@ -103,9 +104,13 @@ PYTHON_GRETA = partial(run_greta, native=False)  # the unit: a step of GRETA's g
 
 def compare(w: Workload, trips: int) -> list[tuple[int, float]]:
     """Per burst size b: (b, what the shared path costs beyond GRETA per trip, in GRETA steps)."""
-    shared_path = partial(run_shared, sharing="hamlet", model=CostModel(partition_setup=-math.inf), native=False)
+    shared_path = partial(
+        run_shared, sharing="hamlet", model=CostModel(partition_setup=-math.inf), native=False
+    )
     streams = {b: stream(b, trips) for b in range(1, 11)}
-    steps = {b: sum(1 for e in events for q in w.queries if e.type in q.types) for b, events in streams.items()}
+    steps = {
+        b: sum(1 for e in events for q in w.queries if e.type in q.types) for b, events in streams.items()
+    }
     measured = rounds({b: (partial(evaluate_with, w, events, PYTHON_GRETA), partial(evaluate_with, w, events, shared_path))
                        for b, events in streams.items()})  # fmt: skip
     # A step is GRETA's marginal one: a trip costs it a fixed part besides, which the shared path pays too.
@@ -192,7 +197,9 @@ def main() -> None:
     if args.write is not None:
         unknown = set(args.write) - set(constants)
         if unknown:
-            parser.error(f"--write: no constant {', '.join(sorted(unknown))}; measured: {', '.join(constants)}")
+            parser.error(
+                f"--write: no constant {', '.join(sorted(unknown))}; measured: {', '.join(constants)}"
+            )
         kept = json.loads(CALIBRATION.read_text()) if args.write and CALIBRATION.exists() else {}
         chosen = {k: v for k, v in constants.items() if not args.write or k in args.write}
         CALIBRATION.write_text(json.dumps({**kept, **chosen}, indent=2) + "\n")

@@ -66,8 +66,11 @@ def main() -> None:
     parser.add_argument("--buckets", type=int, default=16)
     parser.add_argument("--calls", type=int, help="only the first N groups of each set")
     parser.add_argument("--profile", action="store_true", help="cProfile the first call of each set")
-    parser.add_argument("--without-kernel", action="store_true",
-                        help="every graph in Python, as if the compiled kernel (native/) were not installed")
+    parser.add_argument(
+        "--without-kernel",
+        action="store_true",
+        help="every graph in Python, as if the compiled kernel (native/) were not installed",
+    )
     args = parser.parse_args()
     if args.without_kernel:
         native.hamlet_native = None
@@ -78,7 +81,9 @@ def main() -> None:
     start, end = HOUR, HOUR + timedelta(hours=1)
     total = 0.0
     kernel = "without" if native.hamlet_native is None else "with"
-    print(f"# {args.rate:,} events/hour, {args.buckets} buckets, strategy {args.strategy}, {kernel} the compiled kernel")
+    print(
+        f"# {args.rate:,} events/hour, {args.buckets} buckets, strategy {args.strategy}, {kernel} the compiled kernel"
+    )
     for keys, members in shuffle_groups(sets):
         read_start = start - timedelta(microseconds=max(s.within_us for s in members))
         types = sorted({t for s in members for t in s.types})
@@ -106,7 +111,9 @@ def main() -> None:
                 outputs.append(run_sets(tasks, part))
                 cpu += time.process_time() - started
         total += cpu
-        print(f"shuffle by {', '.join(keys)}: {mine.num_rows:,} events in {len(parts)} calls (CPU {cpu:.2f}s)")
+        print(
+            f"shuffle by {', '.join(keys)}: {mine.num_rows:,} events in {len(parts)} calls (CPU {cpu:.2f}s)"
+        )
         out = pa.concat_tables(outputs)
         summaries = [json.loads(t) for k, t in zip(out.column("kind").to_pylist(), out.column("state").to_pylist())
                      if k == STATS]  # fmt: skip
@@ -115,7 +122,9 @@ def main() -> None:
             summary = add_summaries([x for x in summaries if x["query_set"] == s.index])
             mine_rows = results.filter(pc.is_in(results.column("query"), pa.array(s.queries)))
             names = ("query", "window_start_us", "window_end_us", "group_key", "aggregate", "value_exact")
-            digest = hashlib.sha256(repr(sorted(zip(*(mine_rows.column(n).to_pylist() for n in names)))).encode())
+            digest = hashlib.sha256(
+                repr(sorted(zip(*(mine_rows.column(n).to_pylist() for n in names)))).encode()
+            )
             print(f"  set {s.index} ({len(s.queries)} queries): {summary['events']:,} events, {mine_rows.num_rows:,} "
                   f"result rows (digest {digest.hexdigest()[:12]}); convert {summary['convert_seconds']:.2f}s "
                   f"engine {summary['engine_seconds']:.2f}s encode {summary['encode_seconds']:.2f}s", flush=True)  # fmt: skip

@@ -86,7 +86,9 @@ def main() -> None:
     w = workload(args.with_negation)
     sparse, dense = sparse_trips(args.sparse), dense_trips(args.dense)
     print(f"# {machine()}; {load()}; {len(w.queries)} queries of rideshare50.hamlet")
-    print("| stream | events | strategy | CPU s | × greta | × static | shared bursts | splits | merges | identical |")
+    print(
+        "| stream | events | strategy | CPU s | × greta | × static | shared bursts | splits | merges | identical |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, events in (("sparse trips", sparse), ("dense trips", dense), ("both", sparse + dense)):
         results = measure_all(w, events, ["greta", "static", "hamlet"], args.repeat)

@@ -169,7 +169,9 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
             finals[name].add(values[grouping[name]], k, agg)
     by_number = [list(number) for number in numbers]
     for summed in run.summed():
-        finals[summed.query].merge(by_number[grouping[summed.query]][summed.group], summed.diffs, summed.entries)
+        finals[summed.query].merge(
+            by_number[grouping[summed.query]][summed.group], summed.diffs, summed.entries
+        )
     out: dict[str, list[PartialRow]] = {}
     for name, sums in finals.items():
         query = by_name[name]

@@ -37,7 +37,9 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     workload = load_workload_file(args.workload)
-    print(f"{args.workload}: {len(workload.queries)} queries OK ({', '.join(q.name for q in workload.queries)})")
+    print(
+        f"{args.workload}: {len(workload.queries)} queries OK ({', '.join(q.name for q in workload.queries)})"
+    )
     return 0
 
 
@@ -70,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--events", required=True, help="CSV: event_type, event_time, attribute columns")
     ev.add_argument("--strategy", default="hamlet", help=f"execution strategy: {', '.join(STRATEGIES)}")
     ev.add_argument("--output", help="write JSON lines here instead of printing a table")
-    ev.add_argument("--stats", action="store_true", help="print what the strategy did (bursts, sharing, snapshots)")
+    ev.add_argument(
+        "--stats", action="store_true", help="print what the strategy did (bursts, sharing, snapshots)"
+    )
     ev.set_defaults(run=_evaluate)
     check = sub.add_parser("check", help="parse and validate a workload; exit 1 with the error")
     check.add_argument("workload")

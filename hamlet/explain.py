@@ -38,7 +38,9 @@ def explain(workload: Workload) -> str:
         out.append(f"    {pattern}   {{{', '.join(queries)}}}")
     out.append("  sharable query sets (Definition 3.2):")
     for s in workload.sharable_query_sets():
-        shares = "; ".join(f"{p} by {{{', '.join(qs)}}}" for p, qs in s.kleene_subpatterns.items()) or "nothing"
+        shares = (
+            "; ".join(f"{p} by {{{', '.join(qs)}}}" for p, qs in s.kleene_subpatterns.items()) or "nothing"
+        )
         partition = ", ".join(s.partition_attributes) or "none"
         out.append(f"    {{{', '.join(s.queries)}}}: shares {shares}; partitioned by {partition}; "
                    f"pane {seconds_text(s.pane)}")  # fmt: skip
@@ -47,11 +49,17 @@ def explain(workload: Workload) -> str:
         for pattern, queries in s.kleene_subpatterns.items():
             event_type = pattern[:-1]
             if not re.fullmatch(r"\w+", event_type):
-                out.append(f"    {pattern}: not shared (only single-type Kleene sub-patterns E+ share graphlets)")
+                out.append(
+                    f"    {pattern}: not shared (only single-type Kleene sub-patterns E+ share graphlets)"
+                )
                 continue
             obstacles = {q: workload.query(q).burst_obstacle(event_type) for q in queries}
             sharing = [q for q, why in obstacles.items() if why is None]
-            line = f"    {pattern}: shared by {{{', '.join(sharing)}}}" if len(sharing) > 1 else f"    {pattern}: not shared"
+            line = (
+                f"    {pattern}: shared by {{{', '.join(sharing)}}}"
+                if len(sharing) > 1
+                else f"    {pattern}: not shared"
+            )
             alone = "; ".join(f"{q} one event at a time ({why})" for q, why in obstacles.items() if why)
             out.append(line + (f"; {alone}" if alone else ""))
     out.extend(_dynamic_plan(workload))
@@ -84,7 +92,9 @@ def _dynamic_plan(workload: Workload) -> list[str]:
         for name in s.queries:
             graphs.setdefault(graph_key(workload.query(name)), []).append(name)
         shared = "; ".join(f"{{{', '.join(names)}}}" for names in graphs.values() if len(names) > 1) or "none"
-        out.append(f"    {{{', '.join(s.queries)}}}: non-shared plan, one graph for queries of other windows or aggregates: {shared}")
+        out.append(
+            f"    {{{', '.join(s.queries)}}}: non-shared plan, one graph for queries of other windows or aggregates: {shared}"
+        )
     return out
 
 

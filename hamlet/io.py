@@ -40,7 +40,9 @@ def parse_time(text: str, where: str) -> int | float:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise EventError(f"event_time {text!r} is neither a number of seconds nor an ISO-8601 time", where=where) from None
+        raise EventError(
+            f"event_time {text!r} is neither a number of seconds nor an ISO-8601 time", where=where
+        ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return event_time(moment, where)
@@ -58,11 +60,15 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
     try:
         header = next(reader)
     except StopIteration:
-        raise EventError("the file is empty; expected a header with event_type and event_time", where=name) from None
+        raise EventError(
+            "the file is empty; expected a header with event_type and event_time", where=name
+        ) from None
     header = [h.strip() for h in header]
     for required in ("event_type", "event_time"):
         if required not in header:
-            raise EventError(f"the header has no {required} column (found: {', '.join(header)})", where=f"{name}:1")
+            raise EventError(
+                f"the header has no {required} column (found: {', '.join(header)})", where=f"{name}:1"
+            )
     duplicates = {h for h in header if header.count(h) > 1}
     if duplicates:
         raise EventError(f"duplicate column(s) {', '.join(sorted(duplicates))}", where=f"{name}:1")
@@ -78,7 +84,9 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
         event_type = row[type_at].strip()
         if not event_type:
             raise EventError("event_type is empty", where=where)
-        attributes = {h: parse_value(v) for i, (h, v) in enumerate(zip(header, row)) if i not in (type_at, time_at)}
+        attributes = {
+            h: parse_value(v) for i, (h, v) in enumerate(zip(header, row)) if i not in (type_at, time_at)
+        }
         iso_times = iso_times or not isinstance(parse_value(row[time_at].strip()), (int, float))
         events.append(Event(event_type, parse_time(row[time_at], where), attributes))
     return EventsFile(events, iso_times)

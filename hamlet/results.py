@@ -31,5 +31,6 @@ class ResultRow:
 def group_key(group: dict[str, Any]) -> tuple[tuple[int, Any], ...]:
     """A total order on groups whatever their value types: nulls, then numbers, then strings."""
     return tuple(
-        (0, 0) if v is None else (1, v) if isinstance(v, (int, float)) else (2, str(v)) for v in group.values()
+        (0, 0) if v is None else (1, v) if isinstance(v, (int, float)) else (2, str(v))
+        for v in group.values()
     )

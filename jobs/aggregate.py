@@ -317,7 +317,11 @@ def shuffle_groups(sets: list[QuerySetPlan]) -> list[tuple[tuple[str, ...], list
 
 
 def run_group(
-    spark: SparkSession, plan: Plan, keys: tuple[str, ...], sets: list[QuerySetPlan], events: DataFrame,
+    spark: SparkSession,
+    plan: Plan,
+    keys: tuple[str, ...],
+    sets: list[QuerySetPlan],
+    events: DataFrame,
     buckets: int,
 ) -> GroupResult:
     """Shuffle, engine and combine for sets that share a shuffle (``shuffle_groups``); each stage is

@@ -104,7 +104,7 @@ class SetTask:
         from its read start, no null partition attribute (no query of the set can match those; the engine
         would leave them out too)."""
         if self.read_start_us is not None:
-            events = events[bisect_left(events, _seconds_exactly(self.read_start_us), key=lambda e: e.time):]
+            events = events[bisect_left(events, _seconds_exactly(self.read_start_us), key=lambda e: e.time) :]
         if self.types and {e.type for e in events} - set(self.types):
             types = set(self.types)
             events = [e for e in events if e.type in types]
@@ -148,7 +148,9 @@ def events_from_arrow(table: pa.Table, attributes: tuple[str, ...]) -> list[Even
     if table.num_rows == 0:
         return []
     # Sorted by Arrow (stable; strings in UTF-8 byte order, which is code point order as in Python).
-    table = table.take(pc.sort_indices(table, sort_keys=[("event_time", "ascending"), ("event_id", "ascending")]))
+    table = table.take(
+        pc.sort_indices(table, sort_keys=[("event_time", "ascending"), ("event_id", "ascending")])
+    )
     micros = table.column("event_time").cast(pa.int64())
     whole = pc.divide(micros, MICROS)  # integer division
     if pc.all(pc.equal(pc.multiply(whole, MICROS), micros)).as_py():

@@ -7,7 +7,9 @@ from hypothesis import HealthCheck, settings
 settings.register_profile(
     "ci", max_examples=500, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.register_profile("dev", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "dev", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 

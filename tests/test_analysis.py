@@ -16,13 +16,21 @@ def query(text: str):
 def test_template_of_nested_kleene_greta_figure_5():
     t = query("(SEQ(A+, B))+").pattern.template
     assert (t.types, t.start, t.end) == (("A", "B"), "A", "B")
-    assert set(t.transitions) == {Transition("A", "A", "+"), Transition("A", "B", "SEQ"), Transition("B", "A", "+")}
+    assert set(t.transitions) == {
+        Transition("A", "A", "+"),
+        Transition("A", "B", "SEQ"),
+        Transition("B", "A", "+"),
+    }
     assert t.predecessor_types("A") == ("A", "B") and t.predecessor_types("B") == ("A",)
 
 
 def test_template_of_flat_sequence_hamlet_figure_3():
     t = query("SEQ(A, B+)").pattern.template
-    assert (t.start, t.end, set(t.transitions)) == ("A", "B", {Transition("B", "B", "+"), Transition("A", "B", "SEQ")})
+    assert (t.start, t.end, set(t.transitions)) == (
+        "A",
+        "B",
+        {Transition("B", "B", "+"), Transition("A", "B", "SEQ")},
+    )
     assert query("(A+)+").pattern.template.transitions == (Transition("A", "A", "+"),)
 
 
@@ -113,7 +121,11 @@ def test_attribute_versus_literal_predicates_equal_the_general_form():
                 general, direct = compile_expression(expr), compile_local(expr)
                 for value in values:
                     event = Event("A", 1, {"x": value})
-                    outcomes = [outcome(direct, event), outcome(general, event, event), outcome(predicate.test, event)]
+                    outcomes = [
+                        outcome(direct, event),
+                        outcome(general, event, event),
+                        outcome(predicate.test, event),
+                    ]
                     assert outcomes[0] == outcomes[1] == outcomes[2], (where, value)
     assert attribute_versus_literal(parse_workload_expression(
         "q: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE A.x < A.y WITHIN 10")) is None  # fmt: skip

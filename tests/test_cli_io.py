@@ -34,12 +34,20 @@ def test_csv_values_times_and_nulls():
     "text, where, message",
     [
         ("", "e.csv", "the file is empty"),
-        ("type,event_time\nA,1\n", "e.csv:1", "the header has no event_type column (found: type, event_time)"),
+        (
+            "type,event_time\nA,1\n",
+            "e.csv:1",
+            "the header has no event_type column (found: type, event_time)",
+        ),
         ("event_type,event_time,v,v\nA,1,2,3\n", "e.csv:1", "duplicate column(s) v"),
         ("event_type,event_time,v\nA,1,2\nB,2\n", "e.csv:3", "2 fields, but the header has 3"),
         ("event_type,event_time\nA,1\n,2\n", "e.csv:3", "event_type is empty"),
         ("event_type,event_time\nA,1\nB,\n", "e.csv:3", "event_time is empty"),
-        ("event_type,event_time\nA,1\nB,yesterday\n", "e.csv:3", "'yesterday' is neither a number of seconds"),
+        (
+            "event_type,event_time\nA,1\nB,yesterday\n",
+            "e.csv:3",
+            "'yesterday' is neither a number of seconds",
+        ),
     ],
 )
 def test_bad_csv_names_the_line(text, where, message):
@@ -72,7 +80,10 @@ def test_check_and_explain(tmp_path, capsys):
     path.write_text(WORKLOAD + "q2: RETURN AVG(B.v) PATTERN SEQ(A, B+) WHERE [k] WITHIN 20 SLIDE 5\n")
     assert main(["explain", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "    {q1, q2}: non-shared plan, one graph for queries of other windows or aggregates: {q1, q2}" in out.splitlines()
+    assert (
+        "    {q1, q2}: non-shared plan, one graph for queries of other windows or aggregates: {q1, q2}"
+        in out.splitlines()
+    )
 
 
 def test_check_reports_file_line_and_column(tmp_path, capsys):
@@ -90,7 +101,9 @@ def test_check_reports_file_line_and_column(tmp_path, capsys):
 def test_evaluate_errors_exit_1_with_a_message(tmp_path, capsys):
     (tmp_path / "w.hamlet").write_text(WORKLOAD)
     (tmp_path / "e.csv").write_text("event_type,event_time,v,k\nA,1,2,1\nB,x,3,1\n")
-    assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]) == 1
+    assert (
+        main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]) == 1
+    )
     assert capsys.readouterr().err == f"error: {tmp_path / 'e.csv'}:3: event_time 'x' is neither a number of " \
         "seconds nor an ISO-8601 time\n"  # fmt: skip
     assert main(["evaluate", "--workload", str(tmp_path / "missing.hamlet"), "--events", "e.csv"]) == 1

@@ -21,7 +21,12 @@ EXAMPLES = ["rideshare", "stock", "cluster", "traffic"]
 def test_example_workload_matches_oracle_and_golden_file(name, tmp_path):
     workload_path, events_path = ROOT / f"conf/workloads/{name}.hamlet", ROOT / f"conf/events/{name}.csv"
     out = tmp_path / "out.jsonl"
-    assert main(["evaluate", "--workload", str(workload_path), "--events", str(events_path), "--output", str(out)]) == 0
+    assert (
+        main(
+            ["evaluate", "--workload", str(workload_path), "--events", str(events_path), "--output", str(out)]
+        )
+        == 0
+    )
     golden = (Path(__file__).parent / "golden" / f"{name}.jsonl").read_text()
     assert out.read_text() == golden
     workload = parse_workload(workload_path.read_text())

@@ -96,7 +96,11 @@ def test_nulls_are_skipped_by_sum_min_max_avg():
     assert got == {("q", 0, 10, "COUNT(*)"): 3, ("q", 0, 10, "SUM(A.x)"): 8, ("q", 0, 10, "MIN(A.x)"): 4,
                    ("q", 0, 10, "AVG(A.x)"): 4.0}  # fmt: skip
     only_nulls = counts("q: RETURN COUNT(*), SUM(A.x), MAX(A.x) PATTERN A+ WITHIN 10", events[:1])
-    assert only_nulls == {("q", 0, 10, "COUNT(*)"): 1, ("q", 0, 10, "SUM(A.x)"): None, ("q", 0, 10, "MAX(A.x)"): None}
+    assert only_nulls == {
+        ("q", 0, 10, "COUNT(*)"): 1,
+        ("q", 0, 10, "SUM(A.x)"): None,
+        ("q", 0, 10, "MAX(A.x)"): None,
+    }
 
 
 def test_groups_and_equivalence_partition_the_stream():

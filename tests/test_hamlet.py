@@ -20,7 +20,9 @@ from hamlet.runtime.greta import run_greta
 from hamlet.runtime.shared import run_shared
 from hamlet.stats import EvaluationStats
 
-FIGURE_4 = "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 100\nq2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 100"
+FIGURE_4 = (
+    "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 100\nq2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 100"
+)
 
 
 @pytest.mark.parametrize("sharing", ["static", "hamlet"])
@@ -28,7 +30,9 @@ def test_snapshots_of_figure_4_and_table_4(sharing):
     trace: list = []
     # The paper's example on the shared path even where this machine's costs would not share bursts so short.
     executor = partial(run_shared, sharing=sharing, trace=trace, model=CostModel(partition_setup=-math.inf))
-    rows = evaluate_with(parse_workload(FIGURE_4), stream("a1 a2 c3 b4 b5 b6 b7 a8 a9 c10 c11 c12 b13 b14"), executor)
+    rows = evaluate_with(
+        parse_workload(FIGURE_4), stream("a1 a2 c3 b4 b5 b6 b7 a8 a9 c10 c11 c12 b13 b14"), executor
+    )
     assert [(r.query, r.value) for r in rows] == [("q1", 132), ("q2", 72)]
     # Burst b4..b7 shares snapshot x, burst b13 b14 snapshot y (values per query, window [0, 100)).
     assert trace == [
@@ -80,7 +84,9 @@ def test_hamlet_splits_when_event_snapshots_pile_up_and_merges_when_they_stop():
     results = {}
     # The burst decisions by this machine's costs, on the shared path even where the partition's bursts
     # would not pay for its set-up.
-    shared_path = partial(run_shared, sharing="hamlet", model=replace(CostModel.calibrated(), partition_setup=-math.inf))
+    shared_path = partial(
+        run_shared, sharing="hamlet", model=replace(CostModel.calibrated(), partition_setup=-math.inf)
+    )
     for strategy in ("greta", "static", "hamlet"):
         stats = EvaluationStats()
         if strategy == "hamlet":
@@ -129,7 +135,11 @@ def test_hamlet_runs_a_partition_of_small_bursts_without_sharing():
     assert (stats.bursts, stats.shared_bursts) == (3, 0)  # saves 2·(2 − 1.5) = 1 < 4: alone
     stats = EvaluationStats()
     assert evaluate_with(workload, large, hamlet, stats=stats) == evaluate_with(workload, large, run_greta)
-    assert (stats.bursts, stats.shared_bursts, stats.graphlet_snapshots) == (1, 1, 1)  # saves 2·(6 − 1.5) = 9 > 4: shared
+    assert (stats.bursts, stats.shared_bursts, stats.graphlet_snapshots) == (
+        1,
+        1,
+        1,
+    )  # saves 2·(6 − 1.5) = 9 > 4: shared
     assert evaluate_with(workload, small + large, hamlet) == rows
     assert evaluate_with(workload, small + large, partial(run_shared, sharing="static")) == rows
 
@@ -153,7 +163,9 @@ def test_hamlet_shares_a_partition_of_single_events_when_shape_columns_pay():
     for group_event, shared_bursts in ((2.0, 3), (3.5, 0)):  # saves 12 > 8: shared; saves 3 < 8: alone
         stats = EvaluationStats()
         model = CostModel(burst_break_even=1.5, group_event=group_event, partition_setup=2.0)
-        rows = evaluate_with(workload, events, partial(run_shared, sharing="hamlet", model=model), stats=stats)
+        rows = evaluate_with(
+            workload, events, partial(run_shared, sharing="hamlet", model=model), stats=stats
+        )
         assert [(r.query, r.value) for r in rows] == expected
         assert (stats.bursts, stats.shared_bursts) == (3, shared_bursts)
 
@@ -172,7 +184,11 @@ def reference_segments(events, pane_of):
             continue
         pane = pane_of(time)
         j = i + 1
-        while j < len(batches) and pane_of(batches[j][0]) == pane and all(e.type == event_type for e in batches[j][1]):
+        while (
+            j < len(batches)
+            and pane_of(batches[j][0]) == pane
+            and all(e.type == event_type for e in batches[j][1])
+        ):
             j += 1
         yield event_type, batches[i:j]
         i = j
@@ -234,7 +250,11 @@ def test_the_sharing_decision_weighs_exactly_the_segments_of_the_partition(text,
                         expected.append((sum(len(b) for _, b in batches), len(r.closed_runs), r.group_members,
                                          r.group_windows, r.compiled))  # fmt: skip
                 assert plan.segment_readers(layout, partition) == (expected, bursts)
-                weighed = (sum(map(plan.model.saved_steps, expected)), sum(b * c for b, *_, c in expected), bursts)
+                weighed = (
+                    sum(map(plan.model.saved_steps, expected)),
+                    sum(b * c for b, *_, c in expected),
+                    bursts,
+                )
                 assert plan.model.weigh(expected) == weighed[:2]
                 assert plan.weigh(layout, partition) == weighed
                 costs = layout.segment_costs

@@ -10,44 +10,128 @@ OK_TAIL = "WITHIN 10 min"
 
 # (text, query, line, column, fragment of the message)
 MALFORMED = [
-    ("q1 RETURN COUNT(*) PATTERN A+ WITHIN 1", "q1", 1, 4, "expected ':' after the query name, found 'RETURN'"),
+    (
+        "q1 RETURN COUNT(*) PATTERN A+ WITHIN 1",
+        "q1",
+        1,
+        4,
+        "expected ':' after the query name, found 'RETURN'",
+    ),
     ("q1: RETURN COUNT(*) SEQ(A, B+) WITHIN 1", "q1", 1, 21, "expected ',' or PATTERN, found 'SEQ'"),
-    ("q1: RETURN COUNT(*) PATTERN SEQ(A, B+ WITHIN 1", "q1", 1, 39, "expected ',' or ')' in SEQ(...), found 'WITHIN'"),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+ WITHIN 1",
+        "q1",
+        1,
+        39,
+        "expected ',' or ')' in SEQ(...), found 'WITHIN'",
+    ),
     ("q1: RETURN COUNT(*) PATTERN NOT A WITHIN 1", "q1", 1, 29, "NOT may only stand inside SEQ(...)"),
-    ("q1: RETURN COUNT(*)\n  PATTERN SEQ(A, SEQ(NOT C, B))\n  WITHIN 1", "q1", 2, 22,
-     "NOT may be first only in the top-level SEQ"),
+    (
+        "q1: RETURN COUNT(*)\n  PATTERN SEQ(A, SEQ(NOT C, B))\n  WITHIN 1",
+        "q1",
+        2,
+        22,
+        "NOT may be first only in the top-level SEQ",
+    ),
     ("q1: RETURN COUNT(*) PATTERN SEQ(A, NOT C, NOT D, B) WITHIN 1", "q1", 1, 36, "two NOTs in a row"),
     ("q1: RETURN COUNT(*) PATTERN SEQ(A, B, A+) WITHIN 1", "q1", 1, 39, "event type A appears twice"),
     ("q1: RETURN SUM(X.a) PATTERN SEQ(A, B+) WITHIN 1", "q1", 1, 12, "SUM(X.a) refers to 'X'"),
     ("q1: RETURN COUNT(C) PATTERN SEQ(A, NOT C, B+) WITHIN 1", "q1", 1, 12, "only appears under NOT"),
-    ("q1: RETURN COUNT(*) PATTERN A+ WITHIN 0 min", "q1", 1, 39, "a window length must be positive, found 0 min"),
-    ("q1: RETURN COUNT(*) PATTERN A+ WITHIN 5 min SLIDE -1 min", "q1", 1, 51, "must be positive, found -1 min"),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ WITHIN 0 min",
+        "q1",
+        1,
+        39,
+        "a window length must be positive, found 0 min",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ WITHIN 5 min SLIDE -1 min",
+        "q1",
+        1,
+        51,
+        "must be positive, found -1 min",
+    ),
     ("q1: RETURN COUNT(*) PATTERN A+ WITHIN 5 weeks", "q1", 1, 41, "unknown time unit 'weeks'"),
-    ("q1: RETURN COUNT(*) PATTERN A+\n  WHERE A.x < __import__('os').system('ls')\n  WITHIN 1", "q1", 2, 15,
-     "'__import__(' is not allowed here"),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+\n  WHERE A.x < __import__('os').system('ls')\n  WITHIN 1",
+        "q1",
+        2,
+        15,
+        "'__import__(' is not allowed here",
+    ),
     ("q1: RETURN COUNT(*) PATTERN A+ WHERE A.name = 'Pool WITHIN 1", "q1", 1, 47, "unterminated string"),
     ("q1: RETURN COUNT(*) PATTERN A+ WHERE A.x $ 3 WITHIN 1", "q1", 1, 42, "unexpected character '$'"),
     ("q1: RETURN COUNT(*) PATTERN A+ WHERE 1 < A.x < 3 WITHIN 1", "q1", 1, 46, "comparisons do not chain"),
-    ("q1: RETURN COUNT(*) PATTERN SEQ(A, B, C) WHERE A.x < NEXT(C).x WITHIN 1", "q1", 1, 48,
-     "an A event is never immediately followed by a C event"),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B, C) WHERE A.x < NEXT(C).x WITHIN 1",
+        "q1",
+        1,
+        48,
+        "an A event is never immediately followed by a C event",
+    ),
     ("q1: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE A.x < B.y WITHIN 1", "q1", 1, 45, "mixes event types A, B"),
-    ("q1: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE A.x < 1 OR [k] WITHIN 1", "q1", 1, 56,
-     "an equivalence list [..] must be a top-level conjunct"),
-    ("q1: RETURN A.d, COUNT(*) PATTERN SEQ(A, B) WITHIN 1", "q1", 1, 12, "RETURN attribute 'A.d' is not in GROUP-BY"),
-    ("q1: RETURN COUNT(*) PATTERN A+ WITHIN 1\nq1: RETURN COUNT(*) PATTERN B+ WITHIN 1", "q1", 2, 1,
-     "query name 'q1' is used twice (first at line 1)"),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE A.x < 1 OR [k] WITHIN 1",
+        "q1",
+        1,
+        56,
+        "an equivalence list [..] must be a top-level conjunct",
+    ),
+    (
+        "q1: RETURN A.d, COUNT(*) PATTERN SEQ(A, B) WITHIN 1",
+        "q1",
+        1,
+        12,
+        "RETURN attribute 'A.d' is not in GROUP-BY",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ WITHIN 1\nq1: RETURN COUNT(*) PATTERN B+ WITHIN 1",
+        "q1",
+        2,
+        1,
+        "query name 'q1' is used twice (first at line 1)",
+    ),
     ("-- only a comment\n", None, 1, 1, "the workload holds no query"),
     ("q1: RETURN SUM(*) PATTERN A+ WITHIN 1", "q1", 1, 16, "SUM(*) is not defined"),
     ("q1: RETURN COUNT(A.x) PATTERN A+ WITHIN 1", "q1", 1, 21, "COUNT takes '*' or an event type"),
     ("q1: RETURN COUNT(*) PATTERN A+ WHERE Pool = A.kind WITHIN 1", "q1", 1, 38, "found bare word 'Pool'"),
     ("q1: RETURN COUNT(*) PATTERN A+ WHERE NEXT(A).x > 3 WITHIN 1", "q1", 1, 38, "reads only NEXT(...)"),
-    ("q1: RETURN COUNT(*) PATTERN SEQ(NOT A) WITHIN 1", "q1", 1, 29, "needs at least one positive sub-pattern"),
-    ("q1: RETURN COUNT(*) PATTERN SEQ(Travel T, Request T) WITHIN 1", "q1", 1, 43, "alias T is already the alias of Travel"),
-    ("q1: RETURN COUNT(*) PATTERN A+ WITHIN 1\n\nq2: RETURN COUNT(*)\n    PATTERN (SEQ(A, B)+\n    WITHIN 1", "q2", 5, 5,
-     "expected ')' closing the parenthesised pattern, found 'WITHIN'"),
-    ("q1: RETURN COUNT(*) PATTERN A+ WHERE A.x < 1 WITHIN 1 SLIDE 1 min extra", "q1", 1, 67, "expected the next query 'name:'"),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(NOT A) WITHIN 1",
+        "q1",
+        1,
+        29,
+        "needs at least one positive sub-pattern",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(Travel T, Request T) WITHIN 1",
+        "q1",
+        1,
+        43,
+        "alias T is already the alias of Travel",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ WITHIN 1\n\nq2: RETURN COUNT(*)\n    PATTERN (SEQ(A, B)+\n    WITHIN 1",
+        "q2",
+        5,
+        5,
+        "expected ')' closing the parenthesised pattern, found 'WITHIN'",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ WHERE A.x < 1 WITHIN 1 SLIDE 1 min extra",
+        "q1",
+        1,
+        67,
+        "expected the next query 'name:'",
+    ),
     ("q1: RETURN COUNT(*) PATTERN A+ WHERE A.x + 1 WITHIN 1", "q1", 1, 38, "'(A.x + 1)' is not a condition"),
-    ("q1: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE 1 < 2 WITHIN 1", "q1", 1, 45, "references no event attribute"),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE 1 < 2 WITHIN 1",
+        "q1",
+        1,
+        45,
+        "references no event attribute",
+    ),
     ("q1: RETURN COUNT(*) PATTERN (NOT A)+ WITHIN 1", "q1", 1, 30, "(NOT P) and (NOT P)+ are not patterns"),
     ("q1: RETURN COUNT(*) PATTERN A+ WHERE A.x < 12abc WITHIN 1", "q1", 1, 44, "malformed number '12a'"),
 ]
@@ -71,7 +155,14 @@ def test_error_excerpt_points_at_the_column():
 
 @pytest.mark.parametrize(
     "predicate",
-    ["exec('import os')", "A.x.__class__ = 1", "lambda: 1", "A.x if 1 else 2", "[x for x in A] = 1", "A.x == 1;"],
+    [
+        "exec('import os')",
+        "A.x.__class__ = 1",
+        "lambda: 1",
+        "A.x if 1 else 2",
+        "[x for x in A] = 1",
+        "A.x == 1;",
+    ],
 )
 def test_python_code_in_a_predicate_is_rejected(predicate):
     with pytest.raises(QueryError):
@@ -79,8 +170,12 @@ def test_python_code_in_a_predicate_is_rejected(predicate):
 
 
 def test_keywords_are_case_insensitive_and_group_by_has_two_spellings():
-    a = parse_workload("q: return count(*) pattern seq(A a, b B+) where [k] group-by a.g within 1 MIN slide 30 s")
-    b = parse_workload("q: RETURN COUNT(*) PATTERN SEQ(A a, b B+) WHERE [k] GROUP BY a.g WITHIN 1 min SLIDE 30 sec")
+    a = parse_workload(
+        "q: return count(*) pattern seq(A a, b B+) where [k] group-by a.g within 1 MIN slide 30 s"
+    )
+    b = parse_workload(
+        "q: RETURN COUNT(*) PATTERN SEQ(A a, b B+) WHERE [k] GROUP BY a.g WITHIN 1 min SLIDE 30 sec"
+    )
     for w in (a, b):
         q = w.queries[0]
         assert (q.group_by, q.equivalence, q.window.within, q.window.slide) == (("g",), ("k",), 60, 30)

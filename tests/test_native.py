@@ -113,7 +113,11 @@ def test_the_kernel_takes_the_ride_patterns_and_counts_them_exactly():
     assert (runs[("q1", 0)], runs[("q2", 0)]) == ((12, 126, 28, 0), (3, 10, 4, 0, 4))
     assert per_window(alone.native.run(trip3)) == {("q3", 1): (7, 2, 5)}
     got = {(r.query, r.window_start, r.aggregate): r.value for r in evaluate(RIDES, ride)}
-    assert (got[("q1", 0, "COUNT(*)")], got[("q1", 0, "SUM(T.d)")], got[("q2", 0, "COUNT(*)")]) == (12, 126, 3)
+    assert (got[("q1", 0, "COUNT(*)")], got[("q1", 0, "SUM(T.d)")], got[("q2", 0, "COUNT(*)")]) == (
+        12,
+        126,
+        3,
+    )
     assert evaluate(RIDES, ride) == evaluate_bruteforce(parse_workload(RIDES), ride)
 
 
@@ -124,7 +128,7 @@ def test_sums_over_floats_are_exact_on_the_kernel():
     text = "q: RETURN COUNT(*), SUM(B.x), MIN(B.x), MAX(B.x) PATTERN SEQ(A, B+) WITHIN 1000"
     stream_events = [Event("A", 1, {"x": 7}), Event("B", 2, {"x": 0.1}), Event("B", 3, {"x": 0.2}),
                      Event("B", 4, {"x": 0.001})]  # fmt: skip
-    (group, [partition]), = groups_of(text, stream_events)
+    ((group, [partition]),) = groups_of(text, stream_events)
     runs = group.native.run(partition)
     assert runs is not None and per_window(runs) == per_window(python_runs(group, partition))
     got = {r.aggregate: r.value for r in evaluate(text, stream_events) if r.window_start == 0}
@@ -138,7 +142,7 @@ def test_what_the_kernel_leaves_to_python_is_still_exact():
     # the partition, the Python graph answers, and the results are the enumerator's, or the closed form's.
     text = "q: RETURN MAX(B.x) PATTERN SEQ(A, B+) WITHIN 1000"
     mixed = [Event("A", 1, {"x": 1}), Event("B", 2, {"x": 0.5}), Event("B", 3, {"x": 2})]
-    (group, [partition]), = groups_of(text, mixed)
+    ((group, [partition]),) = groups_of(text, mixed)
     assert group.native is not None and group.native.run(partition) is None
     assert evaluate(text, mixed) == evaluate_bruteforce(parse_workload(text), mixed)
 
@@ -147,14 +151,17 @@ def test_what_the_kernel_leaves_to_python_is_still_exact():
     far = [Event(e.type, e.time + 2**53, e.attributes) for e in mixed]
     text = "q: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WITHIN 10"
     for stream_events in (proxied, far):
-        (group, [partition]), = groups_of(text, stream_events)
+        ((group, [partition]),) = groups_of(text, stream_events)
         assert group.native.run(partition) is None
         # (a1 b2), (a1 b3), (a1 b2 b3), one tumbling window holding all three events: x sums to 5.0.
-        assert [(r.aggregate, r.value) for r in evaluate(text, stream_events)] == [("COUNT(*)", 3), ("SUM(B.x)", 5.0)]
+        assert [(r.aggregate, r.value) for r in evaluate(text, stream_events)] == [
+            ("COUNT(*)", 3),
+            ("SUM(B.x)", 5.0),
+        ]
 
     text = "q: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WITHIN 1000"
     long_run = [Event("A", 0, {"x": 1})] + [Event("B", t, {"x": 1}) for t in range(1, 131)]
-    (group, [partition]), = groups_of(text, long_run)
+    ((group, [partition]),) = groups_of(text, long_run)
     assert group.native.run(partition) is None
     rows = {r.aggregate: r.value for r in evaluate(text, long_run) if r.window_start == 0}
     assert rows["COUNT(*)"] == 2**130 - 1  # every non-empty subset of the 130 Bs after the A
@@ -170,7 +177,7 @@ def test_graphs_outside_the_kernel_run_in_python():
         "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 2.5 s": "windows of fractions of a second",
     }  # fmt: skip
     for text, reason in declined.items():
-        (group, _), = groups_of(text, stream("a1 b2"))
+        ((group, _),) = groups_of(text, stream("a1 b2"))
         assert group.native is None and kernel_obstacle(group.queries[0]) == reason, text
 
 
@@ -183,16 +190,47 @@ def set_kernel(text: str, stream_events: list[Event]):
     return set_kernel_for(groups, {g: i for i, g in enumerate(groupings(queries))}), groups
 
 
-PLAIN = [None, -1, 0, 2, 2.0, 2.5, float("nan"), float("inf"), "Pool", "pool", "", 2**60, 2**60 + 1, 2**53 + 1,
-         float(2**60), -(2**63), float(2**63), -0.5]  # (ints beyond 2^53 against floats: exactly, as Python)
+PLAIN = [
+    None,
+    -1,
+    0,
+    2,
+    2.0,
+    2.5,
+    float("nan"),
+    float("inf"),
+    "Pool",
+    "pool",
+    "",
+    2**60,
+    2**60 + 1,
+    2**53 + 1,
+    float(2**60),
+    -(2**63),
+    float(2**63),
+    -0.5,
+]  # (ints beyond 2^53 against floats: exactly, as Python)
 
 
 def test_the_set_kernel_matches_local_predicates_as_python_does():
     # Every comparison against ints, floats and strings, for nulls, ints, floats (NaN and infinity too) and
     # strings: the kernel matches exactly the events Python's predicates match, and counts the same trends.
     for op in ("<", "<=", ">", ">=", "=", "!="):
-        for literal in ("2", "2.5", "-1", "-0.5", "'Pool'", str(2**60), "1152921504606846976.0", "9007199254740992.0"):
-            for where in (f"A.x {op} {literal}", f"{literal} {op} A.x", f"(A.x {op} {literal} OR A.y = 1) AND A.y < 9"):
+        for literal in (
+            "2",
+            "2.5",
+            "-1",
+            "-0.5",
+            "'Pool'",
+            str(2**60),
+            "1152921504606846976.0",
+            "9007199254740992.0",
+        ):
+            for where in (
+                f"A.x {op} {literal}",
+                f"{literal} {op} A.x",
+                f"(A.x {op} {literal} OR A.y = 1) AND A.y < 9",
+            ):
                 text = f"q: RETURN COUNT(*), SUM(B.y) PATTERN SEQ(A, B+) WHERE {where} WITHIN 100"
                 stream_events = [e for t, x in enumerate(PLAIN) for e in
                                  (Event("A", 2 * t, {"x": x, "y": t % 3}), Event("B", 2 * t + 1, {"y": t}))]  # fmt: skip
@@ -214,9 +252,13 @@ def test_the_set_kernel_leaves_to_python_what_it_cannot_compare_exactly():
         assert whole.run(stream_events) is None, odd
         assert evaluate(text, stream_events) == evaluate_bruteforce(parse_workload(text), stream_events)
     # Predicates beyond `attribute op literal`, AND, OR: no set kernel (each graph's own kernel still runs).
-    whole, (group,) = set_kernel("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x + 1 < 3 AND B.y > 0 WITHIN 100", [])
+    whole, (group,) = set_kernel(
+        "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x + 1 < 3 AND B.y > 0 WITHIN 100", []
+    )
     assert whole is None and group.native is not None
-    assert predicates_obstacle(group.queries[0]) == "(A.x + 1) < 3"  # (the predicate as the analysis prints it)
+    assert (
+        predicates_obstacle(group.queries[0]) == "(A.x + 1) < 3"
+    )  # (the predicate as the analysis prints it)
 
 
 @given(workloads(kernel=True), st.data())
@@ -301,7 +343,9 @@ def test_what_the_kernels_sums_cannot_hold_goes_to_python():
     # Ints, then floats, under one MIN: Python compares them.
     least = "q: RETURN MIN(B.x) PATTERN SEQ(A, B) WHERE [k] WITHIN 10"
     assert summed_or_not(least, 3, 2.5, 2) == [True, False, True]
-    assert [r.value for r in evaluate(least, [e for k, x in enumerate((3, 2.5, 2)) for e in partition(k, x)])] == [2]
+    assert [
+        r.value for r in evaluate(least, [e for k, x in enumerate((3, 2.5, 2)) for e in partition(k, x)])
+    ] == [2]
     # A count beyond 128 bits over three partitions of 2^126 - 1 trends each (A then a subset of 126 Bs).
     count = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [k] WITHIN 1000"
     stream_events = [Event("A", 0, {"k": k}) for k in range(3)]

@@ -28,7 +28,10 @@ SHAPES = [
     ("RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE NEXT(B).y <= B.y WITHIN 20", IndexedSource),
     ("RETURN COUNT(*), SUM(B.y) PATTERN SEQ(A, B+) WHERE B.y = NEXT(B).y WITHIN 20 SLIDE 5", IndexedSource),
     ("RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x + NEXT(B).y > 3 WITHIN 20", ScanSource),
-    ("RETURN COUNT(*) PATTERN SEQ(A+, NOT SEQ(C, D+), B) WHERE D.x < NEXT(D).x WITHIN 20 SLIDE 10", QueueSource),
+    (
+        "RETURN COUNT(*) PATTERN SEQ(A+, NOT SEQ(C, D+), B) WHERE D.x < NEXT(D).x WITHIN 20 SLIDE 10",
+        QueueSource,
+    ),
 ]
 
 

@@ -40,7 +40,9 @@ def test_queries_equal_up_to_type_names_have_one_shape():
 
 
 def test_figure_4_in_one_shape_group():
-    text = "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 100\nq2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 100"
+    text = (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 100\nq2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 100"
+    )
     events = stream("a1 a2 c3 b4 b5 b6 b7 a8 a9 c10 c11 c12 b13 b14")
     for strategy in ("static", "hamlet"):
         assert [(r.query, r.value) for r in evaluate(text, events, strategy)] == [("q1", 132), ("q2", 72)]
@@ -70,7 +72,9 @@ def test_shape_groups_with_predicates_sliding_windows_and_equal_timestamps(strat
 
 def test_shape_group_rows_only_where_a_trend_matched():
     events = [Event("A", 1), Event("B", 2), Event("A", 20), Event("C", 21)]
-    text = "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\nq2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 10"
+    text = (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\nq2: RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 10"
+    )
     rows = evaluate(text, events, "hamlet")
     assert [(r.query, r.window_start, r.value) for r in rows] == [("q1", 0, 1)]
 
@@ -82,7 +86,9 @@ def test_queries_with_the_same_predicates_share_without_event_level_snapshots():
         "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x < 5 WITHIN 1000\n"
         "q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WHERE B.x < 5 WITHIN 1000"
     )
-    events = [Event("A", 1), Event("C", 2)] + [Event("B", 10 + i, {"x": x}) for i, x in enumerate([9, 1, 9, 2, 9])]
+    events = [Event("A", 1), Event("C", 2)] + [
+        Event("B", 10 + i, {"x": x}) for i, x in enumerate([9, 1, 9, 2, 9])
+    ]
     for sharing in ("static", "hamlet"):
         stats = EvaluationStats()
         # The shared path, even where this machine's costs would not share a partition so short.

@@ -119,7 +119,14 @@ def test_console_script_prints_table_and_errors_without_traceback(tmp_path):
     # a segment: none of its readers compiled). But both graphs run compiled, and the shared path takes
     # those 20 steps away from them: it would cost more than it saves, so the partition runs on GRETA's graphs.
     model = CostModel.calibrated()
-    segments = [(2, 0, 1, 1, 1), (1, 0, 1, 1, 1), (4, 0, 2, 1, 2), (2, 0, 1, 1, 1), (3, 0, 1, 1, 1), (2, 0, 2, 1, 2)]
+    segments = [
+        (2, 0, 1, 1, 1),
+        (1, 0, 1, 1, 1),
+        (4, 0, 2, 1, 2),
+        (2, 0, 1, 1, 1),
+        (3, 0, 1, 1, 1),
+        (2, 0, 2, 1, 2),
+    ]
     assert model.sharing_pays([(*segment[:4], 0) for segment in segments], 2)
     assert not model.sharing_pays(segments, 2)
     assert lines[:9] == ["strategy: hamlet", "events: 14", "partitions: 1", "bursts: 2", "shared_bursts: 0",

@@ -15,7 +15,9 @@ TYPES = "ABCDEF"
 def patterns(draw, pool: list[str], depth: int = 0, top: bool = True, nots: bool = True) -> str:
     """A valid pattern over distinct types from ``pool`` (consumed): nesting, Kleene, NOT in every place
     (none unless ``nots``)."""
-    kind = draw(st.sampled_from(["type", "kleene", "seq"] if depth < 2 and len(pool) >= 3 else ["type", "kleene"]))
+    kind = draw(
+        st.sampled_from(["type", "kleene", "seq"] if depth < 2 and len(pool) >= 3 else ["type", "kleene"])
+    )
     if kind == "type":
         return pool.pop()
     if kind == "kleene":
@@ -84,21 +86,31 @@ def queries(draw, name: str, negation: bool = False, kernel: bool = False) -> st
     if kernel:
         pattern = draw(kernel_patterns())
     else:
-        pattern = draw(negation_patterns()) if negation else draw(patterns(list(draw(st.permutations(TYPES)))))
+        pattern = (
+            draw(negation_patterns()) if negation else draw(patterns(list(draw(st.permutations(TYPES)))))
+        )
     probe = parse_workload(f"q: RETURN COUNT(*) PATTERN {pattern} WITHIN 1").queries[0]
     positive = list(probe.pattern.template.types)
     all_types = list(probe.types)
     returns = ["COUNT(*)"]
     for _ in range(draw(st.integers(0, 3))):
         t = draw(st.sampled_from(positive))
-        returns.append(draw(st.sampled_from([f"COUNT({t})", f"SUM({t}.x)", f"MIN({t}.x)", f"MAX({t}.x)", f"AVG({t}.x)"])))
+        returns.append(
+            draw(st.sampled_from([f"COUNT({t})", f"SUM({t}.x)", f"MIN({t}.x)", f"MAX({t}.x)", f"AVG({t}.x)"]))
+        )
     returns = list(dict.fromkeys(returns))
     where = []
     if draw(st.booleans()):
         where.append("[k]")
     for _ in range(draw(st.integers(0, 2))):
         t = draw(st.sampled_from(all_types))
-        where.append(draw(st.sampled_from([f"{t}.x < 3", f"({t}.x % 2 = 0 OR {t}.y > 1)", f"{t}.s = u", f"{t}.x + 1 >= {t}.y"])))
+        where.append(
+            draw(
+                st.sampled_from(
+                    [f"{t}.x < 3", f"({t}.x % 2 = 0 OR {t}.y > 1)", f"{t}.s = u", f"{t}.x + 1 >= {t}.y"]
+                )
+            )
+        )
     transitions = [tr for part in probe.pattern.walk() for tr in part.template.transitions]
     for _ in range(draw(st.integers(0, 2)) if transitions and not kernel else 0):
         tr = draw(st.sampled_from(transitions))
@@ -153,14 +165,20 @@ def graph_sharing_workloads(draw) -> str:
     """A random query (negation included) and 1–3 siblings with the same pattern and WHERE clause but other
     windows and aggregates: they share one trend graph per partition (``hamlet.runtime.partition.graph_key``)."""
     first = draw(queries("q0", negation=draw(st.booleans())))
-    m = re.fullmatch(r"q0: RETURN (.*?) PATTERN (.*?)((?: WHERE .*?)?(?: GROUP-BY g)?) WITHIN \d+ SLIDE \d+", first)
+    m = re.fullmatch(
+        r"q0: RETURN (.*?) PATTERN (.*?)((?: WHERE .*?)?(?: GROUP-BY g)?) WITHIN \d+ SLIDE \d+", first
+    )
     assert m is not None, first
     pattern, clauses = m.group(2), m.group(3)
     positive = list(parse_workload(first).queries[0].pattern.template.types)
     out = [first]
     for i in range(1, draw(st.integers(2, 4))):
         t = draw(st.sampled_from(positive))
-        returns = draw(st.sampled_from(["COUNT(*)", f"COUNT(*), COUNT({t})", f"SUM({t}.x), MAX({t}.x)", f"AVG({t}.x)", f"MIN({t}.y)"]))
+        returns = draw(
+            st.sampled_from(
+                ["COUNT(*)", f"COUNT(*), COUNT({t})", f"SUM({t}.x), MAX({t}.x)", f"AVG({t}.x)", f"MIN({t}.y)"]
+            )
+        )
         if "GROUP-BY" in clauses:
             returns = "g, " + returns
         within = draw(st.integers(2, 16))
@@ -190,7 +208,9 @@ def sharing_workloads(draw) -> str:
         if draw(st.integers(0, 2)) == 0:
             predicates.append(draw(st.sampled_from(["B.x < 3", "B.x % 2 = 0", "B.y > 0", "B.x >= 1"])))
         if draw(st.integers(0, 4)) == 0:
-            edges = ["B.x < NEXT(B).x"] + ([f"{p}.x <= NEXT(B).y"] if shape not in ("B+", "SEQ(B+, P)") else [])
+            edges = ["B.x < NEXT(B).x"] + (
+                [f"{p}.x <= NEXT(B).y"] if shape not in ("B+", "SEQ(B+, P)") else []
+            )
             predicates.append(draw(st.sampled_from(edges)))
         where = " WHERE [k]" if "WHERE" in partition else ""
         group = " GROUP-BY g" if "GROUP-BY" in partition else ""
@@ -199,7 +219,9 @@ def sharing_workloads(draw) -> str:
         returns = ("g, " if group else "") + draw(st.sampled_from(["COUNT(*)"] * 4 + ["COUNT(*), SUM(B.x)"]))
         within = draw(st.sampled_from([4, 6, 8, 15]))
         slide = draw(st.sampled_from([within, within // 2]))
-        queries.append(f"q{i}: RETURN {returns} PATTERN {pattern}{where}{group} WITHIN {within} SLIDE {slide}")
+        queries.append(
+            f"q{i}: RETURN {returns} PATTERN {pattern}{where}{group} WITHIN {within} SLIDE {slide}"
+        )
     return "\n".join(queries)
 
 

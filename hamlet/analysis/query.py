@@ -51,7 +51,9 @@ class LocalPredicate:
     event_type: str
     test: LocalFn
     text: str
-    expression: nodes.Expression | None = field(default=None, compare=False)  # what ``test`` was compiled from
+    expression: nodes.Expression | None = field(
+        default=None, compare=False
+    )  # what ``test`` was compiled from
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,9 @@ class AnalyzedQuery:
         for t in root.template.transitions:
             if t.target == event_type and self.edge_predicates_of(t.source, t.target):
                 return f"edge predicate on {t.source} -> {t.target}"
-            if t.source == event_type and (self.edge_predicates_of(t.source, t.target) or (t.source, t.target) in guarded):
+            if t.source == event_type and (
+                self.edge_predicates_of(t.source, t.target) or (t.source, t.target) in guarded
+            ):
                 return f"{t.source} -> {t.target} needs each {event_type} event on its own"
         if event_type == root.template.end and any(n.following is None for n in root.negations):
             return f"a trailing NOT waits for each {event_type} event's time"
@@ -233,7 +237,9 @@ class _Analyzer:
                             f"by a {target} event in this pattern")  # fmt: skip
         key = index_key(expr)
         key_op, source_key, target_key = key if key is not None else (None, None, None)
-        edge.append(EdgePredicate(source, target, compile_expression(expr), text, key_op, source_key, target_key))
+        edge.append(
+            EdgePredicate(source, target, compile_expression(expr), text, key_op, source_key, target_key)
+        )
 
 
 def _kleene_subpatterns(p: Pattern | NegationPattern) -> list[str]:

@@ -72,7 +72,9 @@ def _split(pattern: Pattern, fail: Fail, top_level: bool) -> SubPattern:
             before = items[index - 1] if index > 0 else None
             after = items[index + 1] if index + 1 < len(items) else None
             if isinstance(before, NegationPattern) or isinstance(after, NegationPattern):
-                raise fail(item, "two NOTs in a row; write one NOT SEQ(...) or put a positive pattern between them")
+                raise fail(
+                    item, "two NOTs in a row; write one NOT SEQ(...) or put a positive pattern between them"
+                )
             if (before is None or after is None) and not (is_root and top_level):
                 where = "first" if before is None else "last"
                 raise fail(item, f"NOT may be {where} only in the top-level SEQ of a query's pattern; "

@@ -77,7 +77,10 @@ class Workload:
             end.setdefault(template.end, []).append(q.name)
         transitions = tuple(MergedTransition(s, t, label, tuple(qs)) for (s, t, label), qs in labels.items())  # type: ignore[arg-type]
         return MergedTemplate(
-            tuple(types), transitions, {k: tuple(v) for k, v in start.items()}, {k: tuple(v) for k, v in end.items()}
+            tuple(types),
+            transitions,
+            {k: tuple(v) for k, v in start.items()},
+            {k: tuple(v) for k, v in end.items()},
         )
 
     def sharable_kleene_subpatterns(self) -> dict[str, tuple[str, ...]]:
@@ -91,8 +94,10 @@ class Workload:
     def sharable(self, a: AnalyzedQuery, b: AnalyzedQuery) -> bool:
         """Definition 3.2."""
         common = set(a.kleene_subpatterns) & set(b.kleene_subpatterns)
-        return bool(common) and _extremes(a) == _extremes(b) and set(a.partition_attributes) == set(
-            b.partition_attributes
+        return (
+            bool(common)
+            and _extremes(a) == _extremes(b)
+            and set(a.partition_attributes) == set(b.partition_attributes)
         )
 
     def sharable_query_sets(self) -> tuple[SharableQuerySet, ...]:
@@ -114,7 +119,9 @@ class Workload:
         sets = []
         for qs in members.values():
             names = {q.name for q in qs}
-            shared = {k: tuple(n for n in v if n in names) for k, v in self.sharable_kleene_subpatterns().items()}
+            shared = {
+                k: tuple(n for n in v if n in names) for k, v in self.sharable_kleene_subpatterns().items()
+            }
             sets.append(
                 SharableQuerySet(
                     queries=tuple(q.name for q in qs),
@@ -127,7 +134,9 @@ class Workload:
 
 
 def _extremes(q: AnalyzedQuery) -> frozenset[tuple[str, str | None, str | None]]:
-    return frozenset((a.function, a.event_type, a.attribute) for a in q.aggregates if a.function in ("MIN", "MAX"))
+    return frozenset(
+        (a.function, a.event_type, a.attribute) for a in q.aggregates if a.function in ("MIN", "MAX")
+    )
 
 
 def parse_workload(text: str) -> Workload:
@@ -148,7 +157,16 @@ def load_workload_file(path: str) -> Workload:
     except QueryError as e:
         query = f"query {e.query!r}: " if e.query else ""
         excerpt = e.excerpt()
-        raise HamletError(f"{path}:{e.line}:{e.column}: {query}{e.message}" + (f"\n{excerpt}" if excerpt else "")) from None
+        raise HamletError(
+            f"{path}:{e.line}:{e.column}: {query}{e.message}" + (f"\n{excerpt}" if excerpt else "")
+        ) from None
 
 
-__all__ = ["MergedTemplate", "QueryError", "SharableQuerySet", "Workload", "load_workload_file", "parse_workload"]
+__all__ = [
+    "MergedTemplate",
+    "QueryError",
+    "SharableQuerySet",
+    "Workload",
+    "load_workload_file",
+    "parse_workload",
+]

@@ -81,7 +81,9 @@ def tokenize(source: str) -> Iterator[Token]:
                     k += 1
                     while k < n and source[k] in " \t":
                         k += 1
-                if source[k : k + 2].upper() == "BY" and not (k + 2 < n and (source[k + 2].isalnum() or source[k + 2] == "_")):
+                if source[k : k + 2].upper() == "BY" and not (
+                    k + 2 < n and (source[k + 2].isalnum() or source[k + 2] == "_")
+                ):
                     yield Token(Kind.KEYWORD, "GROUP-BY", line, column)
                     i = k + 2
                     continue

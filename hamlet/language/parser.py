@@ -201,7 +201,9 @@ class _Parser:
                 self.advance()
                 target, attribute = None, None
             else:
-                target = self.expect_name("'*' or an event type" if function == "COUNT" else "Type.attribute").text
+                target = self.expect_name(
+                    "'*' or an event type" if function == "COUNT" else "Type.attribute"
+                ).text
                 attribute = None
                 if self.tok.is_symbol("."):
                     self.advance()

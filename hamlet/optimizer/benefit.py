@@ -113,4 +113,6 @@ class CostModel:
 
     def benefit(self, b: int, groups: int, windows: int, filtered: bool, rejected: int) -> float:
         """> 0 when sharing the burst with this query is cheaper than processing it alone."""
-        return self.nonshared(b, groups, windows, filtered) - self.shared_extra(b, windows, filtered, rejected)
+        return self.nonshared(b, groups, windows, filtered) - self.shared_extra(
+            b, windows, filtered, rejected
+        )

@@ -28,7 +28,9 @@ class Candidate(Generic[Name]):
 
     name: Name
     filtered: bool  # has local predicates on the burst's type: its matches must be checked per event
-    rejected: int  # events of the burst it matches differently from the shared graphlet: event-level snapshots
+    rejected: (
+        int  # events of the burst it matches differently from the shared graphlet: event-level snapshots
+    )
     windows: int
     queries: int = 1
 

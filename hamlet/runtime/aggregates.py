@@ -383,7 +383,9 @@ def algebra_for(query: AnalyzedQuery, events: Iterable[Event] | FloatColumns) ->
     return VectorAlgebra.of(query, events)
 
 
-def shared_algebra(algebras: Sequence[CountAlgebra | VectorAlgebra]) -> tuple[CountAlgebra | VectorAlgebra, list[Projection | None]]:
+def shared_algebra(
+    algebras: Sequence[CountAlgebra | VectorAlgebra],
+) -> tuple[CountAlgebra | VectorAlgebra, list[Projection | None]]:
     """One algebra for queries that share a graph, and per query the projection of its aggregates onto
     the query's own algebra (None: the same). Every field of a vector is updated from the trend count and
     its own values only, so the union of the queries' fields carries each query's aggregate unchanged."""

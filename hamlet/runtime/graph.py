@@ -59,7 +59,12 @@ class TrendGraph:
         self.algebra = algebra
         self.windowed = windowed
         self.children = [
-            (negation, TrendGraph(query, negation.part, LatestStartAlgebra(), events, False, plain_scan, (), horizon))
+            (
+                negation,
+                TrendGraph(
+                    query, negation.part, LatestStartAlgebra(), events, False, plain_scan, (), horizon
+                ),
+            )
             for negation in part.negations
         ]
         self.latest_match_start: Any = None  # for a negative sub-pattern: L, the latest start of a match
@@ -75,7 +80,9 @@ class TrendGraph:
         for transition in self.template.transitions:
             source, target = transition.source, transition.target
             guards = [g for n, g in self.children if n.previous == source and n.following == target]
-            src = _choose_source(query, source, target, algebra, events, _latest_of(guards), plain_scan, horizon)
+            src = _choose_source(
+                query, source, target, algebra, events, _latest_of(guards), plain_scan, horizon
+            )
             if src is None:
                 if source not in running:
                     running[source] = RunningSource(source, algebra)

@@ -214,7 +214,9 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
                 return _with_declined(groups, events, answer, stats)
         return _greta_partition(groups, events, stats, plain_scan)
 
-    def whole(events: list[Event], partition_groups: Sequence[int] | None) -> Iterator[tuple[str, range, Any]] | None:
+    def whole(
+        events: list[Event], partition_groups: Sequence[int] | None
+    ) -> Iterator[tuple[str, range, Any]] | None:
         answer = None if compiled_set is None else compiled_set.run(events, partition_groups, whole=True)
         return None if answer is None else _with_declined(groups, events, answer, stats)  # (none declined)
 

@@ -97,7 +97,9 @@ class NativeSet:
             yield Summed(graph.names[member], group, diffs, entries)
 
 
-def set_kernel_for(groups: Sequence[GraphGroupLike], grouping: Mapping[tuple[str, ...], int]) -> NativeSet | None:
+def set_kernel_for(
+    groups: Sequence[GraphGroupLike], grouping: Mapping[tuple[str, ...], int]
+) -> NativeSet | None:
     """One kernel for all ``groups`` of a set (each compiled, ``kernel_for``), or None unless every group
     has a compiled graph and local predicates the kernel evaluates. ``grouping``: the number of each
     GROUP-BY (``partition.groupings``), by which ``run`` gets a partition's groups."""
@@ -113,7 +115,9 @@ def set_kernel_for(groups: Sequence[GraphGroupLike], grouping: Mapping[tuple[str
         key_of.append(keys[group.key][0])
     graphs = [g.native for g in groups if g.native is not None]
     grouping_of = [[grouping[q.group_by] for q in g.queries] for g in groups]
-    kernel = hamlet_native.SetKernel([g.kernel for g in graphs], [t for _, t in keys.values()], key_of, grouping_of)
+    kernel = hamlet_native.SetKernel(
+        [g.kernel for g in graphs], [t for _, t in keys.values()], key_of, grouping_of
+    )
     return NativeSet(kernel, graphs)
 
 
@@ -125,7 +129,9 @@ def segment_costs_for(readers: Mapping[str, tuple[int, int, int, int]], sharers:
     whole, no kernel)."""
     if hamlet_native is None or not pane:
         return None
-    return hamlet_native.SegmentCosts(dict(readers), list(sharers), pane, model.burst_break_even, model.group_event)
+    return hamlet_native.SegmentCosts(
+        dict(readers), list(sharers), pane, model.burst_break_even, model.group_event
+    )
 
 
 class GraphGroupLike(Protocol):  # ``greta.GraphGroup`` (which imports this module)

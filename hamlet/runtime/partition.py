@@ -54,7 +54,9 @@ def groupings(queries: Sequence[AnalyzedQuery]) -> list[tuple[str, ...]]:
     return list(dict.fromkeys(q.group_by for q in queries))
 
 
-def partition_stream(attributes: Sequence[str], types: set[str], events: Iterable[Event]) -> dict[PartitionKey, list[Event]]:
+def partition_stream(
+    attributes: Sequence[str], types: set[str], events: Iterable[Event]
+) -> dict[PartitionKey, list[Event]]:
     """Events of ``types`` by their values of ``attributes``, in input order. An event with a null in one
     of them is matched by no query partitioned by it, and left out."""
     if not attributes:  # the whole stream is one partition
@@ -108,7 +110,9 @@ def local_tests(query: AnalyzedQuery) -> LocalTests:
     return {t: tuple(ts) for t, ts in tests.items()}
 
 
-def matched_events(query: AnalyzedQuery, events: Iterable[Event], tests: LocalTests | None = None) -> list[Event]:
+def matched_events(
+    query: AnalyzedQuery, events: Iterable[Event], tests: LocalTests | None = None
+) -> list[Event]:
     """The events of the query's types that pass its local predicates (``tests``: its ``local_tests``, to
     make them once for many partitions)."""
     tests = local_tests(query) if tests is None else tests

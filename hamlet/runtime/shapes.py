@@ -71,7 +71,9 @@ class ShapeGroup:
             slot_of = []
             for q in queries:
                 types = q.pattern.template.types
-                key = tuple((types[u], tuple(x.text for x in q.local_predicates_of(types[u]))) for u in upstream[p])
+                key = tuple(
+                    (types[u], tuple(x.text for x in q.local_predicates_of(types[u]))) for u in upstream[p]
+                )
                 slot_of.append(keys.setdefault(key, len(keys)))
             self.slot_of.append(slot_of)
             self.slot_members.append([[] for _ in keys])
@@ -88,7 +90,9 @@ class ShapeGroup:
                 slots = self.slots.setdefault(t, {}).setdefault(p, [])
                 if self.slot_of[p][i] not in slots:
                     slots.append(self.slot_of[p][i])
-        self.width = [len(self.slot_members[p]) for p in range(positions)] + [len(self.slot_members[self.end])]
+        self.width = [len(self.slot_members[p]) for p in range(positions)] + [
+            len(self.slot_members[self.end])
+        ]
         self.columns: dict[int, list[list[int]]] = {}  # window → one column per position, then the finals
         self.open: list[int] = []  # ascending
         self.next_close: Any = None
@@ -170,7 +174,10 @@ class ShapeGroup:
                             int(position == self.start), slots, 1)  # fmt: skip
                 pending.append((columns, position, slots, [xj * c for xj, c in zip(x, counts)]))
         for columns, position, slots, deltas in pending:
-            for target in (position if self.kept[position] else None, self.positions if position == self.end else None):
+            for target in (
+                position if self.kept[position] else None,
+                self.positions if position == self.end else None,
+            ):
                 if target is not None:
                     column = columns[target]
                     for j, d in zip(slots, deltas):
@@ -188,12 +195,14 @@ def _upstream(position: int, incoming: list[tuple[int, ...]]) -> list[int]:
     return sorted(seen)
 
 
-def _deltas(sources: list[tuple[list[int], list[int]]], start: int, slots: Sequence[int], mu: int) -> list[int]:
+def _deltas(
+    sources: list[tuple[list[int], list[int]]], start: int, slots: Sequence[int], mu: int
+) -> list[int]:
     """x·μ per slot, x the sum of the predecessor positions' entries (+ 1 at the start position)."""
     if not sources:
         return [start * mu] * len(slots)
     if len(sources) == 1:
-        (a, ma), = sources
+        ((a, ma),) = sources
         return [(a[ma[j]] + start) * mu for j in slots]
     if len(sources) == 2:
         (a, ma), (b, mb) = sources

@@ -148,7 +148,9 @@ class SharingPlan:
         self.shape = {q.name: shape_of(q, algebras[q.name]) for q in queries}
         self.positive = [(q, frozenset(q.pattern.template.types)) for q in queries]
         # Local predicates per (query, type); queries with the same ones match the same events.
-        self.tests = {(q.name, t): tuple(p.test for p in q.local_predicates_of(t)) for q in queries for t in q.types}
+        self.tests = {
+            (q.name, t): tuple(p.test for p in q.local_predicates_of(t)) for q in queries for t in q.types
+        }
         self.filter_key = {
             (q.name, t): tuple(p.text for p in q.local_predicates_of(t)) for q in queries for t in q.types
         }  # fmt: skip
@@ -222,8 +224,13 @@ class Layout:
                     kleene.setdefault(m.group(1), []).append(q.name)
         self.sharers = {t: set(names) for t, names in kleene.items() if len(names) > 1}
         self.types = {t: _TypeReaders(t, queries, plan, self) for t in {t for q in queries for t in q.types}}
-        readers = {t: (len(r.closed_runs), r.group_members, r.group_windows, r.compiled) for t, r in self.types.items()}
-        self.segment_costs = segment_costs_for(readers, self.sharers, plan.whole_pane, plan.model) if plan.native else None
+        readers = {
+            t: (len(r.closed_runs), r.group_members, r.group_windows, r.compiled)
+            for t, r in self.types.items()
+        }
+        self.segment_costs = (
+            segment_costs_for(readers, self.sharers, plan.whole_pane, plan.model) if plan.native else None
+        )
 
 
 class _SharedRun:
@@ -254,7 +261,9 @@ class _SharedRun:
         read = 0
         for e in self.events:
             readers = self.types[e.type]
-            read += readers.any_unfiltered or any(all(test(e) for test in tests) for tests in readers.all_filters)
+            read += readers.any_unfiltered or any(
+                all(test(e) for test in tests) for tests in readers.all_filters
+            )
         return read
 
     def run(self, segments: Sequence[Segment]) -> Iterator[tuple[str, int, Any]]:
@@ -269,7 +278,9 @@ class _SharedRun:
         for group in self.groups:
             yield from group.finish()
 
-    def _one_by_one(self, name: str, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
+    def _one_by_one(
+        self, name: str, batches: Sequence[tuple[Any, list[Event]]]
+    ) -> Iterator[tuple[str, int, Any]]:
         run, matched = self.runs[name], self.matched[name]
         for time, batch in batches:
             mine = [e for e in batch if id(e) in matched]
@@ -289,7 +300,9 @@ class _SharedRun:
             for event_type, events in by_type.items():
                 for position, slots in group.slots.get(event_type, {}).items():
                     members = group.slot_members[position]
-                    counts = [self._matches(group.names[members[j][0]], event_type, [events])[0] for j in slots]
+                    counts = [
+                        self._matches(group.names[members[j][0]], event_type, [events])[0] for j in slots
+                    ]
                     reads.append((position, slots, counts))
             if reads:
                 yield from group.advance(time)
@@ -301,13 +314,20 @@ class _SharedRun:
             return [len(g) for g in groups]
         return [sum(1 for e in g if all(test(e) for test in tests)) for g in groups]
 
-    def _burst(self, event_type: str, batches: Sequence[tuple[Any, list[Event]]]) -> Iterator[tuple[str, int, Any]]:
+    def _burst(
+        self, event_type: str, batches: Sequence[tuple[Any, list[Event]]]
+    ) -> Iterator[tuple[str, int, Any]]:
         readers = self.types[event_type]
         for name in readers.sequential:
             yield from self._one_by_one(name, batches)
         if not readers.closed:
             return
-        if self.sharing == "hamlet" and not readers.group_reads and len(batches) == 1 and len(batches[0][1]) == 1:
+        if (
+            self.sharing == "hamlet"
+            and not readers.group_reads
+            and len(batches) == 1
+            and len(batches[0][1]) == 1
+        ):
             # A burst of one event read by no shape group: nothing to share, and a query's own step is
             # cheaper than a commit. The shared graphlet (if any) goes on with the next burst: neither a
             # split nor a merge.
@@ -426,7 +446,12 @@ class _SharedRun:
         yield from run.advance(time)
         windows = run.root.windows(time)  # window classes (graph.py): one state per class of windows
         x = run.root.snapshot(event, windows)
-        if self.trace is not None and self.trace and self.trace[-1]["type"] == event_type and name in self.trace[-1]["queries"]:
+        if (
+            self.trace is not None
+            and self.trace
+            and self.trace[-1]["type"] == event_type
+            and name in self.trace[-1]["queries"]
+        ):
             self.trace[-1]["snapshot"][name] = dict(zip(windows, x))
         algebra = run.root.algebra
         # Queries that match the same events (one class) and aggregate alike share the burst's vector too.
@@ -451,11 +476,15 @@ class _TypeReaders:
     """Who reads events of one type, and how (once per type and ``Layout``, used by every burst of it).
     Shape groups are referred to by their index in the layout."""
 
-    def __init__(self, event_type: str, queries: Sequence[AnalyzedQuery], plan: SharingPlan, layout: Layout) -> None:
+    def __init__(
+        self, event_type: str, queries: Sequence[AnalyzedQuery], plan: SharingPlan, layout: Layout
+    ) -> None:
         readers = [q for q in queries if event_type in q.types]
         keys = {q.name: plan.filter_key[(q.name, event_type)] for q in readers}
         self.any_unfiltered = any(not key for key in keys.values())
-        self.all_filters = list({keys[q.name]: plan.tests[(q.name, event_type)] for q in readers if keys[q.name]}.values())
+        self.all_filters = list(
+            {keys[q.name]: plan.tests[(q.name, event_type)] for q in readers if keys[q.name]}.values()
+        )
         in_group = {name for g in layout.groups for name in g.names}
         alone = [q.name for q in readers if q.name not in in_group]
         self.sequential = [name for name in alone if not plan.closed_form[(name, event_type)]]
@@ -478,7 +507,9 @@ class _TypeReaders:
                 classes: dict[tuple[FilterKey, bool], list[int]] = {}
                 for slot in slots:
                     slot_names = [group.names[i] for i in group.slot_members[position][slot]]
-                    classes.setdefault((keys[slot_names[0]], all(n in self.sharers for n in slot_names)), []).append(slot)
+                    classes.setdefault(
+                        (keys[slot_names[0]], all(n in self.sharers for n in slot_names)), []
+                    ).append(slot)
                 self.group_reads.append((g, position, [(k, s, m) for (k, s), m in classes.items()]))
         # For the set-up decision: members of shape groups that read this type, over all (group, position)
         # reads, and the windows per event those reads update (a group keeps columns per window).

@@ -57,5 +57,3 @@ def events_table(spark, tmp_path_factory) -> str:
     path = str(tmp_path_factory.mktemp("tables") / "events")
     generate(spark, "rideshare", START, HOURS, RATE, path, seed=SEED)
     return path
-
-
