@@ -16,7 +16,9 @@ from hamlet import Event, parse_workload
 from hamlet.api import evaluate, evaluate_with
 from hamlet.optimizer.benefit import CostModel, paper_benefit, paper_nonshared_cost, paper_shared_cost
 from hamlet.optimizer.choice import Candidate, choose_sharing
-from hamlet.runtime.greta import run_greta
+from hamlet.runtime.aggregates import CountAlgebra
+from hamlet.runtime.greta import graph_groups, run_greta
+from hamlet.runtime.native import set_kernel_for
 from hamlet.runtime.shared import run_shared
 from hamlet.stats import EvaluationStats
 
@@ -208,6 +210,33 @@ def test_hamlet_weighs_a_partition_again_when_the_kernel_leaves_it_to_python():
     hamlet = partial(run_shared, sharing="hamlet", model=model)
     for b, shared_bursts in ((100, 0), (130, 1)):  # 2^100 − 1 trends fit the kernel's 128 bits, 2^130 − 1 not
         events = [Event("A", 1), Event("C", 2)] + [Event("B", t) for t in range(3, 3 + b)]
+        stats = EvaluationStats()
+        rows = evaluate_with(workload, events, hamlet, stats=stats)
+        assert [(r.query, r.value) for r in rows] == [("q1", 2**b - 1), ("q2", 2**b - 1)]
+        assert (stats.bursts, stats.shared_bursts) == (1, shared_bursts)
+
+
+def test_graphs_compiled_one_by_one_are_weighed_as_compiled():
+    """``B.x >= B.y`` compares two attributes: the set kernel does not evaluate it, so each graph is compiled
+    on its own (its events matched in Python first). Those graphs count as compiled too: a partition they
+    take whole stays on them, and one they leave to Python is weighed again, as with the set kernel."""
+    workload = parse_workload(
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x >= B.y WITHIN 1000\n"
+        "q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WHERE B.x >= B.y WITHIN 1000"
+    )
+    model = CostModel(burst_break_even=1.5, group_event=2.0, partition_setup=2.0, compiled_step=0.0)
+    hamlet = partial(run_shared, sharing="hamlet", model=model)
+    algebras = {q.name: CountAlgebra() for q in workload.queries}
+    assert run_greta(workload.queries, algebras, EvaluationStats(), share_graphs=True).compiled == {
+        "q1",
+        "q2",
+    }
+    assert set_kernel_for(graph_groups(workload.queries, algebras, native=True), {(): 0}) is None
+    for b, shared_bursts in ((100, 0), (130, 1)):
+        # b matching Bs, every tenth followed by one that fails the predicate (x < y).
+        bs = [Event("B", 3 + 2 * i, {"x": 1, "y": 0}) for i in range(b)]
+        bs += [Event("B", 4 + 2 * i, {"x": 0, "y": 1}) for i in range(0, b, 10)]
+        events = [Event("A", 1), Event("C", 2), *sorted(bs, key=lambda e: e.time)]
         stats = EvaluationStats()
         rows = evaluate_with(workload, events, hamlet, stats=stats)
         assert [(r.query, r.value) for r in rows] == [("q1", 2**b - 1), ("q2", 2**b - 1)]

@@ -5,7 +5,7 @@ differ only in windows or aggregates."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import groupby
@@ -27,6 +27,8 @@ from hamlet.runtime.partition import (
     matched_events,
 )
 from hamlet.stats import EvaluationStats
+
+WindowRun = tuple[str, range, Any]  # (query, a run of its windows, their final aggregate)
 
 
 class _Windows:
@@ -72,7 +74,7 @@ class QueryRun:
             for t in graph.template.types:
                 self.graphs_by_type.setdefault(t, []).append(graph)
 
-    def advance_runs(self, time: Any) -> Iterator[tuple[str, range, Any]]:
+    def advance_runs(self, time: Any) -> Iterator[WindowRun]:
         """Close the windows that end at or before ``time`` (yielding (query, windows, final) for runs of
         windows with the same final), open those of ``time``."""
         closed = False
@@ -96,7 +98,7 @@ class QueryRun:
             if member.next_close is None and runs:
                 member.next_close = window.end(runs[0][0])
 
-    def _close(self, member: _Windows, last_closing: int) -> Iterator[tuple[str, range, Any]]:
+    def _close(self, member: _Windows, last_closing: int) -> Iterator[WindowRun]:
         runs, name, project = member.open, member.name, member.project
         while runs and runs[0][0] <= last_closing:
             first, last = runs[0]
@@ -126,7 +128,7 @@ class QueryRun:
         for graph, event, aggregates in computed:
             graph.commit(event, aggregates)
 
-    def finish_runs(self) -> Iterator[tuple[str, range, Any]]:
+    def finish_runs(self) -> Iterator[WindowRun]:
         for member in self.members:
             if member.open:
                 yield from self._close(member, member.open[-1][1])
@@ -139,7 +141,7 @@ class QueryRun:
 
 def run_partition(queries: Sequence[AnalyzedQuery], algebra: Algebra, events: Sequence[Event],
                   plain_scan: bool = False, classes: PartitionClasses | None = None,
-                  projections: Sequence[Projection | None] = ()) -> Iterator[tuple[str, range, Any]]:  # fmt: skip
+                  projections: Sequence[Projection | None] = ()) -> Iterator[WindowRun]:  # fmt: skip
     """(query, windows, final aggregate) for every run of windows of the queries (of one ``graph_key``)
     with the same final, in which a trend matched; ``events`` sorted by time."""
     run = QueryRun(queries, algebra, events, plain_scan, classes, projections)
@@ -207,43 +209,44 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     grouping = {g: i for i, g in enumerate(groupings(queries))}
     compiled_set = set_kernel_for(groups, grouping) if native and not plain_scan else None
 
-    def run(events: list[Event], partition_groups: Sequence[int] | None) -> Iterator[tuple[str, range, Any]]:
+    def run(events: list[Event], partition_groups: Sequence[int] | None) -> Iterable[WindowRun]:
         if compiled_set is not None:
             answer = compiled_set.run(events, partition_groups)
             if answer is not None:
                 return _with_declined(groups, events, answer, stats)
-        return _greta_partition(groups, events, stats, plain_scan)
+        runs = _greta_partition(groups, events, stats, plain_scan)
+        assert runs is not None  # (only a ``whole`` partition can be refused)
+        return runs
 
-    def whole(
-        events: list[Event], partition_groups: Sequence[int] | None
-    ) -> Iterator[tuple[str, range, Any]] | None:
-        answer = None if compiled_set is None else compiled_set.run(events, partition_groups, whole=True)
+    def whole(events: list[Event], partition_groups: Sequence[int] | None) -> Iterable[WindowRun] | None:
+        if compiled_set is None:  # graphs compiled one by one, if any (predicates the set kernel lacks)
+            return _greta_partition(groups, events, stats, plain_scan, whole=True) if compiled else None
+        answer = compiled_set.run(events, partition_groups, whole=True)
         return None if answer is None else _with_declined(groups, events, answer, stats)  # (none declined)
 
     compiled = frozenset(q.name for g in groups if g.native is not None for q in g.queries)
     return PartitionRunner(run, tuple if compiled_set is None else compiled_set.summed, compiled, whole)
 
 
-def _with_declined(groups: Sequence[GraphGroup], events: list[Event],
-                   answer: tuple[list[tuple[str, range, Any]], list[int], int],
-                   stats: EvaluationStats) -> Iterator[tuple[str, range, Any]]:  # fmt: skip
+def _with_declined(groups: Sequence[GraphGroup], events: list[Event], answer: tuple[list[WindowRun], list[int], int],
+                   stats: EvaluationStats) -> Iterator[WindowRun]:  # fmt: skip
     """The set kernel's runs, then those of the groups it left to Python."""
     runs, declined, matched = answer
     stats.events += matched
-    yield from runs
-    classes = PartitionClasses([e.time for e in events]) if declined else None
-    for i in declined:
-        group = groups[i]
-        mine = matched_events(group.queries[0], events, group.tests)
-        yield from run_partition(group.queries, group.algebra, mine, False, classes, group.projections)
+    in_python = [(groups[i], matched_events(groups[i].queries[0], events, groups[i].tests)) for i in declined]
+    return _then_in_python(runs, in_python, events, False)
 
 
 def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: EvaluationStats,
-                     plain_scan: bool) -> Iterator[tuple[str, range, Any]]:  # fmt: skip
+                     plain_scan: bool, whole: bool = False) -> Iterator[WindowRun] | None:  # fmt: skip
+    """The partition on every group's graph: on its compiled graph where it has one and the kernel takes
+    the partition, else in Python; with ``whole``, None where the kernel leaves a compiled graph to Python
+    (``PartitionRunner.whole``)."""
     read: set[int] = set()
     matched: dict[tuple, tuple[list[Event], set[str]]] = {}  # per ``match_key``: the events, their types
     present = {e.type for e in events}
-    classes = None  # the partition's window classes, for the graphs that run in Python
+    compiled: list[WindowRun] = []
+    in_python: list[tuple[GraphGroup, list[Event]]] = []
     for group in groups:
         # Patterns have no optional parts: every trend holds an event of each positive type, so a partition
         # that lacks one (before or after the local predicates) has no trend; its graph is not even built.
@@ -260,10 +263,21 @@ def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: E
             continue
         if group.native is not None:
             runs = group.native.run(mine)
-            if runs is not None:  # (None: a partition the kernel leaves to Python)
-                yield from runs
+            if runs is not None:
+                compiled.extend(runs)
                 continue
-        if classes is None:
-            classes = PartitionClasses([e.time for e in events])
-        yield from run_partition(group.queries, group.algebra, mine, plain_scan, classes, group.projections)
+            if whole:  # (None: a partition the kernel leaves to Python)
+                return None
+        in_python.append((group, mine))
     stats.events += len(read)
+    return _then_in_python(compiled, in_python, events, plain_scan)
+
+
+def _then_in_python(runs: list[WindowRun], in_python: Sequence[tuple[GraphGroup, list[Event]]], events: list[Event],
+                    plain_scan: bool) -> Iterator[WindowRun]:  # fmt: skip
+    """``runs`` (the kernel's), then those of the groups on Python's graphs, each over the events it matches
+    (``in_python``), with the partition's window classes."""
+    yield from runs
+    classes = PartitionClasses([e.time for e in events]) if in_python else None
+    for group, mine in in_python:
+        yield from run_partition(group.queries, group.algebra, mine, plain_scan, classes, group.projections)

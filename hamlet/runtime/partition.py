@@ -37,7 +37,8 @@ class PartitionRunner:
     each of the set's ``groupings``, may sum some runs itself instead of giving them; ``summed()`` then
     hands those sums over, once, after the last partition. ``compiled``: the queries whose graphs run on the
     compiled kernel (the sharing decision weighs their steps as such); ``whole(events, groups)``: the runs
-    of the partition all computed there, or None where the kernel leaves some of it to Python."""
+    of the partition with each of those graphs computed there, or None where the kernel leaves one of them
+    to Python."""
 
     run: Callable[[list[Event], Sequence[int] | None], Iterable[Run]]
     summed: Callable[[], Iterable[Summed]] = tuple
