@@ -228,8 +228,12 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     return PartitionRunner(run, tuple if compiled_set is None else compiled_set.summed, compiled, whole)
 
 
-def _with_declined(groups: Sequence[GraphGroup], events: list[Event], answer: tuple[list[WindowRun], list[int], int],
-                   stats: EvaluationStats) -> Iterator[WindowRun]:  # fmt: skip
+def _with_declined(
+    groups: Sequence[GraphGroup],
+    events: list[Event],
+    answer: tuple[list[WindowRun], list[int], int],
+    stats: EvaluationStats,
+) -> Iterator[WindowRun]:
     """The set kernel's runs, then those of the groups it left to Python."""
     runs, declined, matched = answer
     stats.events += matched
@@ -262,19 +266,23 @@ def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: E
         if not types.issuperset(positive) or not group.has_windows(mine[0].time, mine[-1].time):
             continue
         if group.native is not None:
-            runs = group.native.run(mine)
+            runs = group.native.run(mine)  # (None: a partition the kernel leaves to Python)
             if runs is not None:
                 compiled.extend(runs)
                 continue
-            if whole:  # (None: a partition the kernel leaves to Python)
+            if whole:
                 return None
         in_python.append((group, mine))
     stats.events += len(read)
     return _then_in_python(compiled, in_python, events, plain_scan)
 
 
-def _then_in_python(runs: list[WindowRun], in_python: Sequence[tuple[GraphGroup, list[Event]]], events: list[Event],
-                    plain_scan: bool) -> Iterator[WindowRun]:  # fmt: skip
+def _then_in_python(
+    runs: list[WindowRun],
+    in_python: Sequence[tuple[GraphGroup, list[Event]]],
+    events: list[Event],
+    plain_scan: bool,
+) -> Iterator[WindowRun]:
     """``runs`` (the kernel's), then those of the groups on Python's graphs, each over the events it matches
     (``in_python``), with the partition's window classes."""
     yield from runs
