@@ -44,6 +44,7 @@ import time as clock
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import groupby
 from math import floor, prod
+from operator import attrgetter
 from typing import Any, Literal
 
 from hamlet.analysis.query import AnalyzedQuery
@@ -62,6 +63,7 @@ from hamlet.stats import EvaluationStats
 Sharing = Literal["static", "hamlet"]
 FilterKey = tuple[str, ...]  # the texts of a query's local predicates on one type: () for none
 _SINGLE_TYPE_KLEENE = re.compile(r"^(\w+)\+$")
+_type_of = attrgetter("type")
 
 
 # A burst (event type, its timestamp groups) or, type None, one timestamp with events of several types.
@@ -158,7 +160,8 @@ class SharingPlan:
         self.match_key = {q.name: match_key(q) for q in queries}
         self.pane = pane_size([d for q in queries for d in (q.window.within, q.window.slide)])
         self.whole_pane = int(self.pane) if self.pane.denominator == 1 else 0  # int arithmetic on int times
-        self.layouts: dict[frozenset[str], Layout] = {}
+        self.layouts: dict[frozenset[str], Layout] = {}  # by the names of the queries that can match
+        self.layout_of_types: dict[frozenset[str], Layout] = {}  # by the types a partition holds
 
     def pane_of(self, time: Any) -> int:
         whole = self.whole_pane
@@ -196,12 +199,15 @@ class SharingPlan:
     def layout(self, events: list[Event]) -> Layout:
         """The layout of the queries that can match in a partition of ``events``: patterns have no optional
         parts, so a query one of whose positive types is missing has no trend there and is left out."""
-        present = {e.type for e in events}
-        active = [q for q, positive in self.positive if positive <= present]
-        key = frozenset(q.name for q in active)
-        found = self.layouts.get(key)
+        present = frozenset(map(_type_of, events))
+        found = self.layout_of_types.get(present)
         if found is None:
-            found = self.layouts[key] = Layout(self, active)
+            active = [q for q, positive in self.positive if positive <= present]
+            key = frozenset(q.name for q in active)
+            found = self.layouts.get(key)
+            if found is None:
+                found = self.layouts[key] = Layout(self, active)
+            self.layout_of_types[present] = found
         return found
 
 
