@@ -9,11 +9,12 @@ from dataclasses import asdict, dataclass, fields
 class EvaluationStats:
     """Counters of one evaluation (all queries, all partitions).
 
-    ``events``: events read by at least one query's graph; ``partitions``: the stream partitions of the
-    sharable query sets (GROUP-BY ∪ equivalence values) that hold some event of their set. The burst counters are HAMLET's: ``bursts`` of
-    a sharable Kleene type (Definition 4.1), how many were ``shared_bursts``, graphlet ``splits`` and
-    ``merges`` (§4.2), snapshots created at graphlet level (Definition 3.9) and at event level
-    (Definition 3.11), and the time the optimizer spent deciding. GRETA fills only ``events``.
+        ``events``: events read by at least one query's graph; ``partitions``: the stream partitions of the
+        sharable query sets (GROUP-BY ∪ equivalence values) that hold some event of their set. The burst counters are HAMLET's: ``bursts`` of
+        a sharable Kleene type (Definition 4.1), how many were ``shared_bursts`` (in how many shared ``graphlets``:
+    one per burst and set of events its sharers match), graphlet ``splits`` and
+        ``merges`` (§4.2), snapshots created at graphlet level (Definition 3.9) and at event level
+        (Definition 3.11), and the time the optimizer spent deciding. GRETA fills only ``events``.
     """
 
     strategy: str = ""
@@ -21,6 +22,7 @@ class EvaluationStats:
     partitions: int = 0
     bursts: int = 0
     shared_bursts: int = 0
+    graphlets: int = 0
     splits: int = 0
     merges: int = 0
     graphlet_snapshots: int = 0

@@ -134,6 +134,13 @@ MALFORMED = [
     ),
     ("q1: RETURN COUNT(*) PATTERN (NOT A)+ WITHIN 1", "q1", 1, 30, "(NOT P) and (NOT P)+ are not patterns"),
     ("q1: RETURN COUNT(*) PATTERN A+ WHERE A.x < 12abc WITHIN 1", "q1", 1, 44, "malformed number '12a'"),
+    (
+        "q1: RETURN COUNT(*), SUM(X.v),\n  count(*) PATTERN A X+ WITHIN 1",
+        "q1",
+        2,
+        3,
+        "COUNT(*) asks again for COUNT(*); RETURN each aggregate once",
+    ),
 ]
 
 

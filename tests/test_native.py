@@ -138,8 +138,8 @@ def test_sums_over_floats_are_exact_on_the_kernel():
 
 
 def test_what_the_kernel_leaves_to_python_is_still_exact():
-    # Ints and floats under one MAX, a Kleene run whose count needs more than 128 bits: the kernel declines
-    # the partition, the Python graph answers, and the results are the enumerator's, or the closed form's.
+    # Ints and floats under one MAX: the kernel declines the partition, the Python graph answers, and the
+    # results are the enumerator's. A Kleene run whose count needs more than 128 bits stays in the kernel.
     text = "q: RETURN MAX(B.x) PATTERN SEQ(A, B+) WITHIN 1000"
     mixed = [Event("A", 1, {"x": 1}), Event("B", 2, {"x": 0.5}), Event("B", 3, {"x": 2})]
     ((group, [partition]),) = groups_of(text, mixed)
@@ -162,7 +162,8 @@ def test_what_the_kernel_leaves_to_python_is_still_exact():
     text = "q: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WITHIN 1000"
     long_run = [Event("A", 0, {"x": 1})] + [Event("B", t, {"x": 1}) for t in range(1, 131)]
     ((group, [partition]),) = groups_of(text, long_run)
-    assert group.native.run(partition) is None
+    # (trends, SUM(B.x), its non-null occurrences, its float occurrences) of the one window [0, 1000).
+    assert group.native.run(partition) == [("q", range(1), (2**130 - 1, 130 * 2**129, 130 * 2**129, 0))]
     rows = {r.aggregate: r.value for r in evaluate(text, long_run) if r.window_start == 0}
     assert rows["COUNT(*)"] == 2**130 - 1  # every non-empty subset of the 130 Bs after the A
     assert rows["SUM(B.x)"] == 130 * 2**129  # each B lies in half of them
@@ -236,7 +237,8 @@ def test_the_set_kernel_matches_local_predicates_as_python_does():
                                  (Event("A", 2 * t, {"x": x, "y": t % 3}), Event("B", 2 * t + 1, {"y": t}))]  # fmt: skip
                 whole, groups = set_kernel(text, stream_events)
                 assert whole is not None, text
-                runs, declined, matched = whole.run(stream_events)
+                answer = whole.run(stream_events)
+                runs, declined, matched = answer.runs, answer.declined, answer.matched
                 (group,) = groups
                 mine = matched_events(group.queries[0], stream_events)
                 assert (matched, declined) == (len(mine), []), text
@@ -323,7 +325,8 @@ def test_the_set_kernel_sums_each_groups_windows_itself():
 
 def test_what_the_kernels_sums_cannot_hold_goes_to_python():
     # Partitions of one group (equivalence k, no GROUP-BY), one trend (a b) each. The kernel declines to sum
-    # a partition, and hands back its runs, when the sums could not hold it exactly; the results are exact.
+    # a partition, and hands back its runs, when the sums could not hold it exactly (ints and floats under
+    # one MIN); sums of any size and unit it holds. The results are exact.
     def partition(k: int, x) -> list[Event]:
         return [Event("A", 1, {"k": k}), Event("B", 2, {"k": k, "x": x})]
 
@@ -332,9 +335,9 @@ def test_what_the_kernels_sums_cannot_hold_goes_to_python():
         return [not list(run(events_, groups)) for events_, groups in partitions]
 
     total = "q: RETURN SUM(B.x) PATTERN SEQ(A, B) WHERE [k] WITHIN 10"
-    # 0.5 in units of 2^-1, then 0.001 needs 2^-62: the sum is rescaled; 2^60 then 2^-70 would need 2^130.
+    # 0.5 in units of 2^-1, then 0.001 needs 2^-62: the sum is rescaled; 2^60 then 2^-70 needs 2^130.
     assert summed_or_not(total, 0.5, 0.001) == [True, True]
-    assert summed_or_not(total, 2.0**60, 2.0**-70) == [True, False]
+    assert summed_or_not(total, 2.0**60, 2.0**-70) == [True, True]
     for xs in ((0.5, 0.001), (2.0**60, 2.0**-70), (2.0**60, 2.0**-70, -(2.0**60))):
         stream_events = [e for k, x in enumerate(xs) for e in partition(k, x)]
         (row,) = evaluate(total, stream_events)
@@ -351,5 +354,5 @@ def test_what_the_kernels_sums_cannot_hold_goes_to_python():
     stream_events = [Event("A", 0, {"k": k}) for k in range(3)]
     stream_events += [Event("B", t, {"k": k}) for t in range(1, 127) for k in range(3)]
     run, partitions = grouped_runner(count, stream_events)
-    assert [not list(run(events_, groups)) for events_, groups in partitions] == [True, True, False]
+    assert [not list(run(events_, groups)) for events_, groups in partitions] == [True, True, True]
     assert [r.value for r in evaluate(count, stream_events) if r.window_start == 0] == [3 * (2**126 - 1)]

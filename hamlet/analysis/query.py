@@ -129,7 +129,15 @@ class _Analyzer:
         self._collect_types(q.pattern, negated=False)
         pattern = split_pattern(q.pattern, self.fail)
         self.positive = set(pattern.template.types)
-        aggregates = tuple(self._aggregate(item) for item in q.returns if isinstance(item, AggregateCall))
+        calls = [item for item in q.returns if isinstance(item, AggregateCall)]
+        aggregates = tuple(self._aggregate(item) for item in calls)
+        seen: dict[tuple[str, str | None, str | None], str] = {}
+        for call, spec in zip(calls, aggregates):
+            key = (spec.function, spec.event_type, spec.attribute)
+            if key in seen:
+                # Output rows are keyed by the aggregate: a second one would be merged into the first.
+                raise self.fail(call, f"{spec.text} asks again for {seen[key]}; RETURN each aggregate once")
+            seen[key] = spec.text
         if not aggregates:
             raise self.fail(q, "RETURN holds no aggregate; add COUNT(*), COUNT(E), SUM, MIN, MAX or AVG")
         group_by = tuple(self._group_attribute(a) for a in q.group_by)

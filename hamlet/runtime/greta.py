@@ -16,7 +16,7 @@ from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, Projection, shared_algebra
 from hamlet.runtime.graph import PartitionClasses, TrendGraph, WindowClasses
-from hamlet.runtime.native import NativeGraph, kernel_for, set_kernel_for
+from hamlet.runtime.native import NativeGraph, SetAnswer, kernel_for, set_kernel_for
 from hamlet.runtime.partition import (
     LocalTests,
     PartitionRunner,
@@ -196,14 +196,18 @@ def graph_groups(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebr
 
 
 def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], stats: EvaluationStats,
-              plain_scan: bool = False, share_graphs: bool = False, native: bool = True) -> PartitionRunner:  # fmt: skip
+              plain_scan: bool = False, share_graphs: bool = False, native: bool = True,
+              sharing: str = "none") -> PartitionRunner:  # fmt: skip
     """Strategy ``greta``: the runner of a query set over its stream partitions, one graph per partition
     and query over the events it matches (GRETA shares a graph among a query's windows, §6); finals by runs
     of windows (see ``hamlet.api.Executor``). With ``share_graphs`` (``hamlet``'s non-shared plan), one
     graph per ``graph_key``: queries that differ only in windows or aggregates share it as windows do.
     ``native``: run the graphs the compiled kernel takes on it (``native.py``; never in ``plain_scan``, the
     reference mode), the others in Python; the compiled set sums a partition's finals itself when the caller
-    numbers its groups (``PartitionRunner``)."""
+    numbers its groups (``PartitionRunner``). ``sharing`` ("static", "hamlet"): the compiled set shares
+    bursts of the Kleene types its queries share in graphlets (``native.NativeSet.run``); the runner's
+    ``shares`` then says that the whole set runs there (partitions the kernel leaves to Python do not
+    share)."""
 
     groups = graph_groups(queries, algebras, share_graphs, native and not plain_scan)
     grouping = {g: i for i, g in enumerate(groupings(queries))}
@@ -211,7 +215,7 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
 
     def run(events: list[Event], partition_groups: Sequence[int] | None) -> Iterable[WindowRun]:
         if compiled_set is not None:
-            answer = compiled_set.run(events, partition_groups)
+            answer = compiled_set.run(events, partition_groups, sharing=sharing)
             if answer is not None:
                 return _with_declined(groups, events, answer, stats)
         runs = _greta_partition(groups, events, stats, plain_scan)
@@ -221,22 +225,25 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     def whole(events: list[Event], partition_groups: Sequence[int] | None) -> Iterable[WindowRun] | None:
         if compiled_set is None:  # graphs compiled one by one, if any (predicates the set kernel lacks)
             return _greta_partition(groups, events, stats, plain_scan, whole=True) if compiled else None
-        answer = compiled_set.run(events, partition_groups, whole=True)
+        answer = compiled_set.run(events, partition_groups, whole=True, sharing=sharing)
         return None if answer is None else _with_declined(groups, events, answer, stats)  # (none declined)
 
     compiled = frozenset(q.name for g in groups if g.native is not None for q in g.queries)
-    return PartitionRunner(run, tuple if compiled_set is None else compiled_set.summed, compiled, whole)
+    summed = tuple if compiled_set is None else compiled_set.summed
+    return PartitionRunner(
+        run, summed, compiled, whole, shares=compiled_set is not None and sharing != "none"
+    )
 
 
 def _with_declined(
     groups: Sequence[GraphGroup],
     events: list[Event],
-    answer: tuple[list[WindowRun], list[int], int],
+    answer: SetAnswer,
     stats: EvaluationStats,
 ) -> Iterator[WindowRun]:
     """The set kernel's runs, then those of the groups it left to Python."""
-    runs, declined, matched = answer
-    stats.events += matched
+    answer.count(stats)
+    runs, declined = answer.runs, answer.declined
     in_python = [(groups[i], matched_events(groups[i].queries[0], events, groups[i].tests)) for i in declined]
     return _then_in_python(runs, in_python, events, False)
 

@@ -31,6 +31,7 @@ then returns None).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hamlet.analysis.predicates import attribute_versus_literal
@@ -42,6 +43,7 @@ from hamlet.optimizer.benefit import CostModel
 from hamlet.runtime.aggregates import Algebra, CountAlgebra, Projection, VectorAlgebra
 from hamlet.runtime.clipping import ClippedWindow
 from hamlet.runtime.partition import Summed
+from hamlet.stats import EvaluationStats
 
 try:
     import hamlet_native
@@ -68,24 +70,47 @@ class NativeGraph:
         return self.names[member], range(first, last + 1), final if project is None else project(final)
 
 
+@dataclass(frozen=True)
+class SetAnswer:
+    """A partition on the set kernel: the runs of every graph it computed (those it did not sum), the
+    indexes of the groups it leaves to Python, how many events some group's predicates match, and what
+    sharing did: (bursts, shared bursts, graphlets, graphlet-level snapshots, splits, merges)."""
+
+    runs: list[tuple[str, range, Any]]
+    declined: list[int]
+    matched: int
+    decisions: tuple[int, int, int, int, int, int]
+
+    def count(self, stats: EvaluationStats) -> None:
+        stats.events += self.matched
+        bursts, shared, graphlets, snapshots, splits, merges = self.decisions
+        stats.bursts += bursts
+        stats.shared_bursts += shared
+        stats.graphlets += graphlets
+        stats.graphlet_snapshots += snapshots
+        stats.splits += splits
+        stats.merges += merges
+
+
 class NativeSet:
     """The compiled graphs of a set's ``GraphGroup``s with their local predicates (``set_kernel_for``)."""
 
     def __init__(self, kernel: Any, graphs: Sequence[NativeGraph]) -> None:
         self.kernel, self.graphs = kernel, tuple(graphs)
 
-    def run(self, events: list[Event], groups: Sequence[int] | None = None, whole: bool = False
-            ) -> tuple[list[tuple[str, range, Any]], list[int], int] | None:  # fmt: skip
-        """(runs of every graph the kernel computed, the indexes of the groups it leaves to Python, how
-        many events some group's predicates match), or None: the whole partition is Python's. With
-        ``groups`` (``PartitionRunner``), the kernel sums the runs itself but for those it cannot. With
-        ``whole``, None unless the kernel computes every group (and then it has summed nothing)."""
-        answer = self.kernel.run(events, None if groups is None else list(groups), whole)
+    def run(self, events: list[Event], groups: Sequence[int] | None = None, whole: bool = False,
+            sharing: str = "none") -> SetAnswer | None:  # fmt: skip
+        """What the kernel computed of a partition (``SetAnswer``), or None: the whole partition is
+        Python's. With ``groups`` (``PartitionRunner``), the kernel sums the runs itself but for those it
+        cannot. With ``whole``, None unless the kernel computes every group (and then it has summed
+        nothing). ``sharing``: "none" (GRETA), "static" or "hamlet": bursts of a Kleene type that queries
+        share applied in shared graphlets, always or where the benefit model says so (``burst.rs``)."""
+        answer = self.kernel.run(events, None if groups is None else list(groups), whole, sharing)
         if answer is None:
             return None
-        found, declined, matched = answer
+        found, declined, matched, decisions = answer
         graphs = self.graphs
-        return [graphs[g].answer(*run) for g, *run in found], declined, matched
+        return SetAnswer([graphs[g].answer(*run) for g, *run in found], declined, matched, decisions)
 
     def summed(self) -> Iterator[Summed]:
         """What ``run`` summed, each query's own aggregate (``NativeGraph.answer``'s projection)."""

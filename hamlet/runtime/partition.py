@@ -38,12 +38,13 @@ class PartitionRunner:
     hands those sums over, once, after the last partition. ``compiled``: the queries whose graphs run on the
     compiled kernel (the sharing decision weighs their steps as such); ``whole(events, groups)``: the runs
     of the partition with each of those graphs computed there, or None where the kernel leaves one of them
-    to Python."""
+    to Python. ``shares``: the runner shares bursts itself (the compiled set kernel)."""
 
     run: Callable[[list[Event], Sequence[int] | None], Iterable[Run]]
     summed: Callable[[], Iterable[Summed]] = tuple
     compiled: frozenset[str] = frozenset()
     whole: Callable[[list[Event], Sequence[int] | None], Iterable[Run] | None] = lambda events, groups: None
+    shares: bool = False  # the whole set runs on the compiled kernel, which shares bursts itself
 
     def __call__(self, events: list[Event], groups: Sequence[int] | None = None) -> Iterable[Run]:
         return self.run(events, groups)

@@ -114,7 +114,12 @@ def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]
     optimizer decides by (default: this machine's, ``CostModel.calibrated``); ``native``: the non-shared
     plan's graphs on the compiled kernel where it applies (``greta.run_greta``)."""
     # The non-shared plan still shares a graph among queries that differ only in windows or aggregates.
-    alone = run_greta(queries, algebras, stats, share_graphs=True, native=native)
+    # Where the compiled kernel takes the whole set, it shares the bursts itself (native/src/burst.rs), unless
+    # the caller asks for this module's path (a trace of its snapshots, or its cost model).
+    kernel_shares = sharing if trace is None and model is None else "none"
+    alone = run_greta(queries, algebras, stats, share_graphs=True, native=native, sharing=kernel_shares)
+    if alone.shares:
+        return alone
     plan = SharingPlan(queries, algebras, sharing, model or CostModel.calibrated(), native, alone.compiled)
 
     def run(events: list[Event], groups: Sequence[int] | None) -> Iterable[Run]:

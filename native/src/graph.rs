@@ -10,6 +10,7 @@ use pyo3::types::{PyFloat, PyTuple};
 use std::collections::{HashMap, VecDeque};
 
 use crate::events::RawEvent;
+use crate::num::Num;
 use crate::values::{key_float, order_key, summand, Scale, Value, FLOAT_SCALE_BITS};
 
 pub const TRENDS: u8 = 0;
@@ -23,7 +24,7 @@ pub const MAX: u8 = 6;
 /// No window class starts after this one (`WindowClasses.class_of` of the windows after every event).
 const AFTER_ALL: i64 = 1 << 62;
 
-pub type Agg = Vec<i128>;
+pub type Agg = Vec<Num>;
 
 /// One field of the aggregate vector an event of a position updates.
 #[derive(Clone, Copy)]
@@ -63,9 +64,10 @@ pub enum Role {
 }
 
 pub struct Event {
-    position: Option<usize>, // None: the trailing negated type
-    time: i64,
-    values: Vec<Option<Value>>, // the graph's attributes, for events of positions that aggregate them
+    pub position: Option<usize>, // None: the trailing negated type
+    pub time: i64,
+    pub values: Vec<Option<Value>>,
+    pub raw: usize, // its index among the partition's events as read (`RawEvent`) // the graph's attributes, for events of positions that aggregate them
 }
 
 /// The graph of one pattern (`hamlet.runtime.partition.graph_key`) for the queries that share it.
@@ -104,6 +106,7 @@ impl Graph {
                     position: None,
                     time: e.time,
                     values: Vec::new(),
+                    raw: i,
                 });
                 continue;
             };
@@ -125,6 +128,7 @@ impl Graph {
                 position: Some(p),
                 time: e.time,
                 values,
+                raw: i,
             });
         }
         for u in self.updates.iter().flatten() {
@@ -137,6 +141,17 @@ impl Graph {
         Some((out, scales))
     }
 
+    /// The position of a Kleene type whose bursts the graph can take at once (`Partition::apply_burst`):
+    /// E → E is a transition and E's events never wait for a trailing NOT.
+    pub fn burst_position(&self, position: usize) -> bool {
+        self.predecessors[position].contains(&position) && !(position == self.end && self.negated.is_some())
+    }
+
+    /// The queries' pane: the gcd of every window's length and slide (no window starts or ends inside one).
+    pub fn pane(&self) -> i64 {
+        self.members.iter().fold(0, |g, m| gcd(gcd(g, m.within), m.slide))
+    }
+
     /// Whether a window of some member contains a time in [first, last] (`GraphGroup.has_windows`).
     pub fn has_windows(&self, first: i64, last: i64) -> bool {
         self.members.iter().any(|m| m.indexes(first).0 < m.indexes(last).1)
@@ -146,19 +161,18 @@ impl Graph {
     /// units of 2^-1074, MIN/MAX over floats as floats.
     pub fn to_python<'py>(&self, py: Python<'py>, agg: &Agg, scales: &[Scale]) -> PyResult<Bound<'py, PyAny>> {
         if self.count_only {
-            return Ok(agg[0].into_pyobject(py)?.into_any());
+            return agg[0].into_py(py);
         }
         let mut items: Vec<Bound<'py, PyAny>> = (0..agg.len()).map(|_| py.None().into_bound(py)).collect();
-        items[0] = agg[0].into_pyobject(py)?.into_any();
+        items[0] = agg[0].into_py(py)?;
         for u in self.updates.iter().flatten() {
-            let v = agg[u.field];
+            let v = &agg[u.field];
             let scale = scales.get(u.attribute).copied().unwrap_or_default();
-            items[u.field] = match u.kind {
-                MIN if v == i128::MAX => continue,
-                MAX if v == i128::MIN => continue,
-                MIN | MAX if scale.floats => PyFloat::new(py, key_float(v)).into_any(),
-                SUM if u.scaled => v.into_pyobject(py)?.lshift(FLOAT_SCALE_BITS - scale.exponent)?,
-                _ => v.into_pyobject(py)?.into_any(),
+            items[u.field] = match (u.kind, v.small()) {
+                (MIN, Some(i128::MAX)) | (MAX, Some(i128::MIN)) => continue,
+                (MIN | MAX, Some(key)) if scale.floats => PyFloat::new(py, key_float(key)).into_any(),
+                (SUM, _) if u.scaled => v.shl(FLOAT_SCALE_BITS - scale.exponent).into_py(py)?,
+                _ => v.into_py(py)?,
             };
         }
         Ok(PyTuple::new(py, items)?.into_any())
@@ -168,64 +182,72 @@ impl Graph {
         self.kinds
             .iter()
             .map(|&k| match k {
-                MIN => i128::MAX,
-                MAX => i128::MIN,
-                _ => 0,
+                MIN => Num::Small(i128::MAX),
+                MAX => Num::Small(i128::MIN),
+                _ => Num::ZERO,
             })
             .collect()
     }
 
-    /// a += b; false on overflow.
-    pub fn add(&self, a: &mut Agg, b: &Agg) -> bool {
-        for ((x, &y), &kind) in a.iter_mut().zip(b).zip(&self.kinds) {
+    /// a += b (MIN and MAX fields by their extreme).
+    pub fn add(&self, a: &mut Agg, b: &Agg) {
+        for ((x, y), &kind) in a.iter_mut().zip(b).zip(&self.kinds) {
             match kind {
-                MIN => *x = (*x).min(y),
-                MAX => *x = (*x).max(y),
-                _ => match x.checked_add(y) {
-                    Some(v) => *x = v,
-                    None => return false,
-                },
+                MIN | MAX => extreme(kind, x, y),
+                _ => x.add_assign(y),
             }
         }
-        true
     }
 
-    /// `VectorAlgebra.extend`: the aggregate of the trends ending at the event. Ok(None): no trend ends
-    /// there; Err(()): overflow.
-    fn extend(&self, mut acc: Agg, event: &Event, position: usize, scales: &[Scale]) -> Result<Option<Agg>, ()> {
-        let count = if position == self.start {
-            acc[0].checked_add(1).ok_or(())?
-        } else {
-            acc[0]
-        };
-        if count == 0 {
-            return Ok(None);
+    /// `VectorAlgebra.extend`: the aggregate of the trends ending at the event; None: no trend ends there.
+    fn extend(&self, mut acc: Agg, event: &Event, position: usize, scales: &[Scale]) -> Option<Agg> {
+        if position == self.start {
+            acc[0].add_assign(&Num::ONE);
         }
-        acc[0] = count;
+        if acc[0].is_zero() {
+            return None;
+        }
+        let count = acc[0].clone();
         for u in &self.updates[position] {
-            let slot = &mut acc[u.field];
-            if u.kind == COUNT {
-                *slot = slot.checked_add(count).ok_or(())?;
-                continue;
-            }
-            let Some(value) = event.values[u.attribute] else {
+            let Some(w) = self.weight(u, &event.values, scales) else {
                 continue;
             };
+            let slot = &mut acc[u.field];
             match u.kind {
-                SUM => {
-                    let exponent = if u.scaled { scales[u.attribute].exponent } else { 0 };
-                    let added = summand(value, exponent).ok_or(())?.checked_mul(count).ok_or(())?;
-                    *slot = slot.checked_add(added).ok_or(())?;
-                }
-                NONNULL => *slot = slot.checked_add(count).ok_or(())?,
-                FLOATS if matches!(value, Value::Float(_)) => *slot = slot.checked_add(count).ok_or(())?,
-                MIN => *slot = (*slot).min(order_key(value)),
-                MAX => *slot = (*slot).max(order_key(value)),
-                _ => {}
+                MIN | MAX => extreme(u.kind, slot, &w),
+                _ => slot.add_assign(&w.mul(&count)),
             }
         }
-        Ok(Some(acc))
+        Some(acc)
     }
+
+    /// What an event with `values` adds to field `u` per trend ending at it (COUNT: one; SUM: its value,
+    /// in the field's unit; NONNULL, FLOATS: one where they hold), or its order key for MIN/MAX; None: nothing.
+    pub fn weight(&self, u: &Update, values: &[Option<Value>], scales: &[Scale]) -> Option<Num> {
+        if u.kind == COUNT {
+            return Some(Num::ONE);
+        }
+        let value = values[u.attribute]?;
+        match u.kind {
+            SUM => {
+                let exponent = if u.scaled { scales[u.attribute].exponent } else { 0 };
+                Some(summand(value, exponent))
+            }
+            NONNULL => Some(Num::ONE),
+            FLOATS if matches!(value, Value::Float(_)) => Some(Num::ONE),
+            MIN | MAX => Some(Num::Small(order_key(value))),
+            _ => None,
+        }
+    }
+}
+
+/// A burst of one graph's events applied at once (HAMLET §3.3): events `from..to` of the graph, all of one
+/// type at a Kleene position, in one pane, and the snapshot coefficients the graph's sharers computed once
+/// for the events they all match (`graphlet::Graphlet`).
+pub struct SharedBurst<'g> {
+    pub from: usize,
+    pub to: usize,
+    pub graphlet: &'g crate::graphlet::Graphlet,
 }
 
 /// The state of one partition's graph (`QueryRun` with one `TrendGraph`).
@@ -241,6 +263,7 @@ pub struct Partition<'a> {
     open: Vec<VecDeque<(i64, i64)>>,          // per member: open windows as runs [first, last]
     next_close: Vec<Option<i64>>,
     out: Vec<(usize, i64, i64, Agg)>,
+    pub snapshots: usize, // graphlet-level snapshots taken (one per shared burst and window class)
 }
 
 impl<'a> Partition<'a> {
@@ -258,35 +281,43 @@ impl<'a> Partition<'a> {
             open: vec![VecDeque::new(); members],
             next_close: vec![None; members],
             out: Vec::new(),
+            snapshots: 0,
         }
     }
 
-    pub fn run(mut self) -> Option<Vec<(usize, i64, i64, Agg)>> {
+    /// GRETA over every event, but the `bursts` (ascending, disjoint) applied at once.
+    pub fn run(mut self, bursts: &[SharedBurst]) -> (Vec<(usize, i64, i64, Agg)>, usize) {
         let mut i = 0;
+        let mut next = bursts.iter().peekable();
         while i < self.events.len() {
             let time = self.times[i];
+            self.advance(time);
+            if let Some(burst) = next.next_if(|b| b.from == i) {
+                self.apply_burst(burst);
+                i = burst.to;
+                continue;
+            }
             let mut j = i + 1;
             while j < self.events.len() && self.times[j] == time {
                 j += 1;
             }
-            self.advance(time)?;
-            self.step(i, j)?;
+            self.step(i, j);
             i = j;
         }
         for m in 0..self.kernel.members.len() {
             if let Some(&(_, last)) = self.open[m].back() {
-                self.close(m, last)?;
+                self.close(m, last);
             }
         }
-        Some(self.out)
+        (self.out, self.snapshots)
     }
 
     /// `QueryRun.advance_runs`: close the windows that end by `time`, open those that hold it.
-    fn advance(&mut self, time: i64) -> Option<()> {
+    fn advance(&mut self, time: i64) {
         for m in 0..self.kernel.members.len() {
             if matches!(self.next_close[m], Some(end) if time >= end) {
                 let member = self.kernel.members[m];
-                self.close(m, (time - member.within).div_euclid(member.slide))?;
+                self.close(m, (time - member.within).div_euclid(member.slide));
             }
         }
         for m in 0..self.kernel.members.len() {
@@ -308,7 +339,6 @@ impl<'a> Partition<'a> {
                 }
             }
         }
-        Some(())
     }
 
     fn class_of(&self, member: &Member, k: i64) -> (usize, i64) {
@@ -322,7 +352,7 @@ impl<'a> Partition<'a> {
     }
 
     /// `TrendGraph.windows`: the classes of the windows (of every member) that contain `time`, ascending.
-    fn classes(&self, time: i64) -> Vec<usize> {
+    pub fn classes(&self, time: i64) -> Vec<usize> {
         let mut out = Vec::new();
         for member in &self.kernel.members {
             let (mut k, stop) = member.indexes(time);
@@ -340,70 +370,91 @@ impl<'a> Partition<'a> {
         out
     }
 
+    /// The combined aggregate of the predecessors of an event at `position` in class c, from what is
+    /// committed.
+    fn predecessors(&self, position: usize, c: usize) -> Agg {
+        let mut acc = self.kernel.zero();
+        for &source in &self.kernel.predecessors[position] {
+            if let Some(total) = self.running[source].get(&c) {
+                self.kernel.add(&mut acc, total);
+            }
+        }
+        acc
+    }
+
     /// `QueryRun.step`: the events of one timestamp computed on what is committed, then committed.
-    fn step(&mut self, from: usize, to: usize) -> Option<()> {
+    fn step(&mut self, from: usize, to: usize) {
         let kernel = self.kernel;
-        let classes = self.classes(self.times[from]);
+        let time = self.times[from];
+        let classes = self.classes(time);
         let mut computed: Vec<(usize, usize, Agg)> = Vec::new();
-        for e in from..to {
-            let event = &self.events[e];
-            let Some(position) = event.position else { continue };
+        for event in &self.events[from..to] {
+            let Some(position) = event.position else {
+                self.latest_negated = Some(self.latest_negated.map_or(time, |l| l.max(time)));
+                continue;
+            };
             for &c in &classes {
-                let mut acc = kernel.zero();
-                for &source in &kernel.predecessors[position] {
-                    if let Some(total) = self.running[source].get(&c) {
-                        if !kernel.add(&mut acc, total) {
-                            return None;
-                        }
-                    }
-                }
-                if let Some(agg) = kernel.extend(acc, event, position, self.scales).ok()? {
+                let acc = self.predecessors(position, c);
+                if let Some(agg) = kernel.extend(acc, event, position, self.scales) {
                     computed.push((position, c, agg));
                 }
             }
         }
-        for e in from..to {
-            if self.events[e].position.is_none() {
-                self.latest_negated = Some(self.latest_negated.map_or(self.times[e], |l| l.max(self.times[e])));
-            }
-        }
-        let time = self.times[from];
         for (position, c, agg) in computed {
-            if kernel.is_source[position] {
-                match self.running[position].get_mut(&c) {
-                    Some(total) => {
-                        if !kernel.add(total, &agg) {
-                            return None;
-                        }
-                    }
-                    None => {
-                        self.running[position].insert(c, agg.clone());
-                    }
-                }
-            }
-            if position != kernel.end {
-                continue;
-            }
-            if kernel.negated.is_some() {
-                self.pending.entry(c).or_default().push((time, agg));
-                continue;
-            }
-            match self.finals.get_mut(&c) {
-                Some(total) => {
-                    if !kernel.add(total, &agg) {
-                        return None;
-                    }
-                }
-                None => {
-                    self.finals.insert(c, agg);
-                }
-            }
+            self.commit(position, c, time, agg);
         }
-        Some(())
     }
 
-    /// `TrendGraph.close_runs` over the member's open windows up to `last_closing`; None on overflow.
-    fn close(&mut self, m: usize, last_closing: i64) -> Option<()> {
+    /// A burst at once: per window class, the graphlet-level snapshot x (Definition 3.9: the predecessors'
+    /// aggregate before the burst, plus one trend started per event at the start position) and the
+    /// burst's total from the graphlet's coefficients (`Graphlet::total`). Its events lie in one pane, so
+    /// they fall into the same windows: the same classes.
+    fn apply_burst(&mut self, burst: &SharedBurst) {
+        let kernel = self.kernel;
+        let time = self.times[burst.from];
+        let position = self.events[burst.from].position.expect("a burst of a template position");
+        let own = burst.graphlet.own(kernel, position, &self.events[burst.from..burst.to], self.scales);
+        for c in self.classes(time) {
+            let mut x = self.predecessors(position, c);
+            if position == kernel.start {
+                x[0].add_assign(&Num::ONE);
+            }
+            if x[0].is_zero() {
+                continue;
+            }
+            self.snapshots += 1;
+            let total = burst.graphlet.total(kernel, x, &own);
+            self.commit(position, c, time, total);
+        }
+    }
+
+    fn commit(&mut self, position: usize, c: usize, time: i64, agg: Agg) {
+        let kernel = self.kernel;
+        if kernel.is_source[position] {
+            match self.running[position].get_mut(&c) {
+                Some(total) => kernel.add(total, &agg),
+                None => {
+                    self.running[position].insert(c, agg.clone());
+                }
+            }
+        }
+        if position != kernel.end {
+            return;
+        }
+        if kernel.negated.is_some() {
+            self.pending.entry(c).or_default().push((time, agg));
+            return;
+        }
+        match self.finals.get_mut(&c) {
+            Some(total) => kernel.add(total, &agg),
+            None => {
+                self.finals.insert(c, agg);
+            }
+        }
+    }
+
+    /// `TrendGraph.close_runs` over the member's open windows up to `last_closing`.
+    fn close(&mut self, m: usize, last_closing: i64) {
         let member = self.kernel.members[m];
         while let Some(&(first, last)) = self.open[m].front() {
             if first > last_closing {
@@ -414,7 +465,7 @@ impl<'a> Partition<'a> {
             while k <= through {
                 let (c, class_through) = self.class_of(&member, k);
                 let run_through = through.min(class_through);
-                if let Some(agg) = self.final_of(c)? {
+                if let Some(agg) = self.final_of(c) {
                     self.out.push((m, k, run_through, agg));
                 }
                 k = run_through + 1;
@@ -426,33 +477,40 @@ impl<'a> Partition<'a> {
             }
         }
         self.next_close[m] = self.open[m].front().map(|&(first, _)| member.end(first));
-        Some(())
     }
 
-    /// The final of class c now (Some(None): no trend), with a trailing NOT the END contributions that no
-    /// negated event follows; None on overflow.
-    fn final_of(&self, c: usize) -> Option<Option<Agg>> {
+    /// The final of class c now (None: no trend), with a trailing NOT the END contributions that no negated
+    /// event follows.
+    fn final_of(&self, c: usize) -> Option<Agg> {
         if self.kernel.negated.is_none() {
-            return Some(self.finals.get(&c).cloned());
+            return self.finals.get(&c).cloned();
         }
         let limit = self.latest_negated;
         let mut result: Option<Agg> = None;
-        let Some(pending) = self.pending.get(&c) else {
-            return Some(None);
-        };
-        for (time, agg) in pending {
+        for (time, agg) in self.pending.get(&c)? {
             if limit.is_some_and(|l| *time < l) {
                 continue;
             }
             match result.as_mut() {
-                Some(total) => {
-                    if !self.kernel.add(total, agg) {
-                        return None;
-                    }
-                }
+                Some(total) => self.kernel.add(total, agg),
                 None => result = Some(agg.clone()),
             }
         }
-        Some(result)
+        result
+    }
+}
+
+/// x = min(x, y) for MIN, max(x, y) for MAX (order keys: always i128).
+pub fn extreme(kind: u8, x: &mut Num, y: &Num) {
+    if let (Some(a), Some(b)) = (x.small(), y.small()) {
+        *x = Num::Small(if kind == MIN { a.min(b) } else { a.max(b) });
+    }
+}
+
+pub fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
     }
 }

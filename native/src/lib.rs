@@ -1,18 +1,23 @@
-//! A compiled kernel for GRETA's trend graph of one stream partition (`hamlet/runtime/native.py` uses it):
-//! `GraphKernel` runs one graph over a partition's matched events; `SetKernel` takes a partition's events
-//! whole, applies the local predicates of every graph of a sharable query set and runs them all, summing
-//! each group's windows itself when asked (`sums.rs`). `SegmentCosts` weighs HAMLET's per-partition
-//! sharing decision (`segments.rs`).
+//! The compiled engine's bindings (`hamlet/runtime/native.py` uses them): `GraphKernel` runs one GRETA graph
+//! over a partition's matched events; `SetKernel` takes a partition's events whole, applies the local
+//! predicates of every graph of a sharable query set and runs them all, sharing the bursts of the Kleene
+//! types its queries share in HAMLET's graphlets (`burst.rs`, `graphlet.rs`) and summing each group's windows
+//! itself when asked (`sums.rs`). `SegmentCosts` weighs the Python shared path's per-partition decision
+//! (`segments.rs`).
 //!
-//! Arithmetic is exact or not done at all: counts and sums are i128 with checked operations. A sum over an
-//! attribute that holds floats is kept, as Python keeps it, as a whole number of units, here of 2^-E with
-//! E the finest any value of the partition needs (Python: 2^-1074), and scaled to Python's units on the way
-//! out. MIN and MAX compare ints as ints and floats by an order-preserving key. Anything else (an int
-//! beyond 64 bits, ints and floats under one MIN, a NaN, an overflow, a time that is not an int) makes a
-//! graph decline the partition, and the caller runs it on the Python engine.
+//! Arithmetic is exact: counts and sums are `num::Num`, i128 while they fit, arbitrary precision beyond. A
+//! sum over an attribute that holds floats is kept, as Python keeps it, as a whole number of units, here of
+//! 2^-E with E the finest any value of the partition needs (Python: 2^-1074), and scaled to Python's units
+//! on the way out. MIN and MAX compare ints as ints and floats by an order-preserving key. A value only
+//! Python compares or sums exactly (an int beyond 64 bits, ints and floats under one MIN, a NaN, a string
+//! summed, a time that is not an int) makes a graph decline the partition, and the caller runs it on the
+//! Python engine.
 
+mod burst;
 mod events;
 mod graph;
+mod graphlet;
+mod num;
 mod predicates;
 mod segments;
 mod sums;
@@ -22,8 +27,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
+use burst::{Decisions, Sharing};
 use events::{RawEvent, Reader};
-use graph::{Graph, Member, Partition, Role, Update, COUNT, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
+use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, COUNT, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
 use predicates::Program;
 use sums::{GraphSums, Run};
 use values::Scale;
@@ -194,7 +200,7 @@ impl GraphKernel {
         attribute_at: &[usize],
     ) -> Option<(Vec<Run>, Vec<Scale>)> {
         let (events, scales) = self.graph.events(raw, indexes, roles, attribute_at)?;
-        let runs = Partition::new(&self.graph, &events, &scales).run()?;
+        let (runs, _) = Partition::new(&self.graph, &events, &scales).run(&[]);
         Some((runs, scales))
     }
 
@@ -227,6 +233,8 @@ struct SetKernel {
     grouping_of: Vec<Vec<usize>>,          // per graph, per member: the grouping (GROUP-BY) of its query
     groupings: usize,                      // how many groupings `grouping_of` numbers
     sums: Vec<GraphSums>,                  // per graph
+    pane: i64,                             // gcd of every window's length and slide
+    shared: Vec<bool>,                     // per type number: at a Kleene position of two or more queries
 }
 
 #[pymethods]
@@ -300,7 +308,7 @@ impl SetKernel {
                 by_number
             })
             .collect();
-        let roles = roles
+        let roles: Vec<Vec<Option<Role>>> = roles
             .into_iter()
             .enumerate()
             .map(|(g, by_type)| {
@@ -320,7 +328,19 @@ impl SetKernel {
             need.dedup();
         }
         let sums = graphs.iter().map(|g| GraphSums::new(&g.get().graph)).collect();
+        let pane = graphs.iter().fold(0, |p, g| gcd(p, g.get().graph.pane()));
+        let mut kleene_readers = vec![0usize; n];
+        for (g, by_type) in roles.iter().enumerate() {
+            let graph = &graphs[g].get().graph;
+            for (t, role) in by_type.iter().enumerate() {
+                if matches!(role, Some(Role::Position(p)) if graph.burst_position(*p)) {
+                    kleene_readers[t] += graph.members.len();
+                }
+            }
+        }
         Ok(SetKernel {
+            pane,
+            shared: kleene_readers.iter().map(|&k| k > 1).collect(),
             graphs,
             reader: Reader::new(py, &types, &attributes, needs),
             tests,
@@ -333,19 +353,22 @@ impl SetKernel {
         })
     }
 
-    /// (runs, declined, matched): runs (graph, member, first window, last window, final) of every graph the
-    /// kernel computed, the graphs it leaves to Python, and how many events some graph's predicates match;
-    /// None when the whole partition is Python's (an event or a predicate value it cannot read exactly).
-    /// `events`: one stream partition, sorted by time. With `groups` (per grouping, the number of the
-    /// partition's group), the runs are summed here instead, but for those the sums cannot hold exactly.
-    /// With `whole`, None unless every graph is computed here (nothing is summed then).
-    #[pyo3(signature = (events, groups=None, whole=false))]
+    /// (runs, declined, matched, decisions): runs (graph, member, first window, last window, final) of every
+    /// graph the kernel computed, the graphs it leaves to Python, how many events some graph's predicates
+    /// match, and what sharing did (bursts, shared bursts, graphlets, graphlet-level snapshots, splits,
+    /// merges); None when the whole partition is Python's (an event or a predicate value it cannot read
+    /// exactly). `events`: one stream partition, sorted by time. With `groups` (per grouping, the number
+    /// of the partition's group), the runs are summed here instead, but for those the sums cannot hold
+    /// exactly. With `whole`, None unless every graph is computed here (nothing is summed then).
+    /// `sharing`: "none" (every event on every graph: GRETA), "static" or "hamlet" (`burst.rs`).
+    #[pyo3(signature = (events, groups=None, whole=false, sharing="none"))]
     fn run<'py>(
         &mut self,
         py: Python<'py>,
         events: &Bound<'py, PyList>,
         groups: Option<Vec<usize>>,
         whole: bool,
+        sharing: &str,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         if groups.as_ref().is_some_and(|groups| groups.len() < self.groupings) {
             return Err(PyValueError::new_err(format!(
@@ -353,38 +376,22 @@ impl SetKernel {
                 self.groupings
             )));
         }
+        let Some(sharing) = Sharing::parse(sharing) else {
+            return Err(PyValueError::new_err(format!(
+                "sharing: none, static or hamlet, not {sharing:?}"
+            )));
+        };
         let Some(raw) = self.reader.read(py, events)? else {
             return Ok(None);
         };
-        let mut matched = Vec::with_capacity(self.tests.len());
-        let mut any = vec![false; raw.len()];
-        for tests in &self.tests {
-            let mut mine = Vec::new();
-            for (i, e) in raw.iter().enumerate() {
-                let Some(programs) = &tests[e.kind] else { continue };
-                let mut pass = true;
-                for p in programs {
-                    match p.test(&e.values) {
-                        Ok(true) => {}
-                        Ok(false) => {
-                            pass = false;
-                            break;
-                        }
-                        Err(()) => return Ok(None),
-                    }
-                }
-                if pass {
-                    mine.push(i);
-                    any[i] = true;
-                }
-            }
-            matched.push(mine);
-        }
-        let mut computed = Vec::new();
+        let Some((matched, any)) = self.matched(&raw) else {
+            return Ok(None);
+        };
+        // Each graph's events and what their values are; the graphs the kernel cannot compute exactly.
+        let mut prepared = Vec::new();
         let mut declined = Vec::new();
         for (g, kernel) in self.graphs.iter().enumerate() {
-            let kernel = kernel.get();
-            let graph = &kernel.graph;
+            let graph = &kernel.get().graph;
             let mine = &matched[self.key_of[g]];
             // Every trend holds an event of each positive type; windows of the run may lie elsewhere.
             let mut seen = vec![false; graph.types.len()];
@@ -396,22 +403,53 @@ impl SetKernel {
             if !seen.iter().all(|&s| s) || !graph.has_windows(raw[mine[0]].time, raw[mine[mine.len() - 1]].time) {
                 continue;
             }
-            match kernel.compute(&raw, mine, &self.roles[g], &self.attribute_at[g]) {
-                Some(found) => computed.push((g, found)),
+            match graph.events(&raw, mine, &self.roles[g], &self.attribute_at[g]) {
+                Some((events, scales)) => prepared.push((g, events, scales)),
                 None if whole => return Ok(None),
                 None => declined.push(g),
             }
         }
+        let partitions: Vec<Partition> = prepared
+            .iter()
+            .map(|(g, events, scales)| Partition::new(&self.graphs[*g].get().graph, events, scales))
+            .collect();
+        let readers: Vec<burst::Reader> = prepared
+            .iter()
+            .zip(&partitions)
+            .map(|((g, events, _), partition)| burst::Reader {
+                graph: &self.graphs[*g].get().graph,
+                roles: &self.roles[*g],
+                events,
+                partition,
+            })
+            .collect();
+        let plan = burst::plan(&raw, self.pane, &self.shared, &readers, sharing);
+        drop(readers);
+        let mut snapshots = 0;
+        let mut computed = Vec::new();
+        for (((g, _, scales), partition), bursts) in prepared.iter().zip(partitions).zip(&plan.bursts) {
+            let bursts: Vec<SharedBurst> = bursts
+                .iter()
+                .map(|&(from, to, graphlet)| SharedBurst {
+                    from,
+                    to,
+                    graphlet: &plan.graphlets[graphlet],
+                })
+                .collect();
+            let (found, taken) = partition.run(&bursts);
+            snapshots += taken;
+            computed.push((*g, found, scales));
+        }
         let mut runs = Vec::new();
-        for (g, (found, scales)) in computed {
+        for (g, found, scales) in computed {
             let kernel = self.graphs[g].get();
             if let Some(groups) = &groups {
                 let grouping = &self.grouping_of[g];
-                if self.sums[g].add(&kernel.graph, &found, &scales, |m| groups[grouping[m]]) {
+                if self.sums[g].add(&kernel.graph, &found, scales, |m| groups[grouping[m]]) {
                     continue;
                 }
             }
-            for (member, first, last, agg) in kernel.to_python(py, found, &scales)? {
+            for (member, first, last, agg) in kernel.to_python(py, found, scales)? {
                 runs.push(PyTuple::new(
                     py,
                     [g.into_pyobject(py)?.into_any(), member, first, last, agg],
@@ -425,6 +463,7 @@ impl SetKernel {
                 PyList::new(py, runs)?.into_any(),
                 PyList::new(py, declined)?.into_any(),
                 matched.into_pyobject(py)?.into_any(),
+                decisions_tuple(py, plan.decisions, snapshots)?,
             ],
         )?))
     }
@@ -462,6 +501,43 @@ impl SetKernel {
         }
         Ok(out)
     }
+}
+
+impl SetKernel {
+    /// Per match key, the indexes of the events that pass its local predicates; and per event whether
+    /// some key matched it. None: a predicate read a value only Python compares exactly.
+    fn matched(&self, raw: &[RawEvent]) -> Option<(Vec<Vec<usize>>, Vec<bool>)> {
+        let mut matched = Vec::with_capacity(self.tests.len());
+        let mut any = vec![false; raw.len()];
+        for tests in &self.tests {
+            let mut mine = Vec::new();
+            for (i, e) in raw.iter().enumerate() {
+                let Some(programs) = &tests[e.kind] else { continue };
+                let mut pass = true;
+                for p in programs {
+                    match p.test(&e.values) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            pass = false;
+                            break;
+                        }
+                        Err(()) => return None,
+                    }
+                }
+                if pass {
+                    mine.push(i);
+                    any[i] = true;
+                }
+            }
+            matched.push(mine);
+        }
+        Some((matched, any))
+    }
+}
+
+fn decisions_tuple<'py>(py: Python<'py>, d: Decisions, snapshots: usize) -> PyResult<Bound<'py, PyAny>> {
+    let items = [d.bursts, d.shared_bursts, d.graphlets, snapshots, d.splits, d.merges];
+    Ok(PyTuple::new(py, items)?.into_any())
 }
 
 #[pymodule]

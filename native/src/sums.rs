@@ -5,14 +5,15 @@
 //! after its last: per (member, group) the changes of the sum at each window, which Python prefix-sums at
 //! the end with its unbounded ints. With MIN/MAX, each window of a run is summed on its own.
 //!
-//! What a partition brings is added whole or not at all: when the sums could not hold it exactly (an
-//! overflow, a MIN/MAX attribute that held ints before and floats now), `add` declines and the caller
-//! hands the partition's runs to Python as before. A sum over floats is kept in units of 2^-E, E the finest
+//! What a partition brings is added whole or not at all: when the sums could not hold it exactly (a MIN/MAX
+//! attribute that held ints before and floats now), `add` declines and the caller hands the partition's
+//! runs to Python as before. A sum over floats is kept in units of 2^-E, E the finest
 //! any partition so far needed; a partition that needs a finer unit rescales what is summed.
 
 use std::collections::HashMap;
 
 use crate::graph::{Agg, Graph, MAX, MIN, SUM};
+use crate::num::Num;
 use crate::values::Scale;
 
 /// (member, first window, last window, final): one run of a partition's graph (`Partition::run`).
@@ -118,14 +119,14 @@ impl GraphSums {
         // The partition's contributions per (member, window), in the unit of the sums.
         let mut local: HashMap<(usize, i64), Agg> = HashMap::new();
         for (member, first, last, agg) in runs {
-            let agg = self.rescaled(agg, &coarser)?;
+            let agg = self.rescaled(agg, &coarser);
             if self.linear {
-                let negated = agg.iter().map(|x| x.checked_neg()).collect::<Option<Agg>>()?;
-                accumulate(graph, &mut local, (*member, *first), agg)?;
-                accumulate(graph, &mut local, (*member, last + 1), negated)?;
+                let negated = agg.iter().map(Num::neg).collect::<Agg>();
+                accumulate(graph, &mut local, (*member, *first), agg);
+                accumulate(graph, &mut local, (*member, last + 1), negated);
             } else {
                 for k in *first..=*last {
-                    accumulate(graph, &mut local, (*member, k), agg.clone())?;
+                    accumulate(graph, &mut local, (*member, k), agg.clone());
                 }
             }
         }
@@ -133,7 +134,7 @@ impl GraphSums {
             let mut rescaled = self.series.clone();
             for windows in rescaled.values_mut() {
                 for agg in windows.values_mut() {
-                    *agg = self.rescaled(agg, &finer)?;
+                    *agg = self.rescaled(agg, &finer);
                 }
             }
             Some(rescaled)
@@ -146,38 +147,31 @@ impl GraphSums {
             let key = (member, group_of(member));
             let mut total = agg;
             if let Some(previous) = current.get(&key).and_then(|windows| windows.get(&k)) {
-                if !graph.add(&mut total, previous) {
-                    return None;
-                }
+                graph.add(&mut total, previous);
             }
             entries.push((key, k, total));
         }
         Some((series, entries))
     }
 
-    /// `agg` with each float sum shifted to a unit 2^`by[attribute]` times finer; None if it overflows.
-    fn rescaled(&self, agg: &Agg, by: &[u32]) -> Option<Agg> {
+    /// `agg` with each float sum shifted to a unit 2^`by[attribute]` times finer.
+    fn rescaled(&self, agg: &Agg, by: &[u32]) -> Agg {
         let mut out = agg.clone();
         for (field, &a) in self.scaled.iter().enumerate() {
             if a != usize::MAX && by[a] > 0 {
-                out[field] = if by[a] > 126 {
-                    None
-                } else {
-                    out[field].checked_mul(1i128 << by[a])
-                }?;
+                out[field] = out[field].shl(by[a]);
             }
         }
-        Some(out)
+        out
     }
 }
 
-/// local[key] += agg (MIN/MAX fields by their extreme); None on overflow.
-fn accumulate(graph: &Graph, local: &mut HashMap<(usize, i64), Agg>, key: (usize, i64), agg: Agg) -> Option<()> {
+/// local[key] += agg (MIN/MAX fields by their extreme).
+fn accumulate(graph: &Graph, local: &mut HashMap<(usize, i64), Agg>, key: (usize, i64), agg: Agg) {
     match local.get_mut(&key) {
-        Some(total) => graph.add(total, &agg).then_some(()),
+        Some(total) => graph.add(total, &agg),
         None => {
             local.insert(key, agg);
-            Some(())
         }
     }
 }

@@ -3,6 +3,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 
+use crate::num::Num;
+
 /// Python's unit of a sum over floats is 2^-1074 (`aggregates.FLOAT_SCALE_BITS`).
 pub const FLOAT_SCALE_BITS: u32 = 1074;
 
@@ -118,17 +120,15 @@ impl Scale {
     }
 }
 
-/// A value in units of 2^-exponent; None when it does not fit.
-pub fn summand(value: Value, exponent: u32) -> Option<i128> {
+/// A value in units of 2^-exponent (`exponent` is at least what the value needs: `Scale`).
+pub fn summand(value: Value, exponent: u32) -> Num {
     let (m, shift) = match value {
-        Value::Int(v) => (v as i128, exponent as i32),
+        Value::Int(v) => (v, exponent as i32),
         Value::Float(x) => {
             let (m, e) = decompose(x);
-            (m as i128, e + exponent as i32)
+            (m, e + exponent as i32)
         }
     };
-    if !(0..=126).contains(&shift) {
-        return None;
-    }
-    m.checked_mul(1i128 << shift)
+    debug_assert!(shift >= 0, "a unit coarser than the value needs");
+    Num::Small(m as i128).shl(shift.max(0) as u32)
 }

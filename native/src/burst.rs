@@ -1,0 +1,176 @@
+//! Bursts (HAMLET Definition 4.1) and the per-burst sharing decision (§4: the benefit of Eq. 7, graphlet
+//! splits and merges, the choice of the query set).
+//!
+//! A burst is a maximal run of timestamps of one stream partition that hold only events of one type E,
+//! within one pane (so all its events fall into the same windows). For a burst of a Kleene type that two or
+//! more queries share, the graphs that read E at a Kleene position are grouped by the events of the burst
+//! they match (their local predicates): each group may share one graphlet (`graphlet.rs`), its snapshot
+//! coefficients computed once, leaving per graph and window class a snapshot and a commit.
+//!
+//! The decision weighs, per group, the steps of the two plans in the units the kernel spends them in
+//! (one unit: an aggregate added or extended once):
+//!
+//!   NonShared = Σ_q b · w_q · (t_q + 1 + f_q)        every event, in every window class, on its own
+//!   Shared    = b + Σ_q (w_q · (t_q + 2) + b · f_q)   one propagation, then a snapshot and a commit per class
+//!
+//! with b the burst's events the group matches, w_q the window classes of query q's graph at the burst,
+//! t_q the predecessor types of E in q and f_q the fields q aggregates from E's values. This is Eq. 7 with
+//! s_p = 1 propagated snapshot, s_c = w_q snapshots per query, and n = w_q · (t_q + 1) per event. A query
+//! that matches events no other query matches forms a group of its own (no event-level snapshot is ever
+//! needed), so the groups are decided independently: by Theorem 4.5 a query joins its group exactly when
+//! sharing pays, and by Theorem 4.3 queries that add no snapshot (the same events) are always in it.
+
+use std::collections::HashMap;
+
+use crate::events::RawEvent;
+use crate::graph::{Event, Graph, Partition, Role};
+use crate::graphlet::Graphlet;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    None,   // greta: every event on every graph
+    Static, // static: every burst of a shared Kleene type shared by every query that reads it there
+    Hamlet, // hamlet: shared where the benefit model says it pays
+}
+
+impl Sharing {
+    pub fn parse(name: &str) -> Option<Sharing> {
+        match name {
+            "none" => Some(Sharing::None),
+            "static" => Some(Sharing::Static),
+            "hamlet" => Some(Sharing::Hamlet),
+            _ => None,
+        }
+    }
+}
+
+/// What the decisions of one partition were (`hamlet.stats.EvaluationStats`).
+#[derive(Default, Clone, Copy)]
+pub struct Decisions {
+    pub bursts: usize,
+    pub shared_bursts: usize,
+    pub graphlets: usize,
+    pub splits: usize,
+    pub merges: usize,
+}
+
+/// One graph of the set as the decision sees it.
+pub struct Reader<'a> {
+    pub graph: &'a Graph,
+    pub roles: &'a [Option<Role>],
+    pub events: &'a [Event],
+    pub partition: &'a Partition<'a>,
+}
+
+/// The graphlets of one partition, and per graph its shared bursts as (from, to, graphlet).
+pub struct Plan {
+    pub graphlets: Vec<Graphlet>,
+    pub bursts: Vec<Vec<(usize, usize, usize)>>,
+    pub decisions: Decisions,
+}
+
+/// The partition's bursts as (type, first, end) over `raw` (sorted by time): maximal runs of timestamps
+/// holding only events of one type, within one pane.
+pub fn bursts(raw: &[RawEvent], pane: i64) -> Vec<(usize, usize, usize)> {
+    let mut out = Vec::new();
+    let mut current: Option<(usize, i64, usize)> = None; // (type, pane, first)
+    let mut i = 0;
+    while i < raw.len() {
+        let (time, kind) = (raw[i].time, raw[i].kind);
+        let mut j = i + 1;
+        let mut mixed = false;
+        while j < raw.len() && raw[j].time == time {
+            mixed |= raw[j].kind != kind;
+            j += 1;
+        }
+        let here = time.div_euclid(pane);
+        let continues = !mixed && matches!(current, Some((k, p, _)) if k == kind && p == here);
+        if !continues {
+            if let Some((k, _, first)) = current.take() {
+                out.push((k, first, i));
+            }
+            if !mixed {
+                current = Some((kind, here, i));
+            }
+        }
+        i = j;
+    }
+    if let Some((k, _, first)) = current {
+        out.push((k, first, raw.len()));
+    }
+    out
+}
+
+/// Which bursts of the partition each graph takes at once, and the graphlets they share. `shared`: per type
+/// number, whether two or more queries of the set have it at a Kleene position.
+pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sharing: Sharing) -> Plan {
+    let mut plan = Plan {
+        graphlets: Vec::new(),
+        bursts: vec![Vec::new(); readers.len()],
+        decisions: Decisions::default(),
+    };
+    if sharing == Sharing::None || pane <= 0 {
+        return plan;
+    }
+    let mut last: HashMap<(usize, usize), bool> = HashMap::new(); // (graph, type) → shared its last burst
+    for (kind, first, end) in bursts(raw, pane) {
+        if !shared[kind] {
+            continue;
+        }
+        plan.decisions.bursts += 1;
+        // The graphs that read the burst at a Kleene position, by the events of it they match.
+        let mut groups: HashMap<Vec<usize>, Vec<(usize, usize, usize, usize)>> = HashMap::new();
+        for (g, reader) in readers.iter().enumerate() {
+            let Some(Role::Position(p)) = reader.roles[kind] else { continue };
+            if !reader.graph.burst_position(p) {
+                continue;
+            }
+            let from = reader.events.partition_point(|e| e.raw < first);
+            let to = reader.events.partition_point(|e| e.raw < end);
+            if from < to {
+                let matched = reader.events[from..to].iter().map(|e| e.raw).collect();
+                groups.entry(matched).or_default().push((g, p, from, to));
+            }
+        }
+        let mut any = false;
+        for (matched, members) in groups {
+            let share = match sharing {
+                Sharing::Hamlet => pays(matched.len(), &members, readers, raw[first].time),
+                _ => true,
+            };
+            for &(g, ..) in &members {
+                match last.insert((g, kind), share) {
+                    Some(true) if !share => plan.decisions.splits += 1,
+                    Some(false) if share => plan.decisions.merges += 1,
+                    _ => {}
+                }
+            }
+            if !share {
+                continue;
+            }
+            any = true;
+            let (g, _, from, to) = members[0];
+            let times: Vec<i64> = readers[g].events[from..to].iter().map(|e| e.time).collect();
+            plan.graphlets.push(Graphlet::new(&times));
+            plan.decisions.graphlets += 1;
+            for (g, _, from, to) in members {
+                plan.bursts[g].push((from, to, plan.graphlets.len() - 1));
+            }
+        }
+        plan.decisions.shared_bursts += usize::from(any);
+    }
+    plan
+}
+
+/// Eq. 7 for one group of graphs that match the same `b` events of a burst at `time` (module docstring).
+fn pays(b: usize, members: &[(usize, usize, usize, usize)], readers: &[Reader], time: i64) -> bool {
+    let (mut shared, mut alone) = (b, 0);
+    for &(g, p, ..) in members {
+        let graph = readers[g].graph;
+        let w = readers[g].partition.classes(time).len();
+        let (t, f) = (graph.predecessors[p].len(), graph.updates[p].len());
+        alone += b * w * (t + 1 + f);
+        shared += w * (t + 2) + b * f;
+    }
+    shared < alone
+}

@@ -1,0 +1,133 @@
+//! Exact integers of any size: counts reach 2^n and sums of floats are whole numbers of 2^-1074, so no
+//! fixed width holds them. `Num` computes in i128 while the result fits and promotes to an
+//! arbitrary-precision `BigInt` (num-bigint) on overflow, so the common case costs a checked machine add
+//! and nothing is ever handed back to Python for being large.
+
+use num_bigint::BigInt;
+use num_traits::{ToPrimitive, Zero};
+use pyo3::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Num {
+    Small(i128),
+    Big(BigInt), // only ever outside i128 when created; may shrink back into range (still exact)
+}
+
+impl Default for Num {
+    fn default() -> Self {
+        Num::Small(0)
+    }
+}
+
+impl From<i128> for Num {
+    fn from(x: i128) -> Self {
+        Num::Small(x)
+    }
+}
+
+impl Num {
+    pub const ZERO: Num = Num::Small(0);
+    pub const ONE: Num = Num::Small(1);
+
+    fn big(&self) -> BigInt {
+        match self {
+            Num::Small(x) => BigInt::from(*x),
+            Num::Big(x) => x.clone(),
+        }
+    }
+
+    fn from_big(x: BigInt) -> Num {
+        match x.to_i128() {
+            Some(small) => Num::Small(small),
+            None => Num::Big(x),
+        }
+    }
+
+    pub fn is_zero(&self) -> bool {
+        match self {
+            Num::Small(x) => *x == 0,
+            Num::Big(x) => x.is_zero(),
+        }
+    }
+
+    /// The value as i128 where it fits (MIN/MAX order keys always do).
+    pub fn small(&self) -> Option<i128> {
+        match self {
+            Num::Small(x) => Some(*x),
+            Num::Big(x) => x.to_i128(),
+        }
+    }
+
+    pub fn add_assign(&mut self, other: &Num) {
+        match (&mut *self, other) {
+            (Num::Small(a), Num::Small(b)) => match a.checked_add(*b) {
+                Some(s) => *a = s,
+                None => *self = Num::Big(BigInt::from(*a) + *b),
+            },
+            (Num::Big(a), Num::Small(b)) => *a += *b,
+            (Num::Big(a), Num::Big(b)) => *a += b,
+            (Num::Small(a), Num::Big(b)) => *self = Num::Big(b + *a),
+        }
+    }
+
+    pub fn sub_assign(&mut self, other: &Num) {
+        self.add_assign(&other.neg());
+    }
+
+    pub fn neg(&self) -> Num {
+        match self {
+            Num::Small(x) => x.checked_neg().map_or_else(|| Num::Big(-BigInt::from(*x)), Num::Small),
+            Num::Big(x) => Num::Big(-x),
+        }
+    }
+
+    pub fn mul(&self, other: &Num) -> Num {
+        match (self, other) {
+            (Num::Small(a), Num::Small(b)) => match a.checked_mul(*b) {
+                Some(p) => Num::Small(p),
+                None => Num::Big(BigInt::from(*a) * *b),
+            },
+            (Num::Big(a), Num::Small(b)) | (Num::Small(b), Num::Big(a)) => Num::from_big(a * *b),
+            (Num::Big(a), Num::Big(b)) => Num::from_big(a * b),
+        }
+    }
+
+    /// self · 2^bits.
+    pub fn shl(&self, bits: u32) -> Num {
+        if let Num::Small(x) = self {
+            if *x == 0 {
+                return Num::ZERO;
+            }
+            if bits < 126 && x.unsigned_abs().leading_zeros() > bits + 1 {
+                return Num::Small(x << bits);
+            }
+        }
+        Num::from_big(self.big() << bits as usize)
+    }
+
+    pub fn into_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self {
+            Num::Small(x) => x.into_pyobject(py)?.into_any(),
+            Num::Big(x) => x.into_pyobject(py)?.into_any(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn promotes_on_overflow_and_stays_exact() {
+        let mut x = Num::Small(i128::MAX);
+        x.add_assign(&Num::ONE);
+        assert_eq!(x, Num::Big(BigInt::from(i128::MAX) + 1));
+        x.sub_assign(&Num::ONE);
+        assert_eq!(x.small(), Some(i128::MAX));
+        let big = Num::Small(1).shl(300);
+        assert_eq!(big.mul(&Num::Small(3)).big(), BigInt::from(3) << 300usize);
+        assert_eq!(Num::Small(i128::MIN).neg().big(), -BigInt::from(i128::MIN));
+        assert_eq!(Num::Small(-5).shl(3), Num::Small(-40));
+        assert_eq!(Num::Small(1).shl(126).big(), BigInt::from(1) << 126usize);
+    }
+}
