@@ -20,7 +20,7 @@
 //! needed), so the groups are decided independently: by Theorem 4.5 a query joins its group exactly when
 //! sharing pays, and by Theorem 4.3 queries that add no snapshot (the same events) are always in it.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::events::RawEvent;
 use crate::graph::{Event, Graph, Partition, Role};
@@ -112,30 +112,50 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
     if sharing == Sharing::None || pane <= 0 {
         return plan;
     }
-    let mut last: HashMap<(usize, usize), bool> = HashMap::new(); // (graph, type) → shared its last burst
+    let mut last: HashMap<(usize, usize), bool> = HashMap::default(); // (graph, type) → shared its last burst
+    let mut cursor = vec![0usize; readers.len()]; // per graph: its first event at or after the burst
+    let mut classes: Vec<(i64, usize)> = vec![(i64::MIN, 0); readers.len()]; // per graph: (pane, classes)
     for (kind, first, end) in bursts(raw, pane) {
         if !shared[kind] {
             continue;
         }
         plan.decisions.bursts += 1;
-        // The graphs that read the burst at a Kleene position, by the events of it they match.
-        let mut groups: HashMap<Vec<usize>, Vec<(usize, usize, usize, usize)>> = HashMap::new();
+        // The graphs that read the burst at a Kleene position, by the events of it they match: (graph,
+        // position, from, to) each, the first member's events standing for the group's.
+        let mut groups: Vec<Vec<(usize, usize, usize, usize)>> = Vec::new();
         for (g, reader) in readers.iter().enumerate() {
             let Some(Role::Position(p)) = reader.roles[kind] else { continue };
             if !reader.graph.burst_position(p) {
                 continue;
             }
-            let from = reader.events.partition_point(|e| e.raw < first);
-            let to = reader.events.partition_point(|e| e.raw < end);
-            if from < to {
-                let matched = reader.events[from..to].iter().map(|e| e.raw).collect();
-                groups.entry(matched).or_default().push((g, p, from, to));
+            let events = reader.events;
+            // (bursts come in order: each graph's events are walked once over the partition)
+            let mut from = cursor[g];
+            while from < events.len() && events[from].raw < first {
+                from += 1;
+            }
+            let mut to = from;
+            while to < events.len() && events[to].raw < end {
+                to += 1;
+            }
+            cursor[g] = to;
+            if from == to {
+                continue;
+            }
+            let same = |members: &&mut Vec<(usize, usize, usize, usize)>| {
+                let (h, _, f, t) = members[0];
+                t - f == to - from && readers[h].events[f..t].iter().zip(&events[from..to]).all(|(a, b)| a.raw == b.raw)
+            };
+            match groups.iter_mut().find(same) {
+                Some(members) => members.push((g, p, from, to)),
+                None => groups.push(vec![(g, p, from, to)]),
             }
         }
+        let time = raw[first].time;
         let mut any = false;
-        for (matched, members) in groups {
+        for members in groups {
             let share = match sharing {
-                Sharing::Hamlet => pays(matched.len(), &members, readers, raw[first].time),
+                Sharing::Hamlet => pays(&members, readers, time, &mut classes, pane),
                 _ => true,
             };
             for &(g, ..) in &members {
@@ -162,12 +182,20 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
     plan
 }
 
-/// Eq. 7 for one group of graphs that match the same `b` events of a burst at `time` (module docstring).
-fn pays(b: usize, members: &[(usize, usize, usize, usize)], readers: &[Reader], time: i64) -> bool {
+/// Eq. 7 for one group of graphs that match the same events of a burst at `time` (module docstring);
+/// `classes` caches each graph's window classes per pane.
+fn pays(members: &[(usize, usize, usize, usize)], readers: &[Reader], time: i64, classes: &mut [(i64, usize)],
+        pane: i64) -> bool {
+    let (_, _, from, to) = members[0];
+    let b = to - from;
     let (mut shared, mut alone) = (b, 0);
     for &(g, p, ..) in members {
         let graph = readers[g].graph;
-        let w = readers[g].partition.classes(time).len();
+        let here = time.div_euclid(pane);
+        if classes[g].0 != here {
+            classes[g] = (here, readers[g].partition.class_count(time));
+        }
+        let w = classes[g].1;
         let (t, f) = (graph.predecessors[p].len(), graph.updates[p].len());
         alone += b * w * (t + 1 + f);
         shared += w * (t + 2) + b * f;

@@ -7,7 +7,8 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyTuple};
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 
 use crate::events::RawEvent;
 use crate::num::Num;
@@ -24,7 +25,9 @@ pub const MAX: u8 = 6;
 /// No window class starts after this one (`WindowClasses.class_of` of the windows after every event).
 const AFTER_ALL: i64 = 1 << 62;
 
-pub type Agg = Vec<Num>;
+/// An aggregate vector: the trend count, then the fields of the queries' aggregates (`VectorAlgebra`). Most
+/// have one to four fields: kept inline, a step allocates nothing.
+pub type Agg = smallvec::SmallVec<[Num; 4]>;
 
 /// One field of the aggregate vector an event of a position updates.
 #[derive(Clone, Copy)]
@@ -207,6 +210,9 @@ impl Graph {
         if acc[0].is_zero() {
             return None;
         }
+        if self.updates[position].is_empty() {
+            return Some(acc);
+        }
         let count = acc[0].clone();
         for u in &self.updates[position] {
             let Some(w) = self.weight(u, &event.values, scales) else {
@@ -264,6 +270,12 @@ pub struct Partition<'a> {
     next_close: Vec<Option<i64>>,
     out: Vec<(usize, i64, i64, Agg)>,
     pub snapshots: usize, // graphlet-level snapshots taken (one per shared burst and window class)
+    // The pane of the last time advanced to, and the classes of its windows: windows open and close only at
+    // pane boundaries, so both change only when the pane does.
+    pane: i64,
+    last_pane: Option<i64>,
+    classes: Vec<usize>,
+    computed: Vec<(usize, usize, Agg)>, // (position, class, aggregate) of one timestamp, before its commit
 }
 
 impl<'a> Partition<'a> {
@@ -274,14 +286,18 @@ impl<'a> Partition<'a> {
             events,
             scales,
             times: events.iter().map(|e| e.time).collect(),
-            running: vec![HashMap::new(); kernel.predecessors.len()],
-            finals: HashMap::new(),
-            pending: HashMap::new(),
+            running: vec![HashMap::default(); kernel.predecessors.len()],
+            finals: HashMap::default(),
+            pending: HashMap::default(),
             latest_negated: None,
             open: vec![VecDeque::new(); members],
             next_close: vec![None; members],
             out: Vec::new(),
             snapshots: 0,
+            pane: kernel.pane(),
+            last_pane: None,
+            classes: Vec::new(),
+            computed: Vec::new(),
         }
     }
 
@@ -291,7 +307,12 @@ impl<'a> Partition<'a> {
         let mut next = bursts.iter().peekable();
         while i < self.events.len() {
             let time = self.times[i];
-            self.advance(time);
+            let pane = time.div_euclid(self.pane);
+            if self.last_pane != Some(pane) {
+                self.advance(time);
+                self.classes = self.classes(time);
+                self.last_pane = Some(pane);
+            }
             if let Some(burst) = next.next_if(|b| b.from == i) {
                 self.apply_burst(burst);
                 i = burst.to;
@@ -351,6 +372,14 @@ impl<'a> Partition<'a> {
         (c, through)
     }
 
+    /// How many window classes hold `time` (what a burst at `time` costs per query: `burst::pays`).
+    pub fn class_count(&self, time: i64) -> usize {
+        if self.last_pane == Some(time.div_euclid(self.pane)) {
+            return self.classes.len();
+        }
+        self.classes(time).len()
+    }
+
     /// `TrendGraph.windows`: the classes of the windows (of every member) that contain `time`, ascending.
     pub fn classes(&self, time: i64) -> Vec<usize> {
         let mut out = Vec::new();
@@ -386,23 +415,23 @@ impl<'a> Partition<'a> {
     fn step(&mut self, from: usize, to: usize) {
         let kernel = self.kernel;
         let time = self.times[from];
-        let classes = self.classes(time);
-        let mut computed: Vec<(usize, usize, Agg)> = Vec::new();
+        let mut computed = std::mem::take(&mut self.computed);
         for event in &self.events[from..to] {
             let Some(position) = event.position else {
                 self.latest_negated = Some(self.latest_negated.map_or(time, |l| l.max(time)));
                 continue;
             };
-            for &c in &classes {
+            for &c in &self.classes {
                 let acc = self.predecessors(position, c);
                 if let Some(agg) = kernel.extend(acc, event, position, self.scales) {
                     computed.push((position, c, agg));
                 }
             }
         }
-        for (position, c, agg) in computed {
+        for (position, c, agg) in computed.drain(..) {
             self.commit(position, c, time, agg);
         }
+        self.computed = computed;
     }
 
     /// A burst at once: per window class, the graphlet-level snapshot x (Definition 3.9: the predecessors'
@@ -414,7 +443,8 @@ impl<'a> Partition<'a> {
         let time = self.times[burst.from];
         let position = self.events[burst.from].position.expect("a burst of a template position");
         let own = burst.graphlet.own(kernel, position, &self.events[burst.from..burst.to], self.scales);
-        for c in self.classes(time) {
+        let classes = std::mem::take(&mut self.classes);
+        for &c in &classes {
             let mut x = self.predecessors(position, c);
             if position == kernel.start {
                 x[0].add_assign(&Num::ONE);
@@ -426,6 +456,7 @@ impl<'a> Partition<'a> {
             let total = burst.graphlet.total(kernel, x, &own);
             self.commit(position, c, time, total);
         }
+        self.classes = classes;
     }
 
     fn commit(&mut self, position: usize, c: usize, time: i64, agg: Agg) {

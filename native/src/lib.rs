@@ -233,6 +233,7 @@ struct SetKernel {
     grouping_of: Vec<Vec<usize>>,          // per graph, per member: the grouping (GROUP-BY) of its query
     groupings: usize,                      // how many groupings `grouping_of` numbers
     sums: Vec<GraphSums>,                  // per graph
+    keys_of_type: Vec<Vec<usize>>,         // per type number: the match keys that read it
     pane: i64,                             // gcd of every window's length and slide
     shared: Vec<bool>,                     // per type number: at a Kleene position of two or more queries
 }
@@ -297,7 +298,7 @@ impl SetKernel {
         }
         let n = types.len();
         let mut needs = vec![Vec::new(); n];
-        let tests = parsed
+        let tests: Vec<Vec<Option<Vec<Program>>>> = parsed
             .into_iter()
             .map(|per_type| {
                 let mut by_number: Vec<Option<Vec<Program>>> = vec![None; n];
@@ -338,7 +339,16 @@ impl SetKernel {
                 }
             }
         }
+        let mut keys_of_type: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (key, by_number) in tests.iter().enumerate() {
+            for (t, programs) in by_number.iter().enumerate() {
+                if programs.is_some() {
+                    keys_of_type[t].push(key);
+                }
+            }
+        }
         Ok(SetKernel {
+            keys_of_type,
             pane,
             shared: kleene_readers.iter().map(|&k| k > 1).collect(),
             graphs,
@@ -507,12 +517,11 @@ impl SetKernel {
     /// Per match key, the indexes of the events that pass its local predicates; and per event whether
     /// some key matched it. None: a predicate read a value only Python compares exactly.
     fn matched(&self, raw: &[RawEvent]) -> Option<(Vec<Vec<usize>>, Vec<bool>)> {
-        let mut matched = Vec::with_capacity(self.tests.len());
+        let mut matched = vec![Vec::new(); self.tests.len()];
         let mut any = vec![false; raw.len()];
-        for tests in &self.tests {
-            let mut mine = Vec::new();
-            for (i, e) in raw.iter().enumerate() {
-                let Some(programs) = &tests[e.kind] else { continue };
+        for (i, e) in raw.iter().enumerate() {
+            for &key in &self.keys_of_type[e.kind] {
+                let programs = self.tests[key][e.kind].as_ref().expect("a key that reads the type");
                 let mut pass = true;
                 for p in programs {
                     match p.test(&e.values) {
@@ -525,11 +534,10 @@ impl SetKernel {
                     }
                 }
                 if pass {
-                    mine.push(i);
+                    matched[key].push(i);
                     any[i] = true;
                 }
             }
-            matched.push(mine);
         }
         Some((matched, any))
     }

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Num {
     Small(i128),
-    Big(BigInt), // only ever outside i128 when created; may shrink back into range (still exact)
+    Big(Box<BigInt>), // boxed: a `Num` stays two words wide; may shrink back into i128's range (still exact)
 }
 
 impl Default for Num {
@@ -32,14 +32,14 @@ impl Num {
     fn big(&self) -> BigInt {
         match self {
             Num::Small(x) => BigInt::from(*x),
-            Num::Big(x) => x.clone(),
+            Num::Big(x) => (**x).clone(),
         }
     }
 
     fn from_big(x: BigInt) -> Num {
         match x.to_i128() {
             Some(small) => Num::Small(small),
-            None => Num::Big(x),
+            None => Num::Big(Box::new(x)),
         }
     }
 
@@ -62,11 +62,11 @@ impl Num {
         match (&mut *self, other) {
             (Num::Small(a), Num::Small(b)) => match a.checked_add(*b) {
                 Some(s) => *a = s,
-                None => *self = Num::Big(BigInt::from(*a) + *b),
+                None => *self = Num::Big(Box::new(BigInt::from(*a) + *b)),
             },
-            (Num::Big(a), Num::Small(b)) => *a += *b,
-            (Num::Big(a), Num::Big(b)) => *a += b,
-            (Num::Small(a), Num::Big(b)) => *self = Num::Big(b + *a),
+            (Num::Big(a), Num::Small(b)) => **a += *b,
+            (Num::Big(a), Num::Big(b)) => **a += &**b,
+            (Num::Small(a), Num::Big(b)) => *self = Num::Big(Box::new(&**b + *a)),
         }
     }
 
@@ -76,8 +76,8 @@ impl Num {
 
     pub fn neg(&self) -> Num {
         match self {
-            Num::Small(x) => x.checked_neg().map_or_else(|| Num::Big(-BigInt::from(*x)), Num::Small),
-            Num::Big(x) => Num::Big(-x),
+            Num::Small(x) => x.checked_neg().map_or_else(|| Num::from_big(-BigInt::from(*x)), Num::Small),
+            Num::Big(x) => Num::Big(Box::new(-&**x)),
         }
     }
 
@@ -85,10 +85,10 @@ impl Num {
         match (self, other) {
             (Num::Small(a), Num::Small(b)) => match a.checked_mul(*b) {
                 Some(p) => Num::Small(p),
-                None => Num::Big(BigInt::from(*a) * *b),
+                None => Num::from_big(BigInt::from(*a) * *b),
             },
-            (Num::Big(a), Num::Small(b)) | (Num::Small(b), Num::Big(a)) => Num::from_big(a * *b),
-            (Num::Big(a), Num::Big(b)) => Num::from_big(a * b),
+            (Num::Big(a), Num::Small(b)) | (Num::Small(b), Num::Big(a)) => Num::from_big(&**a * *b),
+            (Num::Big(a), Num::Big(b)) => Num::from_big(&**a * &**b),
         }
     }
 
@@ -108,7 +108,7 @@ impl Num {
     pub fn into_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         Ok(match self {
             Num::Small(x) => x.into_pyobject(py)?.into_any(),
-            Num::Big(x) => x.into_pyobject(py)?.into_any(),
+            Num::Big(x) => (**x).clone().into_pyobject(py)?.into_any(),
         })
     }
 }
@@ -121,7 +121,7 @@ mod tests {
     fn promotes_on_overflow_and_stays_exact() {
         let mut x = Num::Small(i128::MAX);
         x.add_assign(&Num::ONE);
-        assert_eq!(x, Num::Big(BigInt::from(i128::MAX) + 1));
+        assert_eq!(x, Num::Big(Box::new(BigInt::from(i128::MAX) + 1)));
         x.sub_assign(&Num::ONE);
         assert_eq!(x.small(), Some(i128::MAX));
         let big = Num::Small(1).shl(300);
