@@ -8,6 +8,7 @@ from functools import partial
 from types import MappingProxyType
 
 import hamlet_native  # noqa: F401  (the kernel is part of the installed project: scripts/bootstrap builds it)
+import pytest
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
@@ -174,12 +175,52 @@ def test_graphs_outside_the_kernel_run_in_python():
         "q: RETURN COUNT(*) PATTERN SEQ(NOT E, A+) WITHIN 10": "a NOT other than a trailing one of a single event type",
         "q: RETURN COUNT(*) PATTERN SEQ(A, NOT E, B) WITHIN 10": "a NOT other than a trailing one of a single event type",
         "q: RETURN COUNT(*) PATTERN SEQ(A, B+, NOT SEQ(C, D)) WITHIN 10": "a NOT other than a trailing one of a single event type",
-        "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x < NEXT(B).x WITHIN 10": "edge predicates",
+        "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x < NEXT(B).x + 9223372036854775808 WITHIN 10": (
+            "edge predicate A.x < (NEXT(B).x + 9223372036854775808) (a literal int beyond 64 bits)"
+        ),
         "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 2.5 s": "windows of fractions of a second",
     }  # fmt: skip
     for text, reason in declined.items():
         ((group, _),) = groups_of(text, stream("a1 b2"))
         assert group.native is None and kernel_obstacle(group.queries[0]) == reason, text
+
+
+EDGES = [
+    "B.x < NEXT(B).x",  # one comparison: the ordered index
+    "B.x >= NEXT(B).y",
+    "B.x = NEXT(B).y",
+    "B.x * 2 - 1 <= NEXT(B).y / 2",
+    "B.x % 3 != NEXT(B).y",  # != : the scan
+    "B.x < NEXT(B).y OR B.y = NEXT(B).x",
+    "B.s = NEXT(B).s",  # strings: the scan
+    "-B.x < NEXT(B).f",
+]
+
+
+@pytest.mark.parametrize("edge", EDGES)
+def test_edge_predicates_run_compiled_and_exact(edge):
+    # Ints, floats, nulls and strings on a B+ run with equal times: the compiled graph's runs are the
+    # Python graph's, and the results the enumerator's.
+    text = f"q: RETURN COUNT(*), SUM(B.x), MAX(B.f) PATTERN SEQ(A, B+) WHERE {edge} WITHIN 12 SLIDE 4"
+    values = [(1, 2, 0.5, "p"), (3, None, 2.5, "q"), (2, 2, -1.0, "p"), (0, 1, 7.25, None), (5, 0, 0.0, "q")]
+    stream_events = [Event("A", 0, {"x": 1})]
+    for t, (x, y, f, s) in enumerate(values * 2):
+        stream_events.append(Event("B", 1 + t - t % 3 // 2, {"x": x, "y": y, "f": f, "s": s}))
+    ((group, [partition]),) = groups_of(text, stream_events)
+    assert group.native is not None, kernel_obstacle(group.queries[0])
+    compiled = group.native.run(partition)
+    assert compiled is not None
+    assert per_window(compiled) == per_window(python_runs(group, partition))
+    assert evaluate(text, stream_events) == evaluate_bruteforce(parse_workload(text), stream_events)
+
+
+def test_an_edge_predicate_python_alone_computes_leaves_the_partition_to_python():
+    # 2^62 · 4 overflows 64 bits: only Python's ints compare it; the results are still the enumerator's.
+    text = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x * 4 < NEXT(B).x WITHIN 100"
+    stream_events = [Event("A", 0), Event("B", 1, {"x": 2**62}), Event("B", 2, {"x": 5})]
+    ((group, [partition]),) = groups_of(text, stream_events)
+    assert group.native is not None and group.native.run(partition) is None
+    assert evaluate(text, stream_events) == evaluate_bruteforce(parse_workload(text), stream_events)
 
 
 def set_kernel(text: str, stream_events: list[Event]):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hamlet.events import Event
@@ -76,6 +76,7 @@ class EdgePredicate:
     key_op: str | None = None
     source_key: LocalFn | None = None
     target_key: LocalFn | None = None
+    expression: Expression | None = field(default=None, compare=False)  # what ``test`` was compiled from
 
 
 def compile_expression(expr: Expression) -> EdgeFn:
@@ -189,6 +190,15 @@ def is_boolean(expr: Expression) -> bool:
 
 def index_key(expr: Expression) -> tuple[str, LocalFn, LocalFn] | None:
     """For ``f(x) op g(y)`` (one side only x, the other only NEXT(y)): (op as x-side op, f, g); else None."""
+    sides = index_sides(expr)
+    if sides is None:
+        return None
+    op, x_side, y_side = sides
+    return op, compile_local(x_side), compile_local(y_side)
+
+
+def index_sides(expr: Expression) -> tuple[str, Expression, Expression] | None:
+    """``index_key``'s parts as expressions: (op as x-side op, f over x, g over y with its NEXT dropped)."""
     if not isinstance(expr, Comparison) or expr.op == "!=":
         return None
     left_refs, right_refs = references(expr.left), references(expr.right)
@@ -203,7 +213,7 @@ def index_key(expr: Expression) -> tuple[str, LocalFn, LocalFn] | None:
     else:
         return None
     # The y side reads only NEXT attributes; compiled as a local expression it must read its own event.
-    return op, compile_local(x_side), compile_local(_drop_next(y_side))
+    return op, x_side, _drop_next(y_side)
 
 
 def _drop_next(expr: Expression) -> Expression:

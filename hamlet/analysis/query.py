@@ -246,7 +246,9 @@ class _Analyzer:
         key = index_key(expr)
         key_op, source_key, target_key = key if key is not None else (None, None, None)
         edge.append(
-            EdgePredicate(source, target, compile_expression(expr), text, key_op, source_key, target_key)
+            EdgePredicate(
+                source, target, compile_expression(expr), text, key_op, source_key, target_key, expr
+            )
         )
 
 

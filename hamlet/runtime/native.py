@@ -15,7 +15,9 @@ compiles HAMLET's per-partition weighing (``native/src/segments.rs``).
 It takes the graphs most workloads build and leaves the rest to Python, decided once per graph group:
 
 * a pattern with at most one negation, a trailing ``NOT`` of one event type (``SEQ(A, B+, NOT C)``);
-* no edge predicates (local ones filter the events before: ``partition.matched_events``, or the set kernel);
+* edge predicates whose literals are ints within 64 bits (``native/src/edges.rs``: a scan, or an ordered index
+  for one comparison f(x) op g(y)); local ones filter the events before (``partition.matched_events``, or
+  the set kernel);
 * COUNT(*), COUNT(E), SUM, AVG, MIN and MAX;
 * windows of whole seconds.
 
@@ -34,11 +36,19 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from hamlet.analysis.predicates import attribute_versus_literal
+from hamlet.analysis.predicates import EdgePredicate, attribute_versus_literal, index_sides
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window
 from hamlet.events import Event
-from hamlet.language.nodes import BooleanOp, Expression
+from hamlet.language.nodes import (
+    Arithmetic,
+    AttributeRef,
+    BooleanOp,
+    Comparison,
+    Expression,
+    Literal,
+    UnaryMinus,
+)
 from hamlet.optimizer.benefit import CostModel
 from hamlet.runtime.aggregates import Algebra, CountAlgebra, Projection, VectorAlgebra
 from hamlet.runtime.clipping import ClippedWindow
@@ -199,8 +209,9 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     if hamlet_native is None:
         return "the extension hamlet_native is not installed (scripts/bootstrap builds it)"
     pattern, template = query.pattern, query.pattern.template
-    if query.edge_predicates:
-        return "edge predicates"
+    for predicate in query.edge_predicates:
+        if predicate.expression is None or _expression(predicate.expression) is None:
+            return f"edge predicate {predicate.text} (a literal int beyond 64 bits)"
     if len(set(template.types)) != len(template.types):
         return "a type at two places of the pattern"
     if len(pattern.negations) > 1:
@@ -244,12 +255,53 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
     else:
         return None
     members = [m for q in queries if (m := _member(q.window)) is not None]  # (all: no obstacle)
+    query = queries[0]  # (the group's queries have the same predicates: ``partition.graph_key``)
+    plain, edges = [], []
+    for t in template.transitions:
+        predicates = query.edge_predicates_of(t.source, t.target)
+        if predicates:
+            edges.append((position[t.source], position[t.target], *_edge_programs(predicates)))
+        else:
+            plain.append((position[t.source], position[t.target]))
     kernel = hamlet_native.GraphKernel(
-        list(template.types), position[template.start], position[template.end],
-        [(position[t.source], position[t.target]) for t in template.transitions],
-        negated, fields, isinstance(algebra, CountAlgebra), members,
+        list(template.types), position[template.start], position[template.end], plain,
+        negated, fields, isinstance(algebra, CountAlgebra), members, edges,
     )  # fmt: skip
     return NativeGraph(kernel, [q.name for q in queries], projections)
+
+
+def _edge_programs(predicates: Sequence[EdgePredicate]) -> tuple[list[tuple], tuple | None]:
+    """A transition's edge predicates as the kernel's expressions (``edges.rs``), and (op, f, g) of the
+    ordered index when they are one comparison f(x) op g(y) (``predicates.index_sides``)."""
+    programs = [_expression(p.expression) for p in predicates if p.expression is not None]
+    index = None
+    if len(predicates) == 1 and predicates[0].expression is not None:
+        sides = index_sides(predicates[0].expression)
+        if sides is not None:
+            op, f, g = sides
+            index = (op, _expression(f), _expression(g))
+    return programs, index  # type: ignore[return-value]
+
+
+def _expression(expr: Expression) -> tuple | None:
+    """An expression as the kernel reads it: ("lit", v), ("attr", a, next), ("neg", e), ("arith", op, l, r),
+    ("cmp", op, l, r), ("and" | "or", [e]); None where a literal is an int beyond 64 bits."""
+    if isinstance(expr, Literal):
+        value = expr.value
+        return None if isinstance(value, int) and not -(1 << 63) <= value < 1 << 63 else ("lit", value)
+    if isinstance(expr, AttributeRef):
+        return ("attr", expr.attribute, expr.next)
+    if isinstance(expr, UnaryMinus):
+        inner = _expression(expr.operand)
+        return None if inner is None else ("neg", inner)
+    if isinstance(expr, (Arithmetic, Comparison)):
+        left, right = _expression(expr.left), _expression(expr.right)
+        kind = "arith" if isinstance(expr, Arithmetic) else "cmp"
+        return None if left is None or right is None else (kind, expr.op, left, right)
+    if isinstance(expr, BooleanOp):
+        parts = [_expression(o) for o in expr.operands]
+        return None if None in parts else (expr.op.lower(), parts)
+    return None
 
 
 def _member(window: Window) -> tuple[int, int, int, int] | None:

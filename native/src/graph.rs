@@ -11,8 +11,9 @@ use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
 
 use crate::events::RawEvent;
+use crate::edges::{Edge, Source};
 use crate::num::Num;
-use crate::values::{key_float, order_key, summand, Scale, Value, FLOAT_SCALE_BITS};
+use crate::values::{key_float, order_key, summand, Raw, Scale, Value, FLOAT_SCALE_BITS};
 
 pub const TRENDS: u8 = 0;
 pub const COUNT: u8 = 1;
@@ -70,6 +71,7 @@ pub struct Event {
     pub position: Option<usize>, // None: the trailing negated type
     pub time: i64,
     pub values: Vec<Option<Value>>,
+    pub fields: Vec<Raw>, // every attribute of the graph, for events of positions with edge predicates
     pub raw: usize, // its index among the partition's events as read (`RawEvent`) // the graph's attributes, for events of positions that aggregate them
 }
 
@@ -79,8 +81,11 @@ pub struct Graph {
     pub negated: Option<String>,
     pub start: usize,
     pub end: usize,
-    pub predecessors: Vec<Vec<usize>>,
-    pub is_source: Vec<bool>,
+    pub predecessors: Vec<Vec<usize>>, // per position: the sources of its transitions without predicates
+    pub is_source: Vec<bool>,          // per position: the source of a transition without predicates
+    pub edges: Vec<Edge>,              // the transitions with edge predicates
+    pub edges_into: Vec<Vec<usize>>,   // per position: the edges into it
+    pub edges_from: Vec<Vec<usize>>,   // per position: the edges out of it
     pub kinds: Vec<u8>,
     pub updates: Vec<Vec<Update>>,
     pub attributes: Vec<String>,
@@ -109,6 +114,7 @@ impl Graph {
                     position: None,
                     time: e.time,
                     values: Vec::new(),
+                    fields: Vec::new(),
                     raw: i,
                 });
                 continue;
@@ -127,10 +133,15 @@ impl Graph {
                     values[u.attribute] = value;
                 }
             }
+            let mut fields = Vec::new();
+            if !self.edges_into[p].is_empty() || !self.edges_from[p].is_empty() {
+                fields = attribute_at.iter().map(|&a| e.values[a].clone()).collect();
+            }
             out.push(Event {
                 position: Some(p),
                 time: e.time,
                 values,
+                fields,
                 raw: i,
             });
         }
@@ -146,8 +157,27 @@ impl Graph {
 
     /// The position of a Kleene type whose bursts the graph can take at once (`Partition::apply_burst`):
     /// E → E is a transition and E's events never wait for a trailing NOT.
+    /// Events whose transitions carry edge predicates are each their own (`edges.rs`).
     pub fn burst_position(&self, position: usize) -> bool {
-        self.predecessors[position].contains(&position) && !(position == self.end && self.negated.is_some())
+        self.predecessors[position].contains(&position)
+            && !(position == self.end && self.negated.is_some())
+            && self.edges_into[position].is_empty()
+            && self.edges_from[position].is_empty()
+    }
+
+    /// The attributes events at `position` are read for: those its aggregates and edge predicates read.
+    pub fn attributes_at(&self, position: usize) -> Vec<usize> {
+        let mut out: Vec<usize> = self.updates[position]
+            .iter()
+            .map(|u| u.attribute)
+            .filter(|&a| a != usize::MAX)
+            .collect();
+        for &e in self.edges_into[position].iter().chain(&self.edges_from[position]) {
+            self.edges[e].predicates.iter().for_each(|p| p.attributes(&mut out));
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The queries' pane: the gcd of every window's length and slide (no window starts or ends inside one).
@@ -275,13 +305,24 @@ pub struct Partition<'a> {
     pane: i64,
     last_pane: Option<i64>,
     classes: Vec<usize>,
-    computed: Vec<(usize, usize, Agg)>, // (position, class, aggregate) of one timestamp, before its commit
+    computed: Vec<(usize, usize, usize, Agg)>, // (event, position, class, aggregate) of one timestamp
+    sources: Vec<Source>, // per edge of the graph: its source's events (edges.rs)
 }
 
 impl<'a> Partition<'a> {
-    pub fn new(kernel: &'a Graph, events: &'a [Event], scales: &'a [Scale]) -> Self {
+    /// None: an edge predicate needs Python to evaluate it on these events (`edges.rs`).
+    pub fn new(kernel: &'a Graph, events: &'a [Event], scales: &'a [Scale]) -> Option<Self> {
         let members = kernel.members.len();
-        Partition {
+        let mut sources = Vec::with_capacity(kernel.edges.len());
+        for edge in &kernel.edges {
+            let values: Vec<Vec<Raw>> = events
+                .iter()
+                .filter(|e| e.position == Some(edge.source))
+                .map(|e| e.fields.clone())
+                .collect();
+            sources.push(Source::new(edge, &values).ok()?);
+        }
+        Some(Partition {
             kernel,
             events,
             scales,
@@ -298,11 +339,13 @@ impl<'a> Partition<'a> {
             last_pane: None,
             classes: Vec::new(),
             computed: Vec::new(),
-        }
+            sources,
+        })
     }
 
-    /// GRETA over every event, but the `bursts` (ascending, disjoint) applied at once.
-    pub fn run(mut self, bursts: &[SharedBurst]) -> (Vec<(usize, i64, i64, Agg)>, usize) {
+    /// GRETA over every event, but the `bursts` (ascending, disjoint) applied at once; None where an edge
+    /// predicate needs Python.
+    pub fn run(mut self, bursts: &[SharedBurst]) -> Option<(Vec<(usize, i64, i64, Agg)>, usize)> {
         let mut i = 0;
         let mut next = bursts.iter().peekable();
         while i < self.events.len() {
@@ -322,7 +365,7 @@ impl<'a> Partition<'a> {
             while j < self.events.len() && self.times[j] == time {
                 j += 1;
             }
-            self.step(i, j);
+            self.step(i, j)?;
             i = j;
         }
         for m in 0..self.kernel.members.len() {
@@ -330,7 +373,7 @@ impl<'a> Partition<'a> {
                 self.close(m, last);
             }
         }
-        (self.out, self.snapshots)
+        Some((self.out, self.snapshots))
     }
 
     /// `QueryRun.advance_runs`: close the windows that end by `time`, open those that hold it.
@@ -412,26 +455,44 @@ impl<'a> Partition<'a> {
     }
 
     /// `QueryRun.step`: the events of one timestamp computed on what is committed, then committed.
-    fn step(&mut self, from: usize, to: usize) {
+    fn step(&mut self, from: usize, to: usize) -> Option<()> {
         let kernel = self.kernel;
         let time = self.times[from];
         let mut computed = std::mem::take(&mut self.computed);
-        for event in &self.events[from..to] {
+        for (i, event) in self.events[from..to].iter().enumerate() {
             let Some(position) = event.position else {
                 self.latest_negated = Some(self.latest_negated.map_or(time, |l| l.max(time)));
                 continue;
             };
-            for &c in &self.classes {
-                let acc = self.predecessors(position, c);
+            if kernel.edges_into[position].is_empty() {
+                for &c in &self.classes {
+                    let acc = self.predecessors(position, c);
+                    if let Some(agg) = kernel.extend(acc, event, position, self.scales) {
+                        computed.push((from + i, position, c, agg));
+                    }
+                }
+                continue;
+            }
+            // Per class at once: an edge source evaluates its predicate once per pair of events.
+            let mut accs: Vec<Agg> = self.classes.iter().map(|&c| self.predecessors(position, c)).collect();
+            for &e in &kernel.edges_into[position] {
+                let events = self.events;
+                self.sources[e]
+                    .collect(kernel, &kernel.edges[e], &event.fields, &self.classes, |j| &events[j].fields, &mut accs)
+                    .ok()?;
+            }
+            for (&c, acc) in self.classes.iter().zip(accs) {
                 if let Some(agg) = kernel.extend(acc, event, position, self.scales) {
-                    computed.push((position, c, agg));
+                    computed.push((from + i, position, c, agg));
                 }
             }
         }
-        for (position, c, agg) in computed.drain(..) {
+        for (event, position, c, agg) in computed.drain(..) {
+            self.feed_edges(event, position, c, &agg)?;
             self.commit(position, c, time, agg);
         }
         self.computed = computed;
+        Some(())
     }
 
     /// A burst at once: per window class, the graphlet-level snapshot x (Definition 3.9: the predecessors'
@@ -459,6 +520,17 @@ impl<'a> Partition<'a> {
         self.classes = classes;
     }
 
+    /// Event i's aggregate in class c into the sources of the edges out of its position.
+    fn feed_edges(&mut self, i: usize, position: usize, c: usize, agg: &Agg) -> Option<()> {
+        let kernel = self.kernel;
+        for &e in &kernel.edges_from[position] {
+            let fields = &self.events[i].fields;
+            self.sources[e].insert(kernel, &kernel.edges[e], i, fields, c, agg).ok()?;
+        }
+        Some(())
+    }
+
+    /// An aggregate in class c into the running totals and the finals.
     fn commit(&mut self, position: usize, c: usize, time: i64, agg: Agg) {
         let kernel = self.kernel;
         if kernel.is_source[position] {

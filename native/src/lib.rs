@@ -14,6 +14,7 @@
 //! Python engine.
 
 mod burst;
+mod edges;
 mod events;
 mod graph;
 mod graphlet;
@@ -28,6 +29,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
 use burst::{Decisions, Sharing};
+use edges::{Edge, Expr};
 use events::{RawEvent, Reader};
 use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, COUNT, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
 use predicates::Program;
@@ -45,17 +47,6 @@ fn number(names: &mut Vec<String>, name: &str) -> usize {
     }
 }
 
-fn attributes_of(updates: &[Update]) -> Vec<usize> {
-    let mut out: Vec<usize> = updates
-        .iter()
-        .map(|u| u.attribute)
-        .filter(|&a| a != usize::MAX)
-        .collect();
-    out.sort_unstable();
-    out.dedup();
-    out
-}
-
 /// The graph of one pattern (`hamlet.runtime.partition.graph_key`) for the queries that share it.
 #[pyclass(frozen, module = "hamlet_native")]
 struct GraphKernel {
@@ -71,7 +62,8 @@ impl GraphKernel {
     /// type of a trailing NOT (a single type); `fields`: (kind, position or None, attribute or None, scaled)
     /// of the aggregate vector, field 0 the trend count, scaled for a sum kept in units of 2^-1074;
     /// `count_only`: finals are the count itself (CountAlgebra); `members`: (within, slide, first, last) of
-    /// each query's windows, in seconds.
+    /// each query's windows, in seconds; `edges`: per transition with edge predicates (which `transitions`
+    /// leaves out), (source, target, [expressions], (op, f, g) when they are one comparison f(x) op g(y)).
     #[new]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -84,6 +76,7 @@ impl GraphKernel {
         fields: Vec<(String, Option<usize>, Option<String>, bool)>,
         count_only: bool,
         members: Vec<(i64, i64, i64, i64)>,
+        edges: Vec<(usize, usize, Vec<Bound<'_, PyAny>>, Option<(String, Bound<'_, PyAny>, Bound<'_, PyAny>)>)>,
     ) -> PyResult<Self> {
         let n = types.len();
         let mut predecessors = vec![Vec::new(); n];
@@ -119,7 +112,31 @@ impl GraphKernel {
                 });
             }
         }
+        let mut parsed_edges = Vec::new();
+        let mut edges_into = vec![Vec::new(); n];
+        let mut edges_from = vec![Vec::new(); n];
+        for (source, target, predicates, index) in edges {
+            let mut number_of = |a: &str| number(&mut attributes, a);
+            let predicates = predicates
+                .iter()
+                .map(|p| Expr::parse(p, &mut number_of))
+                .collect::<PyResult<Vec<_>>>()?;
+            let index = match index {
+                Some((op, f, g)) => Some((
+                    predicates::parse_op(&op)?,
+                    Expr::parse(&f, &mut number_of)?,
+                    Expr::parse(&g, &mut number_of)?,
+                )),
+                None => None,
+            };
+            edges_into[target].push(parsed_edges.len());
+            edges_from[source].push(parsed_edges.len());
+            parsed_edges.push(Edge { source, predicates, index });
+        }
         let graph = Graph {
+            edges: parsed_edges,
+            edges_into,
+            edges_from,
             types,
             negated,
             start,
@@ -143,7 +160,7 @@ impl GraphKernel {
         // Read on its own, the graph numbers its types by position, the negated one last.
         let mut types = graph.types.clone();
         types.extend(graph.negated.clone());
-        let mut needs: Vec<Vec<usize>> = graph.updates.iter().map(|us| attributes_of(us)).collect();
+        let mut needs: Vec<Vec<usize>> = (0..graph.types.len()).map(|p| graph.attributes_at(p)).collect();
         needs.extend(graph.negated.as_ref().map(|_| Vec::new()));
         let reader = Reader::new(py, &types, &graph.attributes, needs);
         let roles = (0..types.len())
@@ -200,7 +217,7 @@ impl GraphKernel {
         attribute_at: &[usize],
     ) -> Option<(Vec<Run>, Vec<Scale>)> {
         let (events, scales) = self.graph.events(raw, indexes, roles, attribute_at)?;
-        let (runs, _) = Partition::new(&self.graph, &events, &scales).run(&[]);
+        let (runs, _) = Partition::new(&self.graph, &events, &scales)?.run(&[])?;
         Some((runs, scales))
     }
 
@@ -317,7 +334,7 @@ impl SetKernel {
                 let mut by_number = vec![None; n];
                 for (t, role) in by_type {
                     if let Role::Position(p) = role {
-                        needs[t].extend(attributes_of(&graph.updates[p]).into_iter().map(|a| attribute_at[g][a]));
+                        needs[t].extend(graph.attributes_at(p).into_iter().map(|a| attribute_at[g][a]));
                     }
                     by_number[t] = Some(role);
                 }
@@ -419,11 +436,19 @@ impl SetKernel {
                 None => declined.push(g),
             }
         }
-        let partitions: Vec<Partition> = prepared
-            .iter()
-            .map(|(g, events, scales)| Partition::new(&self.graphs[*g].get().graph, events, scales))
-            .collect();
-        let readers: Vec<burst::Reader> = prepared
+        let mut partitions: Vec<Partition> = Vec::with_capacity(prepared.len());
+        let mut kept = Vec::with_capacity(prepared.len());
+        for (g, events, scales) in &prepared {
+            match Partition::new(&self.graphs[*g].get().graph, events, scales) {
+                Some(partition) => {
+                    partitions.push(partition);
+                    kept.push((*g, events, scales));
+                }
+                None if whole => return Ok(None),
+                None => declined.push(*g),
+            }
+        }
+        let readers: Vec<burst::Reader> = kept
             .iter()
             .zip(&partitions)
             .map(|((g, events, _), partition)| burst::Reader {
@@ -437,7 +462,7 @@ impl SetKernel {
         drop(readers);
         let mut snapshots = 0;
         let mut computed = Vec::new();
-        for (((g, _, scales), partition), bursts) in prepared.iter().zip(partitions).zip(&plan.bursts) {
+        for (((g, _, scales), partition), bursts) in kept.iter().zip(partitions).zip(&plan.bursts) {
             let bursts: Vec<SharedBurst> = bursts
                 .iter()
                 .map(|&(from, to, graphlet)| SharedBurst {
@@ -446,9 +471,14 @@ impl SetKernel {
                     graphlet: &plan.graphlets[graphlet],
                 })
                 .collect();
-            let (found, taken) = partition.run(&bursts);
-            snapshots += taken;
-            computed.push((*g, found, scales));
+            match partition.run(&bursts) {
+                Some((found, taken)) => {
+                    snapshots += taken;
+                    computed.push((*g, found, *scales));
+                }
+                None if whole => return Ok(None),
+                None => declined.push(*g),
+            }
         }
         let mut runs = Vec::new();
         for (g, found, scales) in computed {

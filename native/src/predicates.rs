@@ -26,6 +26,18 @@ pub enum Program {
     Or(Vec<Program>),
 }
 
+pub fn parse_op(op: &str) -> PyResult<Op> {
+    Ok(match op {
+        "<" => Op::Lt,
+        "<=" => Op::Le,
+        ">" => Op::Gt,
+        ">=" => Op::Ge,
+        "=" => Op::Eq,
+        "!=" => Op::Ne,
+        other => return Err(PyValueError::new_err(format!("unknown comparison {other}"))),
+    })
+}
+
 impl Program {
     /// From Python's form: ("compare", op, attribute, literal) | ("and" | "or", [programs]); attributes are
     /// numbered by `number`.
@@ -34,15 +46,7 @@ impl Program {
         let kind: String = spec.get_item(0)?.extract()?;
         match kind.as_str() {
             "compare" => {
-                let op = match spec.get_item(1)?.extract::<String>()?.as_str() {
-                    "<" => Op::Lt,
-                    "<=" => Op::Le,
-                    ">" => Op::Gt,
-                    ">=" => Op::Ge,
-                    "=" => Op::Eq,
-                    "!=" => Op::Ne,
-                    other => return Err(PyValueError::new_err(format!("unknown comparison {other}"))),
-                };
+                let op = parse_op(&spec.get_item(1)?.extract::<String>()?)?;
                 let attribute = number(&spec.get_item(2)?.extract::<String>()?);
                 let literal = Raw::read(&spec.get_item(3)?)?;
                 if matches!(literal, Raw::Null | Raw::Other) {
@@ -130,7 +134,7 @@ fn compare(op: Op, value: &Raw, literal: &Raw) -> Result<bool, ()> {
 }
 
 /// Python's exact int-float comparison (None: the float is a NaN).
-fn int_versus_float(a: i64, b: f64) -> Result<Option<Ordering>, ()> {
+pub fn int_versus_float(a: i64, b: f64) -> Result<Option<Ordering>, ()> {
     if b.is_nan() {
         return Ok(None);
     }

@@ -1,0 +1,105 @@
+"""The two workloads of issue 16, greta / static / hamlet in one run (strategies interleaved, best CPU s).
+
+    .venv/bin/python bench/issue16_workloads.py [--machines 200] [--periods 300] [--repeat 3]
+
+``machines``: 200 machines, each an hour of two cycles ``Start``, a burst of 40 ``Load`` readings, then
+``End`` or ``Alert``; 30 queries ``SEQ(Start, Load+, End)`` / ``SEQ(Start, Load+, Alert)``, all partitioned
+by machine ``[m]``, twenty of them with a threshold ``L.v > t`` (t from 0 to 90), COUNT(*) and SUM/COUNT of
+the load in a one-hour tumbling window. Counts stay far inside 128 bits.
+
+``prices``: 20 queries ``SEQ(S_k, P+) WHERE P.price < NEXT(P).price AND P.v > t_k`` (rising prices), one
+stream of 300 periods: an ``S_k`` for every k, then a burst of 20 ``P`` whose prices rise; in calm periods
+every P passes every threshold, in turbulent ones their ``v`` scatter. The edge predicate P → P keeps the
+compiled kernel out (``native.kernel_obstacle``): every strategy runs these graphs in Python today.
+
+Each row: CPU seconds, the ratio to greta, bursts shared / bursts; identical results are checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+
+from timing import load, machine, measure_all
+
+from hamlet import Event, parse_workload
+
+
+def machines_workload() -> str:
+    queries = []
+    for i in range(30):
+        end = "End" if i % 2 == 0 else "Alert"
+        threshold = f" AND L.v > {(i % 10) * 10}" if i >= 10 else ""
+        returns = "COUNT(*)" if i % 3 else "COUNT(*), SUM(L.v), COUNT(L)"
+        queries.append(f"q{i}: RETURN {returns} PATTERN SEQ(Start, Load L+, {end}) WHERE [m]{threshold} "
+                       f"WITHIN 1 hour")  # fmt: skip
+    return "\n".join(queries)
+
+
+def machines_stream(machines: int) -> list[Event]:
+    rng = random.Random(7)
+    events = []
+    for m in range(machines):
+        t = rng.randrange(60)
+        for cycle in range(2):
+            events.append(Event("Start", t, {"m": m}))
+            for _ in range(40):
+                t += 1 + rng.randrange(3)
+                events.append(Event("Load", t, {"m": m, "v": rng.randrange(100)}))
+            t += 5
+            events.append(Event(rng.choice(["End", "Alert"]), t, {"m": m}))
+            t += 600 + rng.randrange(600)
+    return sorted(events, key=lambda e: e.time)
+
+
+def prices_workload() -> str:
+    return "\n".join(
+        f"q{k}: RETURN COUNT(*) PATTERN SEQ(S{k}, P+) WHERE P.price < NEXT(P).price AND P.v > {k * 5} "
+        f"WITHIN 100000000"
+        for k in range(20)
+    )
+
+
+def prices_stream(periods: int) -> list[Event]:
+    rng = random.Random(11)
+    events, t = [], 0
+    for period in range(periods):
+        for k in range(20):
+            events.append(Event(f"S{k}", t))
+            t += 1
+        price = rng.randrange(100)
+        calm = period % 2 == 0
+        for _ in range(20):
+            price += rng.randrange(1, 4) if rng.random() < 0.8 else -rng.randrange(1, 6)
+            v = 100 + rng.randrange(50) if calm else rng.randrange(120)
+            events.append(Event("P", t, {"price": price, "v": v}))
+            t += 1
+    return events
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--machines", type=int, default=200)
+    parser.add_argument("--periods", type=int, default=300)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print(f"# {machine()}; {load()} at the start")
+    print(
+        "| workload | events | strategy | CPU s | × greta | shared bursts | identical |\n|---|---|---|---|---|---|---|"
+    )
+    for name, text, events in (
+        ("machines", machines_workload(), machines_stream(args.machines)),
+        ("prices", prices_workload(), prices_stream(args.periods)),
+    ):
+        results = measure_all(parse_workload(text), events, ["greta", "static", "hamlet"], args.repeat)
+        reference, base = results["greta"][1], results["greta"][0]
+        for strategy, (seconds, rows, stats) in results.items():
+            print(f"| {name} | {len(events)} | {strategy} | {seconds:.3f} | {base / seconds:.2f} "
+                  f"| {stats.shared_bursts}/{stats.bursts} | {rows == reference} |", flush=True)  # fmt: skip
+    print(f"# {load()} at the end")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,404 @@
+//! Edge predicates (`X.a op NEXT(Y).b`, any arithmetic, AND, OR) and the predecessor sources that answer
+//! a transition holding them (GRETA §5.2; `hamlet/runtime/sources.py` in Python):
+//!
+//! * `Scan`: every earlier event of the source position, kept with its aggregates per window class; the
+//!   predicate is evaluated once per pair of events, whatever the classes.
+//! * `Index`: one comparison `f(x) op g(y)`: an ordered index over the ranks of f(x) among the partition's
+//!   source events, a Fenwick tree per class (an insert-only prefix combine, so MIN and MAX work too), or
+//!   a table per value for `=`.
+//!
+//! Values follow `hamlet.analysis.predicates`: arithmetic on a null or a string is null, division or
+//! modulo by zero is null, a comparison with a null is false, `=`/`!=` between a string and a number are
+//! false/true and ordering between them false, ints and floats compare exactly. Where only Python's
+//! unbounded ints give the answer (an int overflowing 64 bits, a division of ints beyond 2^53, a bool or
+//! an int attribute beyond 64 bits), evaluation fails and the partition is left to Python.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use rustc_hash::FxHashMap;
+use std::cmp::Ordering;
+
+use crate::graph::{Agg, Graph};
+use crate::predicates::{int_versus_float, parse_op, Op};
+use crate::values::Raw;
+
+/// A value while an expression is evaluated.
+#[derive(Clone, Copy, Debug)]
+pub enum V<'a> {
+    Null,
+    Int(i64),
+    Float(f64),
+    Str(&'a str),
+}
+
+#[derive(Clone, Debug)]
+pub enum Expr {
+    Literal(Raw),
+    Attribute { attribute: usize, next: bool },
+    Neg(Box<Expr>),
+    Arith(char, Box<Expr>, Box<Expr>),
+    Compare(Op, Box<Expr>, Box<Expr>),
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+}
+
+impl Expr {
+    /// From Python's form (`native._expression`): ("lit", value) | ("attr", name, next) | ("neg", e) |
+    /// ("arith", op, l, r) | ("cmp", op, l, r) | ("and" | "or", [e]); attributes numbered by `number`.
+    pub fn parse(spec: &Bound<'_, PyAny>, number: &mut impl FnMut(&str) -> usize) -> PyResult<Expr> {
+        let spec = spec.cast::<PyTuple>()?;
+        let kind: String = spec.get_item(0)?.extract()?;
+        let sub = |i: usize, number: &mut dyn FnMut(&str) -> usize| -> PyResult<Box<Expr>> {
+            let mut number = number;
+            Ok(Box::new(Expr::parse(&spec.get_item(i)?, &mut number)?))
+        };
+        Ok(match kind.as_str() {
+            "lit" => {
+                let literal = Raw::read(&spec.get_item(1)?)?;
+                if matches!(literal, Raw::Null | Raw::Other) {
+                    return Err(PyValueError::new_err("a literal is an int within 64 bits, a float or a string"));
+                }
+                Expr::Literal(literal)
+            }
+            "attr" => Expr::Attribute {
+                attribute: number(&spec.get_item(1)?.extract::<String>()?),
+                next: spec.get_item(2)?.extract()?,
+            },
+            "neg" => Expr::Neg(sub(1, number)?),
+            "arith" => {
+                let op: String = spec.get_item(1)?.extract()?;
+                let op = match op.as_str() {
+                    "+" | "-" | "*" | "/" | "%" => op.chars().next().unwrap_or('+'),
+                    other => return Err(PyValueError::new_err(format!("unknown operator {other}"))),
+                };
+                Expr::Arith(op, sub(2, number)?, sub(3, number)?)
+            }
+            "cmp" => Expr::Compare(parse_op(&spec.get_item(1)?.extract::<String>()?)?, sub(2, number)?, sub(3, number)?),
+            "and" | "or" => {
+                let parts = spec.get_item(1)?;
+                let parts = parts
+                    .cast::<PyList>()?
+                    .iter()
+                    .map(|p| Expr::parse(&p, number))
+                    .collect::<PyResult<Vec<_>>>()?;
+                if kind == "and" {
+                    Expr::And(parts)
+                } else {
+                    Expr::Or(parts)
+                }
+            }
+            other => return Err(PyValueError::new_err(format!("unknown expression form {other}"))),
+        })
+    }
+
+    pub fn attributes(&self, out: &mut Vec<usize>) {
+        match self {
+            Expr::Literal(_) => {}
+            Expr::Attribute { attribute, .. } => out.push(*attribute),
+            Expr::Neg(e) => e.attributes(out),
+            Expr::Arith(_, l, r) | Expr::Compare(_, l, r) => {
+                l.attributes(out);
+                r.attributes(out);
+            }
+            Expr::And(parts) | Expr::Or(parts) => parts.iter().for_each(|p| p.attributes(out)),
+        }
+    }
+
+    /// The value over (x, y): `NEXT(Y).b` reads y, every other attribute x.
+    pub fn value<'a>(&'a self, x: &'a [Raw], y: &'a [Raw]) -> Result<V<'a>, ()> {
+        Ok(match self {
+            Expr::Literal(raw) => view(raw)?,
+            Expr::Attribute { attribute, next } => view(&(if *next { y } else { x })[*attribute])?,
+            Expr::Neg(e) => match e.value(x, y)? {
+                V::Int(a) => V::Int(a.checked_neg().ok_or(())?),
+                V::Float(a) => V::Float(-a),
+                _ => V::Null,
+            },
+            Expr::Arith(op, l, r) => arithmetic(*op, l.value(x, y)?, r.value(x, y)?)?,
+            Expr::Compare(..) | Expr::And(_) | Expr::Or(_) => return Err(()), // (never a value: analysis)
+        })
+    }
+
+    /// Whether the predicate holds for (x, y); AND and OR stop where Python's all()/any() do.
+    pub fn holds(&self, x: &[Raw], y: &[Raw]) -> Result<bool, ()> {
+        match self {
+            Expr::Compare(op, l, r) => compare(*op, l.value(x, y)?, r.value(x, y)?),
+            Expr::And(parts) => {
+                for p in parts {
+                    if !p.holds(x, y)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Expr::Or(parts) => {
+                for p in parts {
+                    if p.holds(x, y)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            _ => Err(()),
+        }
+    }
+}
+
+fn view(raw: &Raw) -> Result<V<'_>, ()> {
+    Ok(match raw {
+        Raw::Null => V::Null,
+        Raw::Int(a) => V::Int(*a),
+        Raw::Float(a) => V::Float(*a),
+        Raw::Str(s) => V::Str(s),
+        Raw::Other => return Err(()),
+    })
+}
+
+fn arithmetic<'a>(op: char, a: V<'a>, b: V<'a>) -> Result<V<'a>, ()> {
+    const EXACT: i64 = 1 << 53; // ints a double holds exactly: their quotient is Python's, correctly rounded
+    Ok(match (a, b) {
+        (V::Int(a), V::Int(b)) => match op {
+            '+' => V::Int(a.checked_add(b).ok_or(())?),
+            '-' => V::Int(a.checked_sub(b).ok_or(())?),
+            '*' => V::Int(a.checked_mul(b).ok_or(())?),
+            _ if b == 0 => V::Null,
+            '/' if a.abs() <= EXACT && b.abs() <= EXACT => V::Float(a as f64 / b as f64),
+            '/' => return Err(()),
+            _ => V::Int(a.checked_rem(b).map(|r| if r != 0 && (r < 0) != (b < 0) { r + b } else { r }).ok_or(())?),
+        },
+        (V::Int(_) | V::Float(_), V::Int(_) | V::Float(_)) => {
+            let (a, b) = (float(a), float(b));
+            match op {
+                '+' => V::Float(a + b),
+                '-' => V::Float(a - b),
+                '*' => V::Float(a * b),
+                _ if b == 0.0 => V::Null,
+                '/' => V::Float(a / b),
+                _ => V::Float(python_fmod(a, b)),
+            }
+        }
+        _ => V::Null,
+    })
+}
+
+fn float(v: V) -> f64 {
+    match v {
+        V::Int(a) => a as f64, // round to nearest even, as Python's int → float
+        V::Float(a) => a,
+        _ => f64::NAN,
+    }
+}
+
+/// Python's float `%`: the result takes the sign of the divisor.
+fn python_fmod(a: f64, b: f64) -> f64 {
+    let m = a % b;
+    if m != 0.0 {
+        if (b < 0.0) != (m < 0.0) {
+            m + b
+        } else {
+            m
+        }
+    } else {
+        0.0f64.copysign(b)
+    }
+}
+
+/// `predicates.compare`.
+pub fn compare(op: Op, a: V, b: V) -> Result<bool, ()> {
+    let number = |v: &V| matches!(v, V::Int(_) | V::Float(_));
+    if matches!(a, V::Null) || matches!(b, V::Null) {
+        return Ok(false);
+    }
+    if number(&a) != number(&b) {
+        return Ok(op == Op::Ne);
+    }
+    let order = match (a, b) {
+        (V::Str(a), V::Str(b)) => Some(a.cmp(b)),
+        _ => numeric_order(a, b)?,
+    };
+    Ok(match op {
+        Op::Eq => order == Some(Ordering::Equal),
+        Op::Ne => order != Some(Ordering::Equal),
+        Op::Lt => order == Some(Ordering::Less),
+        Op::Le => matches!(order, Some(Ordering::Less | Ordering::Equal)),
+        Op::Gt => order == Some(Ordering::Greater),
+        Op::Ge => matches!(order, Some(Ordering::Greater | Ordering::Equal)),
+    })
+}
+
+/// The exact order of two numbers (None: a NaN).
+fn numeric_order(a: V, b: V) -> Result<Option<Ordering>, ()> {
+    Ok(match (a, b) {
+        (V::Int(a), V::Int(b)) => Some(a.cmp(&b)),
+        (V::Float(a), V::Float(b)) => a.partial_cmp(&b),
+        (V::Int(a), V::Float(b)) => int_versus_float(a, b)?,
+        (V::Float(a), V::Int(b)) => int_versus_float(b, a)?.map(Ordering::reverse),
+        _ => return Err(()),
+    })
+}
+
+/// The predicates of one transition, and the index that answers them when they are one comparison.
+#[derive(Clone, Debug)]
+pub struct Edge {
+    pub source: usize,
+    pub predicates: Vec<Expr>,
+    pub index: Option<(Op, Expr, Expr)>, // f(x) op g(y): f over x, g over y (its NEXT dropped)
+}
+
+impl Edge {
+    pub fn holds(&self, x: &[Raw], y: &[Raw]) -> Result<bool, ()> {
+        for p in &self.predicates {
+            if !p.holds(x, y)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// What a source position's events left for the events of a target position, per edge and partition.
+pub enum Source {
+    /// Every committed source event: (its index among the partition's events, its aggregate per class).
+    Scan(Vec<(usize, Vec<(usize, Agg)>)>),
+    /// f(x) of every source event, ranked: the sorted distinct numbers, and per class a Fenwick tree over
+    /// their ranks (reversed for `>`, `>=`: every op reads a prefix) or, for `=`, a table by rank.
+    Index { op: Op, keys: Vec<V<'static>>, trees: FxHashMap<usize, Vec<Option<Agg>>> },
+}
+
+impl Source {
+    /// The source of `edge` over a partition whose source events hold `values` for f(x); a scan where the
+    /// values are not all numbers (or null).
+    pub fn new(edge: &Edge, values: &[Vec<Raw>]) -> Result<Source, ()> {
+        let Some((op, f, _)) = &edge.index else {
+            return Ok(Source::Scan(Vec::new()));
+        };
+        let mut keys: Vec<V<'static>> = Vec::new();
+        for x in values {
+            match f.value(x, x)? {
+                V::Null => {}
+                V::Float(a) if a.is_nan() => {}
+                v @ (V::Int(_) | V::Float(_)) => keys.push(owned(v)),
+                V::Str(_) => return Ok(Source::Scan(Vec::new())),
+            }
+        }
+        keys.sort_by(|a, b| numeric_order(*a, *b).ok().flatten().unwrap_or(Ordering::Equal));
+        keys.dedup_by(|a, b| numeric_order(*a, *b).ok().flatten() == Some(Ordering::Equal));
+        Ok(Source::Index { op: *op, keys, trees: FxHashMap::default() })
+    }
+
+    /// A source event's aggregate in class c (events are inserted in time order).
+    pub fn insert(&mut self, graph: &Graph, edge: &Edge, event: usize, x: &[Raw], c: usize, agg: &Agg) -> Result<(), ()> {
+        match self {
+            Source::Scan(events) => {
+                match events.last_mut() {
+                    Some((last, classes)) if *last == event => classes.push((c, agg.clone())),
+                    _ => events.push((event, vec![(c, agg.clone())])),
+                }
+                Ok(())
+            }
+            Source::Index { op, keys, trees } => {
+                let (_, f, _) = edge.index.as_ref().ok_or(())?;
+                let Some(rank) = rank_of(keys, f.value(x, x)?)? else { return Ok(()) };
+                let size = keys.len();
+                let tree = trees.entry(c).or_insert_with(|| vec![None; size + 1]);
+                if *op == Op::Eq {
+                    combine(graph, &mut tree[rank], agg);
+                    return Ok(());
+                }
+                let mut i = if matches!(op, Op::Gt | Op::Ge) { size - rank } else { rank + 1 };
+                while i <= size {
+                    combine(graph, &mut tree[i], agg);
+                    i += i & i.wrapping_neg();
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The combined aggregate, per class in `classes`, of the source events that may precede the event
+    /// `y` (values `y_values`) across the edge; `values(i)`: the values of the partition's event i.
+    pub fn collect<'v>(&self, graph: &Graph, edge: &Edge, y_values: &[Raw], classes: &[usize],
+                       values: impl Fn(usize) -> &'v [Raw], out: &mut [Agg]) -> Result<(), ()> {
+        match self {
+            Source::Scan(events) => {
+                for (i, aggs) in events {
+                    if !edge.holds(values(*i), y_values)? {
+                        continue;
+                    }
+                    for (c, agg) in aggs {
+                        if let Ok(k) = classes.binary_search(c) {
+                            graph.add(&mut out[k], agg);
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Source::Index { op, keys, trees } => {
+                let (_, _, g) = edge.index.as_ref().ok_or(())?;
+                let target = match g.value(y_values, y_values)? {
+                    v @ (V::Int(_) | V::Float(_)) if !matches!(v, V::Float(a) if a.is_nan()) => v,
+                    _ => return Ok(()), // null, NaN or a string: no number compares true with it
+                };
+                // How many ranks, in the index's order, hold f(x) op target.
+                let below = keys.partition_point(|k| numeric_order(*k, target).ok().flatten() == Some(Ordering::Less));
+                let through = keys.partition_point(|k| {
+                    matches!(numeric_order(*k, target).ok().flatten(), Some(Ordering::Less | Ordering::Equal))
+                });
+                let size = keys.len();
+                for (k, c) in classes.iter().enumerate() {
+                    let Some(tree) = trees.get(c) else { continue };
+                    if *op == Op::Eq {
+                        if through > below {
+                            if let Some(agg) = &tree[below] {
+                                graph.add(&mut out[k], agg);
+                            }
+                        }
+                        continue;
+                    }
+                    let mut i = match op {
+                        Op::Lt => below,
+                        Op::Le => through,
+                        Op::Gt => size - through,
+                        _ => size - below, // Ge
+                    };
+                    while i > 0 {
+                        if let Some(agg) = &tree[i] {
+                            graph.add(&mut out[k], agg);
+                        }
+                        i -= i & i.wrapping_neg();
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn owned(v: V) -> V<'static> {
+    match v {
+        V::Int(a) => V::Int(a),
+        V::Float(a) => V::Float(a),
+        _ => V::Null,
+    }
+}
+
+/// The rank of f(x) among `keys` (None: a null or NaN, which no comparison holds for).
+fn rank_of(keys: &[V], v: V) -> Result<Option<usize>, ()> {
+    match v {
+        V::Null => Ok(None),
+        V::Float(a) if a.is_nan() => Ok(None),
+        V::Int(_) | V::Float(_) => {
+            let rank = keys.partition_point(|k| numeric_order(*k, v).ok().flatten() == Some(Ordering::Less));
+            Ok(Some(rank))
+        }
+        V::Str(_) => Err(()),
+    }
+}
+
+fn combine(graph: &Graph, slot: &mut Option<Agg>, agg: &Agg) {
+    match slot {
+        Some(total) => graph.add(total, agg),
+        None => *slot = Some(agg.clone()),
+    }
+}
