@@ -218,12 +218,13 @@ def test_the_python_shared_path_weighs_compiled_graphs_at_any_count():
 
 
 def test_graphs_compiled_one_by_one_are_weighed_as_compiled():
-    """``B.x >= B.y`` compares two attributes: the set kernel does not evaluate it, so each graph is compiled
-    on its own (its events matched in Python first). Those graphs count as compiled too: a partition they
-    take whole stays on them, at any count."""
+    """A literal beyond 64 bits keeps ``B.x >= B.y`` out of the set kernel, so each graph is compiled on its
+    own (its events matched in Python first). Those graphs count as compiled too: a partition they take
+    whole stays on them, at any count."""
+    big = 2**65
     workload = parse_workload(
-        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x >= B.y WITHIN 1000\n"
-        "q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WHERE B.x >= B.y WITHIN 1000"
+        f"q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x + {big} >= B.y + {big} WITHIN 1000\n"
+        f"q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WHERE B.x + {big} >= B.y + {big} WITHIN 1000"
     )
     model = CostModel(burst_break_even=1.5, group_event=2.0, partition_setup=2.0, compiled_step=0.0)
     hamlet = partial(run_shared, sharing="hamlet", model=model)

@@ -190,14 +190,15 @@ def _tests_program(query: AnalyzedQuery) -> dict[str, list]:
 
 
 def _program(expr: Expression) -> tuple | None:
-    """``T.a op literal`` (``predicates.attribute_versus_literal``), AND and OR of them; None for anything
-    else, or an int literal beyond 64 bits."""
+    """``T.a op literal`` (``predicates.attribute_versus_literal``), AND and OR of them, any other condition as
+    an expression (``_expression``); None where a literal is an int beyond 64 bits."""
     if isinstance(expr, BooleanOp):
         parts = [_program(o) for o in expr.operands]
         return None if None in parts else (expr.op.lower(), parts)
     found = attribute_versus_literal(expr)
     if found is None:
-        return None
+        general = _expression(expr)
+        return None if general is None else ("expr", general)
     attribute, op, literal = found
     if isinstance(literal, int) and not -(1 << 63) <= literal < 1 << 63:
         return None

@@ -1,12 +1,14 @@
-//! Local predicates (`T.a op literal`, AND, OR of them) with the value semantics of
-//! `hamlet.analysis.predicates.compare`: a comparison with a null is false; `=` and `!=` between a string
-//! and a number are false and true, ordering between them is false; ints and floats compare exactly.
+//! Local predicates (`T.a op literal`, AND, OR of them, any other condition as an `edges::Expr`) with the
+//! value semantics of `hamlet.analysis.predicates.compare`: a comparison with a null is false; `=` and `!=`
+//! between a string and a number are false and true, ordering between them is false; ints and floats
+//! compare exactly.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use std::cmp::Ordering;
 
+use crate::edges::Expr;
 use crate::values::Raw;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -22,6 +24,7 @@ pub enum Op {
 #[derive(Clone, Debug)]
 pub enum Program {
     Compare { op: Op, attribute: usize, literal: Raw },
+    Expr(Expr), // any other condition on the event's attributes (edges.rs, with x = y = the event)
     And(Vec<Program>),
     Or(Vec<Program>),
 }
@@ -56,6 +59,7 @@ impl Program {
                 }
                 Ok(Program::Compare { op, attribute, literal })
             }
+            "expr" => Ok(Program::Expr(Expr::parse(&spec.get_item(1)?, number)?)),
             "and" | "or" => {
                 let parts = spec.get_item(1)?;
                 let parts = parts.cast::<PyList>()?;
@@ -78,6 +82,7 @@ impl Program {
     pub fn test(&self, values: &[Raw]) -> Result<bool, ()> {
         match self {
             Program::Compare { op, attribute, literal } => compare(*op, &values[*attribute], literal),
+            Program::Expr(expr) => expr.holds(values, values),
             Program::And(parts) => {
                 for p in parts {
                     if !p.test(values)? {
@@ -100,6 +105,7 @@ impl Program {
     pub fn attributes(&self, out: &mut Vec<usize>) {
         match self {
             Program::Compare { attribute, .. } => out.push(*attribute),
+            Program::Expr(expr) => expr.attributes(out),
             Program::And(parts) | Program::Or(parts) => parts.iter().for_each(|p| p.attributes(out)),
         }
     }
