@@ -8,11 +8,11 @@ class GraphKernel:
         start: int,
         end: int,
         transitions: list[tuple[int, int]],
-        negated: str | None,
+        negations: list[tuple],
         fields: list[tuple[str, int | None, str | None, bool]],
         count_only: bool,
         members: list[tuple[int, int, int, int]],
-        edges: list[tuple[int, int, list[tuple], tuple[str, tuple, tuple] | None]],
+        edges: list[tuple[int, int, list[tuple], tuple[str, tuple, tuple] | None, int | None]],
     ) -> None: ...
     def run(self, events: list[Any]) -> list[tuple[int, int, int, Any]] | None: ...
 

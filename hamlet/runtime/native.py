@@ -14,7 +14,8 @@ compiles HAMLET's per-partition weighing (``native/src/segments.rs``).
 
 It takes the graphs most workloads build and leaves the rest to Python, decided once per graph group:
 
-* a pattern with at most one negation, a trailing ``NOT`` of one event type (``SEQ(A, B+, NOT C)``);
+* any pattern whose types appear once, with NOT leading, trailing or guarding a transition, over any
+  sub-pattern, nested (``native/src/negation.rs``);
 * edge predicates whose literals are ints within 64 bits (``native/src/edges.rs``: a scan, or an ordered index
   for one comparison f(x) op g(y)); local ones filter the events before (``partition.matched_events``, or
   the set kernel);
@@ -38,6 +39,7 @@ from typing import Any, Protocol
 
 from hamlet.analysis.predicates import EdgePredicate, attribute_versus_literal, index_sides
 from hamlet.analysis.query import AnalyzedQuery
+from hamlet.analysis.split import SubPattern
 from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.language.nodes import (
@@ -209,20 +211,12 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     """Why the compiled kernel does not run the query's graph, or None: it does (``hamlet explain``)."""
     if hamlet_native is None:
         return "the extension hamlet_native is not installed (scripts/bootstrap builds it)"
-    pattern, template = query.pattern, query.pattern.template
+    template = query.pattern.template
     for predicate in query.edge_predicates:
         if predicate.expression is None or _expression(predicate.expression) is None:
             return f"edge predicate {predicate.text} (a literal int beyond 64 bits)"
     if len(set(template.types)) != len(template.types):
         return "a type at two places of the pattern"
-    if len(pattern.negations) > 1:
-        return "more than one NOT"
-    if pattern.negations:
-        negation = pattern.negations[0]
-        part = negation.part
-        if (negation.following is not None or part.negations or len(part.template.types) != 1
-                or part.template.types[0] in template.types):  # fmt: skip
-            return "a NOT other than a trailing one of a single event type"
     if _member(query.window) is None:
         return "windows of fractions of a second"
     return None
@@ -242,9 +236,8 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
     apply (``kernel_obstacle``) or the extension is not installed."""
     if hamlet_native is None or any(kernel_obstacle(q) is not None for q in queries):
         return None
-    template = queries[0].pattern.template
-    negations = queries[0].pattern.negations
-    negated = negations[0].part.template.types[0] if negations else None
+    query = queries[0]  # (the group's queries have the same pattern and predicates: ``partition.graph_key``)
+    template = query.pattern.template
     position = {t: i for i, t in enumerate(template.types)}
     if isinstance(algebra, CountAlgebra):
         fields: list[tuple[str, int | None, str | None, bool]] = [("trends", None, None, False)]
@@ -256,19 +249,45 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
     else:
         return None
     members = [m for q in queries if (m := _member(q.window)) is not None]  # (all: no obstacle)
-    query = queries[0]  # (the group's queries have the same predicates: ``partition.graph_key``)
-    plain, edges = [], []
-    for t in template.transitions:
-        predicates = query.edge_predicates_of(t.source, t.target)
-        if predicates:
-            edges.append((position[t.source], position[t.target], *_edge_programs(predicates)))
-        else:
-            plain.append((position[t.source], position[t.target]))
+    negations: list[tuple] = []
+    plain, edges = _transitions(query, query.pattern, negations, 0)
     kernel = hamlet_native.GraphKernel(
         list(template.types), position[template.start], position[template.end], plain,
-        negated, fields, isinstance(algebra, CountAlgebra), members, edges,
+        negations, fields, isinstance(algebra, CountAlgebra), members, edges,
     )  # fmt: skip
     return NativeGraph(kernel, [q.name for q in queries], projections)
+
+
+def _transitions(query: AnalyzedQuery, part: SubPattern, negations: list[tuple], number: int
+                 ) -> tuple[list[tuple[int, int]], list[tuple]]:  # fmt: skip
+    """The transitions of ``part`` (negation ``number`` of the query, 0: its positive pattern) as the kernel
+    reads them: plain (source, target) positions, and edges (source, target, predicates, index, guard) for
+    those with edge predicates or guarded by a NOT between them. Its negations are appended to
+    ``negations`` (numbered from 1, parents before their own negations), as ``GraphKernel`` takes them."""
+    position = {t: i for i, t in enumerate(part.template.types)}
+    guards: dict[tuple[str | None, str | None], int] = {}
+    for negation in part.negations:
+        negations.append(())
+        k = len(negations)
+        inner = negation.part.template
+        inner_position = {t: i for i, t in enumerate(inner.types)}
+        inner_plain, inner_edges = _transitions(query, negation.part, negations, k)
+        around = (None if negation.previous is None else position[negation.previous],
+                  None if negation.following is None else position[negation.following])  # fmt: skip
+        negations[k - 1] = (list(inner.types), inner_position[inner.start], inner_position[inner.end],
+                            inner_plain, inner_edges, number, *around)  # fmt: skip
+        guards[(negation.previous, negation.following)] = k
+    plain: list[tuple[int, int]] = []
+    edges: list[tuple] = []
+    for t in part.template.transitions:
+        predicates = query.edge_predicates_of(t.source, t.target)
+        guard = guards.get((t.source, t.target))
+        if predicates or guard:
+            programs, index = _edge_programs(predicates) if predicates else ([], None)
+            edges.append((position[t.source], position[t.target], programs, index, guard))
+        else:
+            plain.append((position[t.source], position[t.target]))
+    return plain, edges
 
 
 def _edge_programs(predicates: Sequence[EdgePredicate]) -> tuple[list[tuple], tuple | None]:

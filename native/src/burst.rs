@@ -124,7 +124,7 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
         // position, from, to) each, the first member's events standing for the group's.
         let mut groups: Vec<Vec<(usize, usize, usize, usize)>> = Vec::new();
         for (g, reader) in readers.iter().enumerate() {
-            let Some(Role::Position(p)) = reader.roles[kind] else { continue };
+            let Some(p) = reader.roles[kind].and_then(Role::positive) else { continue };
             if !reader.graph.burst_position(p) {
                 continue;
             }

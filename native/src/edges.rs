@@ -19,7 +19,7 @@ use pyo3::types::{PyList, PyTuple};
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 
-use crate::graph::{Agg, Graph};
+use crate::graph::{Agg, Event, Graph};
 use crate::predicates::{int_versus_float, parse_op, Op};
 use crate::values::Raw;
 
@@ -238,12 +238,15 @@ fn numeric_order(a: V, b: V) -> Result<Option<Ordering>, ()> {
     })
 }
 
-/// The predicates of one transition, and the index that answers them when they are one comparison.
+/// A transition that is not a plain running total: its edge predicates (maybe none), the index that
+/// answers them when they are one comparison, and the negation that guards it (`negation.rs`: x may precede
+/// y only if x.time ≥ that negation's L).
 #[derive(Clone, Debug)]
 pub struct Edge {
     pub source: usize,
     pub predicates: Vec<Expr>,
     pub index: Option<(Op, Expr, Expr)>, // f(x) op g(y): f over x, g over y (its NEXT dropped)
+    pub guard: Option<usize>,            // the guarding negation's number (from 1)
 }
 
 impl Edge {
@@ -259,8 +262,9 @@ impl Edge {
 
 /// What a source position's events left for the events of a target position, per edge and partition.
 pub enum Source {
-    /// Every committed source event: (its index among the partition's events, its aggregate per class).
-    Scan(Vec<(usize, Vec<(usize, Agg)>)>),
+    /// Every committed source event: (its index among the partition's events, its time, its aggregate per
+    /// class).
+    Scan(Vec<(usize, i64, Vec<(usize, Agg)>)>),
     /// f(x) of every source event, ranked: the sorted distinct numbers, and per class a Fenwick tree over
     /// their ranks (reversed for `>`, `>=`: every op reads a prefix) or, for `=`, a table by rank.
     Index { op: Op, keys: Vec<V<'static>>, trees: FxHashMap<usize, Vec<Option<Agg>>> },
@@ -270,7 +274,7 @@ impl Source {
     /// The source of `edge` over a partition whose source events hold `values` for f(x); a scan where the
     /// values are not all numbers (or null).
     pub fn new(edge: &Edge, values: &[Vec<Raw>]) -> Result<Source, ()> {
-        let Some((op, f, _)) = &edge.index else {
+        let (Some((op, f, _)), None) = (&edge.index, edge.guard) else {
             return Ok(Source::Scan(Vec::new()));
         };
         let mut keys: Vec<V<'static>> = Vec::new();
@@ -288,12 +292,13 @@ impl Source {
     }
 
     /// A source event's aggregate in class c (events are inserted in time order).
-    pub fn insert(&mut self, graph: &Graph, edge: &Edge, event: usize, x: &[Raw], c: usize, agg: &Agg) -> Result<(), ()> {
+    pub fn insert(&mut self, graph: &Graph, edge: &Edge, event: &Event, i: usize, c: usize, agg: &Agg) -> Result<(), ()> {
+        let x = &event.fields;
         match self {
             Source::Scan(events) => {
                 match events.last_mut() {
-                    Some((last, classes)) if *last == event => classes.push((c, agg.clone())),
-                    _ => events.push((event, vec![(c, agg.clone())])),
+                    Some((last, _, classes)) if *last == i => classes.push((c, agg.clone())),
+                    _ => events.push((i, event.time, vec![(c, agg.clone())])),
                 }
                 Ok(())
             }
@@ -317,13 +322,16 @@ impl Source {
     }
 
     /// The combined aggregate, per class in `classes`, of the source events that may precede the event
-    /// `y` (values `y_values`) across the edge; `values(i)`: the values of the partition's event i.
+    /// `y` (values `y_values`) across the edge, those before `threshold` (the guard's L) left out;
+    /// `values(i)`: the values of the partition's event i.
+    #[allow(clippy::too_many_arguments)]
     pub fn collect<'v>(&self, graph: &Graph, edge: &Edge, y_values: &[Raw], classes: &[usize],
-                       values: impl Fn(usize) -> &'v [Raw], out: &mut [Agg]) -> Result<(), ()> {
+                       threshold: Option<i64>, values: impl Fn(usize) -> &'v [Raw],
+                       out: &mut [Agg]) -> Result<(), ()> {
         match self {
             Source::Scan(events) => {
-                for (i, aggs) in events {
-                    if !edge.holds(values(*i), y_values)? {
+                for (i, time, aggs) in events {
+                    if threshold.is_some_and(|l| *time < l) || !edge.holds(values(*i), y_values)? {
                         continue;
                     }
                     for (c, agg) in aggs {

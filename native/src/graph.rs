@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 
 use crate::events::RawEvent;
 use crate::edges::{Edge, Source};
+use crate::negation::{Negation, NegationState};
 use crate::num::Num;
 use crate::values::{key_float, order_key, summand, Raw, Scale, Value, FLOAT_SCALE_BITS};
 
@@ -60,25 +61,36 @@ impl Member {
     }
 }
 
-/// What an event is to a graph: an event of a template position, or of the trailing negated type.
+/// What an event is to a graph: an event of a position of its positive pattern (graph 0) or of negation
+/// number `graph` (`negation.rs`).
 #[derive(Clone, Copy, PartialEq)]
-pub enum Role {
-    Position(usize),
-    Negated,
+pub struct Role {
+    pub graph: usize,
+    pub position: usize,
+}
+
+impl Role {
+    /// The position in the positive pattern, if the event is of it.
+    pub fn positive(self) -> Option<usize> {
+        (self.graph == 0).then_some(self.position)
+    }
 }
 
 pub struct Event {
-    pub position: Option<usize>, // None: the trailing negated type
+    pub graph: usize, // 0: the positive pattern's; else the number of the negation it is of
+    pub position: usize,
     pub time: i64,
-    pub values: Vec<Option<Value>>,
-    pub fields: Vec<Raw>, // every attribute of the graph, for events of positions with edge predicates
-    pub raw: usize, // its index among the partition's events as read (`RawEvent`) // the graph's attributes, for events of positions that aggregate them
+    pub values: Vec<Option<Value>>, // the graph's attributes, for events of positions that aggregate them
+    pub fields: Vec<Raw>, // every attribute of the graph, for events of positions with edges
+    pub raw: usize,       // its index among the partition's events as read (`RawEvent`)
 }
 
 /// The graph of one pattern (`hamlet.runtime.partition.graph_key`) for the queries that share it.
 pub struct Graph {
     pub types: Vec<String>, // by position
-    pub negated: Option<String>,
+    pub negations: Vec<Negation>, // every negative sub-pattern, numbered from 1 in this order
+    pub leading: Vec<usize>,      // the negations before the pattern's start (their numbers)
+    pub trailing: Vec<usize>,     // the negations after its end
     pub start: usize,
     pub end: usize,
     pub predecessors: Vec<Vec<usize>>, // per position: the sources of its transitions without predicates
@@ -109,12 +121,18 @@ impl Graph {
         for &i in indexes {
             let e = &raw[i];
             let Some(role) = roles[e.kind] else { continue };
-            let Role::Position(p) = role else {
+            let Some(p) = role.positive() else {
+                let negation = &self.negations[role.graph - 1];
+                let mut fields = Vec::new();
+                if !negation.edges_into[role.position].is_empty() || !negation.edges_from[role.position].is_empty() {
+                    fields = attribute_at.iter().map(|&a| e.values.get(a).cloned().unwrap_or_default()).collect();
+                }
                 out.push(Event {
-                    position: None,
+                    graph: role.graph,
+                    position: role.position,
                     time: e.time,
                     values: Vec::new(),
-                    fields: Vec::new(),
+                    fields,
                     raw: i,
                 });
                 continue;
@@ -135,10 +153,11 @@ impl Graph {
             }
             let mut fields = Vec::new();
             if !self.edges_into[p].is_empty() || !self.edges_from[p].is_empty() {
-                fields = attribute_at.iter().map(|&a| e.values[a].clone()).collect();
+                fields = attribute_at.iter().map(|&a| e.values.get(a).cloned().unwrap_or_default()).collect();
             }
             out.push(Event {
-                position: Some(p),
+                graph: 0,
+                position: p,
                 time: e.time,
                 values,
                 fields,
@@ -155,25 +174,44 @@ impl Graph {
         Some((out, scales))
     }
 
+    /// Every type the graph reads and its role: the pattern's by position, then each negation's.
+    pub fn roles(&self) -> Vec<(String, Role)> {
+        let mut out: Vec<(String, Role)> =
+            self.types.iter().enumerate().map(|(p, t)| (t.clone(), Role { graph: 0, position: p })).collect();
+        for (k, negation) in self.negations.iter().enumerate() {
+            for (p, t) in negation.types.iter().enumerate() {
+                out.push((t.clone(), Role { graph: k + 1, position: p }));
+            }
+        }
+        out
+    }
+
     /// The position of a Kleene type whose bursts the graph can take at once (`Partition::apply_burst`):
     /// E → E is a transition and E's events never wait for a trailing NOT.
     /// Events whose transitions carry edge predicates are each their own (`edges.rs`).
     pub fn burst_position(&self, position: usize) -> bool {
         self.predecessors[position].contains(&position)
-            && !(position == self.end && self.negated.is_some())
+            && !(position == self.end && !self.trailing.is_empty())
+            && !(position == self.start && !self.leading.is_empty())
             && self.edges_into[position].is_empty()
             && self.edges_from[position].is_empty()
     }
 
-    /// The attributes events at `position` are read for: those its aggregates and edge predicates read.
-    pub fn attributes_at(&self, position: usize) -> Vec<usize> {
-        let mut out: Vec<usize> = self.updates[position]
-            .iter()
-            .map(|u| u.attribute)
-            .filter(|&a| a != usize::MAX)
-            .collect();
-        for &e in self.edges_into[position].iter().chain(&self.edges_from[position]) {
-            self.edges[e].predicates.iter().for_each(|p| p.attributes(&mut out));
+    /// The attributes events of `role` are read for: those their aggregates and edge predicates read.
+    pub fn attributes_at(&self, role: Role) -> Vec<usize> {
+        let mut out = Vec::new();
+        let (edges, into, from) = match role.positive() {
+            Some(p) => {
+                out.extend(self.updates[p].iter().map(|u| u.attribute).filter(|&a| a != usize::MAX));
+                (&self.edges, &self.edges_into[p], &self.edges_from[p])
+            }
+            None => {
+                let n = &self.negations[role.graph - 1];
+                (&n.edges, &n.edges_into[role.position], &n.edges_from[role.position])
+            }
+        };
+        for &e in into.iter().chain(from) {
+            edges[e].predicates.iter().for_each(|p| p.attributes(&mut out));
         }
         out.sort_unstable();
         out.dedup();
@@ -233,8 +271,9 @@ impl Graph {
     }
 
     /// `VectorAlgebra.extend`: the aggregate of the trends ending at the event; None: no trend ends there.
-    fn extend(&self, mut acc: Agg, event: &Event, position: usize, scales: &[Scale]) -> Option<Agg> {
-        if position == self.start {
+    /// `start`: the event starts a trend (at the start position, where no leading NOT forbids it).
+    fn extend(&self, mut acc: Agg, event: &Event, position: usize, start: bool, scales: &[Scale]) -> Option<Agg> {
+        if start {
             acc[0].add_assign(&Num::ONE);
         }
         if acc[0].is_zero() {
@@ -295,7 +334,7 @@ pub struct Partition<'a> {
     running: Vec<HashMap<usize, Agg>>, // per source position: running totals per class
     finals: HashMap<usize, Agg>,
     pending: HashMap<usize, Vec<(i64, Agg)>>, // with a trailing NOT: END contributions, read at close
-    latest_negated: Option<i64>,              // L: the latest time of a negated event
+    negations: Vec<NegationState>,            // per negation (numbered from 1): its graph here
     open: Vec<VecDeque<(i64, i64)>>,          // per member: open windows as runs [first, last]
     next_close: Vec<Option<i64>>,
     out: Vec<(usize, i64, i64, Agg)>,
@@ -317,7 +356,7 @@ impl<'a> Partition<'a> {
         for edge in &kernel.edges {
             let values: Vec<Vec<Raw>> = events
                 .iter()
-                .filter(|e| e.position == Some(edge.source))
+                .filter(|e| e.graph == 0 && e.position == edge.source)
                 .map(|e| e.fields.clone())
                 .collect();
             sources.push(Source::new(edge, &values).ok()?);
@@ -330,7 +369,7 @@ impl<'a> Partition<'a> {
             running: vec![HashMap::default(); kernel.predecessors.len()],
             finals: HashMap::default(),
             pending: HashMap::default(),
-            latest_negated: None,
+            negations: kernel.negations.iter().map(NegationState::new).collect(),
             open: vec![VecDeque::new(); members],
             next_close: vec![None; members],
             out: Vec::new(),
@@ -460,14 +499,21 @@ impl<'a> Partition<'a> {
         let time = self.times[from];
         let mut computed = std::mem::take(&mut self.computed);
         for (i, event) in self.events[from..to].iter().enumerate() {
-            let Some(position) = event.position else {
-                self.latest_negated = Some(self.latest_negated.map_or(time, |l| l.max(time)));
+            let position = event.position;
+            if event.graph > 0 {
+                let (states, events) = (&mut self.negations, self.events);
+                let latest: Vec<Option<i64>> = states.iter().map(|s| s.latest).collect();
+                states[event.graph - 1]
+                    .compute(&kernel.negations[event.graph - 1], from + i, position, events, |k| latest[k - 1])
+                    .ok()?;
                 continue;
-            };
+            }
+            let starts = position == kernel.start;
             if kernel.edges_into[position].is_empty() {
                 for &c in &self.classes {
                     let acc = self.predecessors(position, c);
-                    if let Some(agg) = kernel.extend(acc, event, position, self.scales) {
+                    let start = starts && self.may_start(c);
+                    if let Some(agg) = kernel.extend(acc, event, position, start, self.scales) {
                         computed.push((from + i, position, c, agg));
                     }
                 }
@@ -476,16 +522,21 @@ impl<'a> Partition<'a> {
             // Per class at once: an edge source evaluates its predicate once per pair of events.
             let mut accs: Vec<Agg> = self.classes.iter().map(|&c| self.predecessors(position, c)).collect();
             for &e in &kernel.edges_into[position] {
-                let events = self.events;
+                let (edge, events) = (&kernel.edges[e], self.events);
+                let threshold = edge.guard.and_then(|k| self.negations[k - 1].latest);
                 self.sources[e]
-                    .collect(kernel, &kernel.edges[e], &event.fields, &self.classes, |j| &events[j].fields, &mut accs)
+                    .collect(kernel, edge, &event.fields, &self.classes, threshold, |j| &events[j].fields, &mut accs)
                     .ok()?;
             }
             for (&c, acc) in self.classes.iter().zip(accs) {
-                if let Some(agg) = kernel.extend(acc, event, position, self.scales) {
+                let start = starts && self.may_start(c);
+                if let Some(agg) = kernel.extend(acc, event, position, start, self.scales) {
                     computed.push((from + i, position, c, agg));
                 }
             }
+        }
+        for (negation, state) in kernel.negations.iter().zip(&mut self.negations) {
+            state.commit(negation, self.events);
         }
         for (event, position, c, agg) in computed.drain(..) {
             self.feed_edges(event, position, c, &agg)?;
@@ -495,6 +546,15 @@ impl<'a> Partition<'a> {
         Some(())
     }
 
+    /// Whether trends may start in the windows of class c: no leading negative match started in them
+    /// (L < start(k) ⇔ L ≤ the time of the (c−1)-th event: L is an event's time, none lies in between).
+    fn may_start(&self, c: usize) -> bool {
+        self.kernel.leading.iter().all(|&k| match self.negations[k - 1].latest {
+            None => true,
+            Some(l) => c > 0 && l <= self.times[c - 1],
+        })
+    }
+
     /// A burst at once: per window class, the graphlet-level snapshot x (Definition 3.9: the predecessors'
     /// aggregate before the burst, plus one trend started per event at the start position) and the
     /// burst's total from the graphlet's coefficients (`Graphlet::total`). Its events lie in one pane, so
@@ -502,7 +562,7 @@ impl<'a> Partition<'a> {
     fn apply_burst(&mut self, burst: &SharedBurst) {
         let kernel = self.kernel;
         let time = self.times[burst.from];
-        let position = self.events[burst.from].position.expect("a burst of a template position");
+        let position = self.events[burst.from].position;
         let own = burst.graphlet.own(kernel, position, &self.events[burst.from..burst.to], self.scales);
         let classes = std::mem::take(&mut self.classes);
         for &c in &classes {
@@ -524,8 +584,7 @@ impl<'a> Partition<'a> {
     fn feed_edges(&mut self, i: usize, position: usize, c: usize, agg: &Agg) -> Option<()> {
         let kernel = self.kernel;
         for &e in &kernel.edges_from[position] {
-            let fields = &self.events[i].fields;
-            self.sources[e].insert(kernel, &kernel.edges[e], i, fields, c, agg).ok()?;
+            self.sources[e].insert(kernel, &kernel.edges[e], &self.events[i], i, c, agg).ok()?;
         }
         Some(())
     }
@@ -544,7 +603,7 @@ impl<'a> Partition<'a> {
         if position != kernel.end {
             return;
         }
-        if kernel.negated.is_some() {
+        if !kernel.trailing.is_empty() {
             self.pending.entry(c).or_default().push((time, agg));
             return;
         }
@@ -585,10 +644,10 @@ impl<'a> Partition<'a> {
     /// The final of class c now (None: no trend), with a trailing NOT the END contributions that no negated
     /// event follows.
     fn final_of(&self, c: usize) -> Option<Agg> {
-        if self.kernel.negated.is_none() {
+        if self.kernel.trailing.is_empty() {
             return self.finals.get(&c).cloned();
         }
-        let limit = self.latest_negated;
+        let limit = self.kernel.trailing.iter().map(|&k| self.negations[k - 1].latest).max().flatten();
         let mut result: Option<Agg> = None;
         for (time, agg) in self.pending.get(&c)? {
             if limit.is_some_and(|l| *time < l) {

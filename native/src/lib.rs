@@ -18,6 +18,7 @@ mod edges;
 mod events;
 mod graph;
 mod graphlet;
+mod negation;
 mod num;
 mod predicates;
 mod segments;
@@ -30,6 +31,7 @@ use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
 use burst::{Decisions, Sharing};
 use edges::{Edge, Expr};
+use negation::Negation;
 use events::{RawEvent, Reader};
 use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, COUNT, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
 use predicates::Program;
@@ -47,23 +49,59 @@ fn number(names: &mut Vec<String>, name: &str) -> usize {
     }
 }
 
+/// An edge as Python describes it (`GraphKernel::new`).
+type EdgeSpec<'py> = (
+    usize,
+    usize,
+    Vec<Bound<'py, PyAny>>,
+    Option<(String, Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    Option<usize>,
+);
+
+/// A negative sub-pattern as Python describes it (`GraphKernel::new`).
+type NegationSpec<'py> =
+    (Vec<String>, usize, usize, Vec<(usize, usize)>, Vec<EdgeSpec<'py>>, usize, Option<usize>, Option<usize>);
+
+/// The edges of a template of `n` positions, their attributes numbered into `attributes`; and per position
+/// the edges into it and out of it.
+#[allow(clippy::type_complexity)]
+fn parse_edges(n: usize, specs: &[EdgeSpec], attributes: &mut Vec<String>)
+    -> PyResult<(Vec<Edge>, Vec<Vec<usize>>, Vec<Vec<usize>>)> {
+    let (mut edges, mut into, mut from) = (Vec::new(), vec![Vec::new(); n], vec![Vec::new(); n]);
+    for (source, target, predicates, index, guard) in specs {
+        let mut number_of = |a: &str| number(attributes, a);
+        let predicates = predicates.iter().map(|p| Expr::parse(p, &mut number_of)).collect::<PyResult<Vec<_>>>()?;
+        let index = match index {
+            Some((op, f, g)) => Some((predicates::parse_op(op)?, Expr::parse(f, &mut number_of)?, Expr::parse(g, &mut number_of)?)),
+            None => None,
+        };
+        into[*target].push(edges.len());
+        from[*source].push(edges.len());
+        edges.push(Edge { source: *source, predicates, index, guard: *guard });
+    }
+    Ok((edges, into, from))
+}
+
 /// The graph of one pattern (`hamlet.runtime.partition.graph_key`) for the queries that share it.
 #[pyclass(frozen, module = "hamlet_native")]
 struct GraphKernel {
     graph: Graph,
-    reader: Reader, // for `run`: the graph's own types (by position, the negated one last) and attributes
+    reader: Reader, // for `run`: the graph's own types (`Graph::roles` order) and attributes
     roles: Vec<Option<Role>>,
     attribute_at: Vec<usize>,
 }
 
 #[pymethods]
 impl GraphKernel {
-    /// `types`: the template's types by position; `transitions`: (source, target) positions; `negated`: the
-    /// type of a trailing NOT (a single type); `fields`: (kind, position or None, attribute or None, scaled)
-    /// of the aggregate vector, field 0 the trend count, scaled for a sum kept in units of 2^-1074;
-    /// `count_only`: finals are the count itself (CountAlgebra); `members`: (within, slide, first, last) of
-    /// each query's windows, in seconds; `edges`: per transition with edge predicates (which `transitions`
-    /// leaves out), (source, target, [expressions], (op, f, g) when they are one comparison f(x) op g(y)).
+    /// `types`: the template's types by position; `transitions`: (source, target) positions of those
+    /// without edge predicates or a guarding NOT; `negations`: every negative sub-pattern, numbered from 1
+    /// in this order, as (types, start, end, transitions, edges, parent's number (0: this pattern), the
+    /// parent's position before and after it, None for a leading or trailing one); `fields`: (kind, position
+    /// or None, attribute or None, scaled) of the aggregate vector, field 0 the trend count, scaled for a sum
+    /// kept in units of 2^-1074; `count_only`: finals are the count itself (CountAlgebra); `members`:
+    /// (within, slide, first, last) of each query's windows, in seconds; `edges` (and a negation's): per
+    /// other transition, (source, target, [expressions], (op, f, g) when they are one comparison
+    /// f(x) op g(y), the number of the negation that guards it).
     #[new]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -72,11 +110,11 @@ impl GraphKernel {
         start: usize,
         end: usize,
         transitions: Vec<(usize, usize)>,
-        negated: Option<String>,
+        negations: Vec<NegationSpec<'_>>,
         fields: Vec<(String, Option<usize>, Option<String>, bool)>,
         count_only: bool,
         members: Vec<(i64, i64, i64, i64)>,
-        edges: Vec<(usize, usize, Vec<Bound<'_, PyAny>>, Option<(String, Bound<'_, PyAny>, Bound<'_, PyAny>)>)>,
+        edges: Vec<EdgeSpec<'_>>,
     ) -> PyResult<Self> {
         let n = types.len();
         let mut predecessors = vec![Vec::new(); n];
@@ -112,33 +150,33 @@ impl GraphKernel {
                 });
             }
         }
-        let mut parsed_edges = Vec::new();
-        let mut edges_into = vec![Vec::new(); n];
-        let mut edges_from = vec![Vec::new(); n];
-        for (source, target, predicates, index) in edges {
-            let mut number_of = |a: &str| number(&mut attributes, a);
-            let predicates = predicates
-                .iter()
-                .map(|p| Expr::parse(p, &mut number_of))
-                .collect::<PyResult<Vec<_>>>()?;
-            let index = match index {
-                Some((op, f, g)) => Some((
-                    predicates::parse_op(&op)?,
-                    Expr::parse(&f, &mut number_of)?,
-                    Expr::parse(&g, &mut number_of)?,
-                )),
-                None => None,
-            };
-            edges_into[target].push(parsed_edges.len());
-            edges_from[source].push(parsed_edges.len());
-            parsed_edges.push(Edge { source, predicates, index });
+        let (parsed_edges, edges_into, edges_from) = parse_edges(n, &edges, &mut attributes)?;
+        let mut parsed_negations = Vec::new();
+        for (types, start, end, transitions, edges, parent, previous, following) in negations {
+            let (edges, edges_into, edges_from) = parse_edges(types.len(), &edges, &mut attributes)?;
+            let mut predecessors = vec![Vec::new(); types.len()];
+            let mut is_source = vec![false; types.len()];
+            for &(source, target) in &transitions {
+                predecessors[target].push(source);
+                is_source[source] = true;
+            }
+            parsed_negations.push(Negation {
+                types, start, end, predecessors, is_source, edges, edges_into, edges_from, parent, previous,
+                following,
+            });
         }
+        let top = |f: fn(&Negation) -> bool| -> Vec<usize> {
+            (1..=parsed_negations.len()).filter(|&k| parsed_negations[k - 1].parent == 0 && f(&parsed_negations[k - 1])).collect()
+        };
+        let (leading, trailing) = (top(|n| n.previous.is_none()), top(|n| n.following.is_none()));
         let graph = Graph {
             edges: parsed_edges,
             edges_into,
             edges_from,
             types,
-            negated,
+            negations: parsed_negations,
+            leading,
+            trailing,
             start,
             end,
             predecessors,
@@ -157,21 +195,11 @@ impl GraphKernel {
                 })
                 .collect(),
         };
-        // Read on its own, the graph numbers its types by position, the negated one last.
-        let mut types = graph.types.clone();
-        types.extend(graph.negated.clone());
-        let mut needs: Vec<Vec<usize>> = (0..graph.types.len()).map(|p| graph.attributes_at(p)).collect();
-        needs.extend(graph.negated.as_ref().map(|_| Vec::new()));
+        // Read on its own, the graph numbers its types in the order of `Graph::roles`.
+        let (types, roles): (Vec<String>, Vec<Role>) = graph.roles().into_iter().unzip();
+        let needs = roles.iter().map(|&r| graph.attributes_at(r)).collect();
         let reader = Reader::new(py, &types, &graph.attributes, needs);
-        let roles = (0..types.len())
-            .map(|i| {
-                Some(if i < graph.types.len() {
-                    Role::Position(i)
-                } else {
-                    Role::Negated
-                })
-            })
-            .collect();
+        let roles = roles.into_iter().map(Some).collect();
         let attribute_at = (0..graph.attributes.len()).collect();
         Ok(GraphKernel {
             graph,
@@ -297,13 +325,8 @@ impl SetKernel {
         let mut attribute_at = Vec::new();
         for g in &graphs {
             let graph = &g.get().graph;
-            let mut by_type = Vec::new();
-            for (p, t) in graph.types.iter().enumerate() {
-                by_type.push((number(&mut types, t), Role::Position(p)));
-            }
-            if let Some(t) = &graph.negated {
-                by_type.push((number(&mut types, t), Role::Negated));
-            }
+            let by_type: Vec<(usize, Role)> =
+                graph.roles().into_iter().map(|(t, role)| (number(&mut types, &t), role)).collect();
             roles.push(by_type);
             attribute_at.push(
                 graph
@@ -333,9 +356,7 @@ impl SetKernel {
                 let graph = &graphs[g].get().graph;
                 let mut by_number = vec![None; n];
                 for (t, role) in by_type {
-                    if let Role::Position(p) = role {
-                        needs[t].extend(graph.attributes_at(p).into_iter().map(|a| attribute_at[g][a]));
-                    }
+                    needs[t].extend(graph.attributes_at(role).into_iter().map(|a| attribute_at[g][a]));
                     by_number[t] = Some(role);
                 }
                 by_number
@@ -351,7 +372,7 @@ impl SetKernel {
         for (g, by_type) in roles.iter().enumerate() {
             let graph = &graphs[g].get().graph;
             for (t, role) in by_type.iter().enumerate() {
-                if matches!(role, Some(Role::Position(p)) if graph.burst_position(*p)) {
+                if role.and_then(|r| r.positive()).is_some_and(|p| graph.burst_position(p)) {
                     kleene_readers[t] += graph.members.len();
                 }
             }
@@ -423,7 +444,7 @@ impl SetKernel {
             // Every trend holds an event of each positive type; windows of the run may lie elsewhere.
             let mut seen = vec![false; graph.types.len()];
             for &i in mine {
-                if let Some(Role::Position(p)) = self.roles[g][raw[i].kind] {
+                if let Some(p) = self.roles[g][raw[i].kind].and_then(Role::positive) {
                     seen[p] = true;
                 }
             }
