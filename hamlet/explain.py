@@ -9,11 +9,8 @@ from hamlet.analysis.split import SubPattern
 from hamlet.analysis.template import canonical
 from hamlet.analysis.windows import seconds_text
 from hamlet.analysis.workload import Workload
-from hamlet.optimizer.benefit import CostModel
-from hamlet.runtime.aggregates import algebra_for
-from hamlet.runtime.native import kernel_obstacle, predicates_obstacle
+from hamlet.runtime.native import graphlet_obstacle, kernel_obstacle, predicates_obstacle
 from hamlet.runtime.partition import graph_key
-from hamlet.runtime.shapes import shape_of
 
 
 def explain(workload: Workload) -> str:
@@ -44,58 +41,58 @@ def explain(workload: Workload) -> str:
         partition = ", ".join(s.partition_attributes) or "none"
         out.append(f"    {{{', '.join(s.queries)}}}: shares {shares}; partitioned by {partition}; "
                    f"pane {seconds_text(s.pane)}")  # fmt: skip
-    out.append("  static plan (strategy static; hamlet decides per burst within it):")
+    out.extend(_sharing_plan(workload))
+    return "\n".join(out)
+
+
+def _sharing_plan(workload: Workload) -> list[str]:
+    """What the compiled kernel shares (native/src/burst.rs), per sharable set and Kleene type, and why a
+    query steps a burst's events one by one."""
+    out = [
+        "  sharing plan (compiled kernel, native/src/burst.rs): a burst of E (Definition 4.1) is shared in one",
+        "    graphlet per set of its events the readers match: coefficients once, then per query and window",
+        "    class one snapshot and a commit. static shares every burst; hamlet one where, over its readers q,",
+        "      b + Σ_q (w_q·(t_q + 2) + b·f_q) < Σ_q b·w_q·(t_q + 1 + f_q)   (Eq. 7)",
+        "    (b events, w_q window classes, t_q predecessor types of E, f_q aggregate fields read from E)",
+    ]
     for s in workload.sharable_query_sets():
-        for pattern, queries in s.kleene_subpatterns.items():
+        queries = [workload.query(name) for name in s.queries]
+        outside = {
+            q.name: why for q in queries if (why := kernel_obstacle(q) or _set_obstacle(q)) is not None
+        }
+        if outside:
+            reasons = "; ".join(f"{name}: {why}" for name, why in outside.items())
+            out.append(f"    {{{', '.join(s.queries)}}}: runs in Python, without graphlets ({reasons})")
+            continue
+        for pattern, sharers in s.kleene_subpatterns.items():
             event_type = pattern[:-1]
             if not re.fullmatch(r"\w+", event_type):
                 out.append(
                     f"    {pattern}: not shared (only single-type Kleene sub-patterns E+ share graphlets)"
                 )
                 continue
-            obstacles = {q: workload.query(q).burst_obstacle(event_type) for q in queries}
-            sharing = [q for q, why in obstacles.items() if why is None]
+            obstacles = {q: graphlet_obstacle(workload.query(q), event_type) for q in sharers}
+            readers = [q for q, why in obstacles.items() if why is None]
             line = (
-                f"    {pattern}: shared by {{{', '.join(sharing)}}}"
-                if len(sharing) > 1
-                else f"    {pattern}: not shared"
+                f"    {pattern}: graphlets shared by {{{', '.join(readers)}}}"
+                if len(readers) > 1
+                else f"    {pattern}: no graphlet (fewer than two queries take its bursts at once)"
             )
             alone = "; ".join(f"{q} one event at a time ({why})" for q, why in obstacles.items() if why)
             out.append(line + (f"; {alone}" if alone else ""))
-    out.extend(_dynamic_plan(workload))
-    return "\n".join(out)
-
-
-def _dynamic_plan(workload: Workload) -> list[str]:
-    """How ``hamlet`` runs each set: which queries keep COUNT(*) columns together, and when it shares."""
-    model = CostModel.calibrated()
-    out = ["  dynamic plan (strategy hamlet; hamlet/optimizer/calibration.json):",
-           "    a stream partition is shared only if its segments save more GRETA steps than the set-up:",
-           (f"      Σ over segments of b events of own-graph readers·(b − {model.burst_break_even:.2f}) [b ≥ 2]"
-            f" + column readers·b − {model.group_event:.2f}·column positions·windows per event"),
-           (f"      − {1 - model.compiled_step:.2f}·the segments' steps on compiled graphs (a step there costs"
-            f" {model.compiled_step:.3f} of one in Python)"),
-           (f"      > {model.partition_setup:.2f}·queries; else it runs on GRETA's graphs (one per pattern and"
-            " predicates), weighed again without the compiled steps where the kernel leaves it to Python;"),
-           "    in a shared partition the benefit model (Eq. 7) and the pruning principles (Theorems 4.3, 4.5)",
-           "      choose the queries that share each burst"]  # fmt: skip
-    for s in workload.sharable_query_sets():
-        shapes: dict[object, list[str]] = {}
-        for name in s.queries:
-            query = workload.query(name)
-            shape = shape_of(query, algebra_for(query, []))
-            if shape is not None:
-                shapes.setdefault(shape, []).append(name)
-        groups = "; ".join(f"{{{', '.join(names)}}}" for names in shapes.values()) or "none"
-        out.append(f"    {{{', '.join(s.queries)}}}: COUNT(*) queries in columns (one shape each): {groups}")
         graphs: dict[tuple, list[str]] = {}
-        for name in s.queries:
-            graphs.setdefault(graph_key(workload.query(name)), []).append(name)
+        for q in queries:
+            graphs.setdefault(graph_key(q), []).append(q.name)
         shared = "; ".join(f"{{{', '.join(names)}}}" for names in graphs.values() if len(names) > 1) or "none"
         out.append(
-            f"    {{{', '.join(s.queries)}}}: non-shared plan, one graph for queries of other windows or aggregates: {shared}"
+            f"    {{{', '.join(s.queries)}}}: one graph for queries that differ only in windows or aggregates: {shared}"
         )
     return out
+
+
+def _set_obstacle(query: AnalyzedQuery) -> str | None:
+    predicate = predicates_obstacle(query)
+    return None if predicate is None else f"local predicate {predicate}"
 
 
 def _query(q: AnalyzedQuery) -> list[str]:

@@ -2,8 +2,9 @@
 
 The queries share a Kleene type B+ and ask for every aggregate the kernel propagates through a graphlet's
 coefficients (COUNT(*), COUNT(B), SUM over ints and floats, MIN, MAX, AVG) over sliding windows, with local
-predicates that make some queries match other events of a burst than the rest (their own graphlet) and a
-trailing NOT (whose queries step their END events one by one). ``static`` shares every burst, ``hamlet``
+predicates that make some queries match other events of a burst than the rest (their own graphlet), and
+NOT in every place: guarding the way into B+ (no obstacle: its L is the same for the whole burst), leading,
+trailing or guarding the way out of B+ (whose queries step those events one by one). ``static`` shares every burst, ``hamlet``
 those the benefit model picks; both must equal the brute-force enumerator, and the plan must be what the
 kernel says it did (the exact decisions of one burst are in test_hamlet.py and test_worked_examples.py).
 """
@@ -17,7 +18,10 @@ from oracle import evaluate_bruteforce
 from hamlet import Event, evaluate, parse_workload
 from hamlet.stats import EvaluationStats
 
-SHAPES = ["SEQ({p}, B+)", "SEQ({p}, B+, {q})", "SEQ(B+, {q})", "B+", "SEQ({p}+, B+)", "SEQ({p}, B+, NOT {n})"]
+SHAPES = [
+    "SEQ({p}, B+)", "SEQ({p}, B+, {q})", "SEQ(B+, {q})", "B+", "SEQ({p}+, B+)", "SEQ({p}, B+, NOT {n})",
+    "SEQ({p}, NOT {n}, B+)", "SEQ(NOT {n}, {p}, B+)", "SEQ(NOT {n}, B+, {q})", "SEQ({p}, B+, NOT {n}, {q})",
+]  # fmt: skip
 AGGREGATES = ["COUNT(*)", "COUNT(B)", "SUM(B.x)", "SUM(B.f)", "MIN(B.x)", "MAX(B.f)", "AVG(B.f)", "MIN(P.x)"]
 
 

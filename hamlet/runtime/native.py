@@ -222,6 +222,29 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     return None
 
 
+def graphlet_obstacle(query: AnalyzedQuery, event_type: str) -> str | None:
+    """Why the compiled graph of ``query`` steps the events of a burst of ``event_type`` one by one instead of
+    taking the burst in a graphlet (``Graph::burst_position`` in native/src/graph.rs), or None: it takes it."""
+    pattern = query.pattern
+    template = pattern.template
+    if event_type not in template.types:
+        return f"{event_type} is negated"
+    if template.transition(event_type, event_type) is None:
+        return f"{event_type} is not under a Kleene plus of its own"
+    for t in template.transitions:
+        if event_type in (t.source, t.target) and query.edge_predicates_of(t.source, t.target):
+            return f"edge predicate on {t.source} -> {t.target}: each {event_type} event meets it on its own"
+    for n in pattern.negations:
+        # (a NOT before E is no obstacle: its L cannot change inside a burst of E)
+        if n.previous == event_type and n.following is not None:
+            return f"{n.text} between {n.previous} and {n.following}: each {event_type} event meets it on its own"
+        if n.following is None and event_type == template.end:
+            return f"the trailing {n.text} waits for each {event_type} event's time"
+        if n.previous is None and event_type == template.start:
+            return f"the leading {n.text} decides per window where each {event_type} event starts trends"
+    return None
+
+
 def predicates_obstacle(query: AnalyzedQuery) -> str | None:
     """A local predicate the set kernel does not evaluate (they all run in Python then), or None."""
     for predicate in query.local_predicates:

@@ -188,12 +188,13 @@ impl Graph {
 
     /// The position of a Kleene type whose bursts the graph can take at once (`Partition::apply_burst`):
     /// E → E is a transition and E's events never wait for a trailing NOT.
-    /// Events whose transitions carry edge predicates are each their own (`edges.rs`).
+    /// Events that meet an edge predicate, or a NOT after them, are each their own (`edges.rs`); a NOT before
+    /// them is not: its L cannot change inside a burst, so every event of it has the same snapshot.
     pub fn burst_position(&self, position: usize) -> bool {
         self.predecessors[position].contains(&position)
             && !(position == self.end && !self.trailing.is_empty())
             && !(position == self.start && !self.leading.is_empty())
-            && self.edges_into[position].is_empty()
+            && self.edges_into[position].iter().all(|&e| self.edges[e].predicates.is_empty())
             && self.edges_from[position].is_empty()
     }
 
@@ -396,7 +397,7 @@ impl<'a> Partition<'a> {
                 self.last_pane = Some(pane);
             }
             if let Some(burst) = next.next_if(|b| b.from == i) {
-                self.apply_burst(burst);
+                self.apply_burst(burst)?;
                 i = burst.to;
                 continue;
             }
@@ -559,14 +560,23 @@ impl<'a> Partition<'a> {
     /// aggregate before the burst, plus one trend started per event at the start position) and the
     /// burst's total from the graphlet's coefficients (`Graphlet::total`). Its events lie in one pane, so
     /// they fall into the same windows: the same classes.
-    fn apply_burst(&mut self, burst: &SharedBurst) {
+    fn apply_burst(&mut self, burst: &SharedBurst) -> Option<()> {
         let kernel = self.kernel;
         let time = self.times[burst.from];
-        let position = self.events[burst.from].position;
+        let first = &self.events[burst.from];
+        let position = first.position;
         let own = burst.graphlet.own(kernel, position, &self.events[burst.from..burst.to], self.scales);
         let classes = std::mem::take(&mut self.classes);
-        for &c in &classes {
-            let mut x = self.predecessors(position, c);
+        let mut snapshots: Vec<Agg> = classes.iter().map(|&c| self.predecessors(position, c)).collect();
+        for &e in &kernel.edges_into[position] {
+            // (guarded only: `Graph::burst_position`)
+            let (edge, events) = (&kernel.edges[e], self.events);
+            let threshold = edge.guard.and_then(|k| self.negations[k - 1].latest);
+            self.sources[e]
+                .collect(kernel, edge, &first.fields, &classes, threshold, |j| &events[j].fields, &mut snapshots)
+                .ok()?;
+        }
+        for (&c, mut x) in classes.iter().zip(snapshots) {
             if position == kernel.start {
                 x[0].add_assign(&Num::ONE);
             }
@@ -578,6 +588,7 @@ impl<'a> Partition<'a> {
             self.commit(position, c, time, total);
         }
         self.classes = classes;
+        Some(())
     }
 
     /// Event i's aggregate in class c into the sources of the edges out of its position.
