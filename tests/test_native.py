@@ -3,6 +3,8 @@ against hand counts and the brute-force enumerator; what it leaves to Python, an
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from fractions import Fraction
 from functools import partial
 from types import MappingProxyType
@@ -420,3 +422,22 @@ def test_what_the_kernels_sums_cannot_hold_goes_to_python():
     run, partitions = grouped_runner(count, stream_events)
     assert [not list(run(events_, groups)) for events_, groups in partitions] == [True, True, True]
     assert [r.value for r in evaluate(count, stream_events) if r.window_start == 0] == [3 * (2**126 - 1)]
+
+
+def test_without_the_compiled_engine_import_fails_with_what_to_do():
+    blocker = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'hamlet_native':\n"
+        "            raise ImportError('not installed')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import hamlet\n"
+    )
+    done = subprocess.run([sys.executable, "-c", blocker], check=False, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        "ImportError: hamlet's compiled engine (the extension hamlet_native, built from native/) is not installed "
+        f"in this Python ({sys.executable}): run scripts/bootstrap, which builds it with cargo, or pip install "
+        "./native"
+    )

@@ -1,38 +1,36 @@
-"""GRETA's trend graph of one stream partition, compiled (``native/``, the ``hamlet_native`` extension).
+"""The one door to the compiled engine (``native/``, the ``hamlet_native`` extension): every strategy runs there.
 
-``greta.run_partition`` in Python costs tens of microseconds per graph and partition before the first
-event: objects for the graph, its sources and window classes, one generator per timestamp. On a stream of
-short partitions (the Spark job's trips of ~7 events, 32 graphs each) that overhead is the engine's time.
-The kernel runs the same computation over the partition's matched events and returns the same runs of
-windows with their finals, so callers cannot tell the two apart (tests/test_native.py holds it to
-``run_partition`` and to the brute-force enumerator). ``NativeGraph`` is one graph; ``NativeSet`` takes a
-partition's events whole for all graphs of a set, local predicates included (``T.a op literal``, AND, OR),
-so that a partition costs one call, not a list of matched events and a call per graph. Given the numbers
-of a partition's groups, it sums their windows' finals itself (``native/src/sums.rs``) and hands the sums
-over once per call (``NativeSet.summed``), so most runs never become Python objects. ``segment_costs_for``
-compiles HAMLET's per-partition weighing (``native/src/segments.rs``).
+``NativeGraph`` is the GRETA graph of one ``GraphGroup`` (queries that build equal graphs); ``NativeSet``
+takes a stream partition's events whole for all graphs of a sharable query set, local predicates included,
+and runs them, sharing the bursts of the Kleene types its queries share in HAMLET's graphlets where the
+strategy says so (``sharing``: "none" for greta, "static", "hamlet"; ``native/src/burst.rs``,
+``graphlet.rs``). Given the numbers of a partition's groups, it sums their windows' finals itself
+(``native/src/sums.rs``) and hands the sums over once per call (``NativeSet.summed``), so most runs never
+become Python objects. Callers cannot tell its runs from ``greta.run_partition``'s (tests/test_native.py
+holds it to them and to the brute-force enumerator).
 
-It takes the graphs most workloads build and leaves the rest to Python, decided once per graph group:
+The graphs it takes, decided once per graph group (``kernel_obstacle`` says why not, ``hamlet explain``
+shows it):
 
 * any pattern whose types appear once, with NOT leading, trailing or guarding a transition, over any
   sub-pattern, nested (``native/src/negation.rs``);
-* edge predicates whose literals are ints within 64 bits (``native/src/edges.rs``: a scan, or an ordered index
-  for one comparison f(x) op g(y)); local ones filter the events before (``partition.matched_events``, or
-  the set kernel);
+* any local predicate, and edge predicates (``native/src/edges.rs``: a scan, or an ordered index for one
+  comparison f(x) op g(y)), whose literals are ints within 64 bits;
 * COUNT(*), COUNT(E), SUM, AVG, MIN and MAX;
 * windows of whole seconds.
 
-Counts and sums are 128-bit ints there. A sum over floats, which Python keeps as a whole number of
-2^-1074 (``aggregates.py``), is kept in units of 2^-E, E the finest unit a value of the partition needs
-(a float with one decimal needs about 2^-48), and shifted to Python's units on the way out. Per partition,
-the kernel hands back to Python (``run`` returns None) whatever it cannot compute exactly: a time that is not
-an int, a value that is neither an int within 64 bits nor a finite float, ints and floats under one MIN or
-MAX, a count or sum beyond 128 bits. The engine stays pure Python without the extension (``kernel_for``
-then returns None).
+Counts and sums are exact at any size (``native/src/num.rs``: i128, promoted to a big integer on
+overflow). A sum over floats, which Python keeps as a whole number of 2^-1074 (``aggregates.py``), is kept
+in units of 2^-E, E the finest unit a value of the partition needs, and shifted to Python's units on the
+way out. Per partition, a graph hands back to Python (``run`` returns None) only what it cannot compute
+exactly: a time that is not an int, a value that is neither an int within 64 bits nor a finite float, ints
+and floats under one MIN or MAX, arithmetic in a predicate that overflows 64 bits. Without the extension
+``hamlet`` does not import (never a silently slower engine).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -59,8 +57,11 @@ from hamlet.stats import EvaluationStats
 
 try:
     import hamlet_native
-except ImportError:  # the pure-Python engine (``scripts/bootstrap`` builds the extension)
-    hamlet_native = None  # type: ignore[assignment]
+except ImportError as missing:  # never a silently slower engine: say what to build, and how
+    raise ImportError(
+        "hamlet's compiled engine (the extension hamlet_native, built from native/) is not installed in this "
+        f"Python ({sys.executable}): run scripts/bootstrap, which builds it with cargo, or pip install ./native"
+    ) from missing
 
 UNBOUNDED = 1 << 62  # window indexes of an unclipped window: every k (times are seconds since 1970)
 
