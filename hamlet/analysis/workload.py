@@ -93,12 +93,21 @@ class Workload:
 
     def sharable(self, a: AnalyzedQuery, b: AnalyzedQuery) -> bool:
         """Definition 3.2."""
-        common = set(a.kleene_subpatterns) & set(b.kleene_subpatterns)
-        return (
-            bool(common)
-            and _extremes(a) == _extremes(b)
-            and set(a.partition_attributes) == set(b.partition_attributes)
+        return _sharing_signature(a) == _sharing_signature(b) and bool(
+            set(a.kleene_subpatterns) & set(b.kleene_subpatterns)
         )
+
+    def _sharable_pairs(self) -> list[tuple[AnalyzedQuery, AnalyzedQuery]]:
+        """``sharable`` over every pair, each query's signature and Kleene sub-patterns computed once."""
+        signature = {q.name: (_sharing_signature(q), set(q.kleene_subpatterns)) for q in self.queries}
+        pairs = []
+        for i, a in enumerate(self.queries):
+            sign_a, kleene_a = signature[a.name]
+            for b in self.queries[i + 1 :]:
+                sign_b, kleene_b = signature[b.name]
+                if sign_a == sign_b and kleene_a & kleene_b:
+                    pairs.append((a, b))
+        return pairs
 
     def sharable_query_sets(self) -> tuple[SharableQuerySet, ...]:
         parent = {q.name: q.name for q in self.queries}
@@ -109,10 +118,8 @@ class Workload:
                 x = parent[x]
             return x
 
-        for i, a in enumerate(self.queries):
-            for b in self.queries[i + 1 :]:
-                if self.sharable(a, b):
-                    parent[find(b.name)] = find(a.name)
+        for a, b in self._sharable_pairs():
+            parent[find(b.name)] = find(a.name)
         members: dict[str, list[AnalyzedQuery]] = {}
         for q in self.queries:
             members.setdefault(find(q.name), []).append(q)
@@ -133,10 +140,13 @@ class Workload:
         return tuple(sets)
 
 
-def _extremes(q: AnalyzedQuery) -> frozenset[tuple[str, str | None, str | None]]:
-    return frozenset(
+def _sharing_signature(q: AnalyzedQuery) -> tuple[frozenset, frozenset[str]]:
+    """What two sharable queries have in common besides a Kleene sub-pattern: their MIN/MAX aggregates and
+    their partition attributes (computed once per query: the test runs for every pair)."""
+    extremes = frozenset(
         (a.function, a.event_type, a.attribute) for a in q.aggregates if a.function in ("MIN", "MAX")
     )
+    return extremes, frozenset(q.partition_attributes)
 
 
 def parse_workload(text: str) -> Workload:
