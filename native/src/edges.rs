@@ -383,6 +383,21 @@ impl Source {
     }
 }
 
+impl Source {
+    /// Forget the classes below `frontier` (`Partition::release`), and the events left in none.
+    pub fn release(&mut self, frontier: usize) {
+        match self {
+            Source::Scan(events) => {
+                for (_, _, classes) in events.iter_mut() {
+                    classes.retain(|(c, _)| *c >= frontier);
+                }
+                events.retain(|(_, _, classes)| !classes.is_empty());
+            }
+            Source::Index { trees, .. } => trees.retain(|&c, _| c >= frontier),
+        }
+    }
+}
+
 fn owned(v: V) -> V<'static> {
     match v {
         V::Int(a) => V::Int(a),

@@ -418,11 +418,16 @@ impl<'a> Partition<'a> {
 
     /// `QueryRun.advance_runs`: close the windows that end by `time`, open those that hold it.
     fn advance(&mut self, time: i64) {
+        let mut closed = false;
         for m in 0..self.kernel.members.len() {
             if matches!(self.next_close[m], Some(end) if time >= end) {
                 let member = self.kernel.members[m];
                 self.close(m, (time - member.within).div_euclid(member.slide));
+                closed = true;
             }
+        }
+        if closed {
+            self.release();
         }
         for m in 0..self.kernel.members.len() {
             let member = self.kernel.members[m];
@@ -442,6 +447,27 @@ impl<'a> Partition<'a> {
                     self.next_close[m] = Some(member.end(first));
                 }
             }
+        }
+    }
+
+    /// `TrendGraph.release`: drop the state of the classes below every member's oldest open window. No
+    /// window of them is open, and none will open (a window that opens later starts after every event so
+    /// far), so memory stays bounded by the classes of the open windows.
+    fn release(&mut self) {
+        let frontier = (0..self.kernel.members.len())
+            .map(|m| match self.open[m].front() {
+                Some(&(first, _)) => self.class_of(&self.kernel.members[m], first).0,
+                None => usize::MAX,
+            })
+            .min()
+            .unwrap_or(usize::MAX);
+        for totals in &mut self.running {
+            totals.retain(|&c, _| c >= frontier);
+        }
+        self.finals.retain(|&c, _| c >= frontier);
+        self.pending.retain(|&c, _| c >= frontier);
+        for source in &mut self.sources {
+            source.release(frontier);
         }
     }
 
