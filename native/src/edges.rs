@@ -145,7 +145,7 @@ impl Expr {
     }
 }
 
-fn view(raw: &Raw) -> Result<V<'_>, ()> {
+pub fn view(raw: &Raw) -> Result<V<'_>, ()> {
     Ok(match raw {
         Raw::Null => V::Null,
         Raw::Int(a) => V::Int(*a),

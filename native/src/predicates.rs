@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use std::cmp::Ordering;
 
-use crate::edges::Expr;
+use crate::edges::{self, Expr};
 use crate::values::Raw;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -111,32 +111,9 @@ impl Program {
     }
 }
 
+/// `predicates.compare`, as for edge predicates (`edges::compare`).
 fn compare(op: Op, value: &Raw, literal: &Raw) -> Result<bool, ()> {
-    let number = |v: &Raw| matches!(v, Raw::Int(_) | Raw::Float(_));
-    match value {
-        Raw::Null => return Ok(false),
-        Raw::Other => return Err(()),
-        _ => {}
-    }
-    if number(value) != number(literal) {
-        return Ok(op == Op::Ne);
-    }
-    let order = match (value, literal) {
-        (Raw::Int(a), Raw::Int(b)) => Some(a.cmp(b)),
-        (Raw::Float(a), Raw::Float(b)) => a.partial_cmp(b),
-        (Raw::Int(a), Raw::Float(b)) => int_versus_float(*a, *b)?,
-        (Raw::Float(a), Raw::Int(b)) => int_versus_float(*b, *a)?.map(Ordering::reverse),
-        (Raw::Str(a), Raw::Str(b)) => Some(a.cmp(b)), // UTF-8 byte order is code point order, as in Python
-        _ => return Err(()),
-    };
-    Ok(match op {
-        Op::Eq => order == Some(Ordering::Equal),
-        Op::Ne => order != Some(Ordering::Equal),
-        Op::Lt => order == Some(Ordering::Less),
-        Op::Le => matches!(order, Some(Ordering::Less | Ordering::Equal)),
-        Op::Gt => order == Some(Ordering::Greater),
-        Op::Ge => matches!(order, Some(Ordering::Greater | Ordering::Equal)),
-    })
+    edges::compare(op, edges::view(value)?, edges::view(literal)?)
 }
 
 /// Python's exact int-float comparison (None: the float is a NaN).
