@@ -45,13 +45,11 @@ from hamlet import STRATEGIES
 from hamlet.analysis.workload import Workload, load_workload_file
 from hamlet.errors import HamletError
 from jobs.engine import MICROS, SetTask
-from jobs.pipeline import commit_metadata, resolve
+from jobs.pipeline import NAME, PipelineError, allowed_workload, commit_metadata, resolve
 from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, table_location, timestamp_sql
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
-
-NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
 class JobError(Exception):
@@ -126,10 +124,13 @@ def parse_instant(text: str, what: str) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def load_workload(path: str) -> Workload:
+def load_workload(path: str, allowed: list[str] | None = None) -> Workload:
+    """The workload file's queries; with ``allowed`` (the Airflow tasks pass the DAG's choices), a file not
+    among them is refused before it is opened, so no message can quote it."""
     try:
-        return load_workload_file(str(resolve(path)))
-    except HamletError as e:
+        source = allowed_workload(path, allowed) if allowed else resolve(path)
+        return load_workload_file(str(source))
+    except (HamletError, PipelineError) as e:
         raise JobError(str(e)) from None
 
 
@@ -181,7 +182,7 @@ def plan_sets(workload: Workload, columns: list[str]) -> list[QuerySetPlan]:
 
 def make_plan(args: argparse.Namespace) -> Plan:
     """Everything that can be checked without Spark: workload, strategy, times, tables, names."""
-    workload = load_workload(args.workload)
+    workload = load_workload(args.workload, args.allowed_workload)
     if args.strategy not in STRATEGIES:
         raise JobError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
     start, end = parse_instant(args.start, "--start"), parse_instant(args.end, "--end")
@@ -520,6 +521,8 @@ def build_parser(prog: str = "hamlet aggregate") -> argparse.ArgumentParser:
     parser.add_argument("--master", help="Spark master URL (default: conf/spark/$HAMLET_ENV.toml, local[*])")
     parser.add_argument("--workload-name", help="name stored in the output (default: the file name's stem)")
     parser.add_argument("--run-id", help="identifier of this run (default: start time and a random suffix)")
+    parser.add_argument("--allowed-workload", action="append", metavar="PATH", help="refuse any --workload but "
+                        "these (repeatable; the Airflow tasks pass the workloads their DAG offers)")  # fmt: skip
     parser.add_argument("--quarantine-table", help="Delta table of rows quarantined by `hamlet validate events`: "
                         "they are left out")  # fmt: skip
     parser.add_argument("--buckets", type=int, help="engine calls per shuffle (stream partitions are hashed "
