@@ -2,6 +2,7 @@
 with the reason.
 
     hamlet load-events --csv E.csv --table PATH [--scenario rideshare|stock] [--rejects PATH] [--max-rejects N]
+                       [--existing replace|reject]
     spark-submit jobs/load_events.py (same arguments)
 
 The CSV has a header with ``event_type``, ``event_time`` (seconds since the epoch, or ISO-8601 where a naive
@@ -10,19 +11,28 @@ own when it exists, else the scenario's (jobs/schema.py). A header naming a colu
 error for the whole file. A row is rejected when it has the wrong number of fields, no event_type, an
 unreadable event_time, a value that does not fit its column's type (an integer column takes integers
 within 64 bits, a double column numbers), or an event_id seen before in the file; an empty cell is a null.
-Without an ``event_id`` column a row's id is ``<file name>:<line>``.
+Without an ``event_id`` column a row's id is derived from its content (``content_id``: type, time and
+values), so files never collide by name or line, and a second row with the same content in one file is
+rejected as the same event.
 
-Loading is idempotent: rows are merged into the table by (event_date, event_hour, event_id), so loading
-the same file again changes nothing. Rejected rows are printed (line, reason, the row as written) and, with
-``--rejects``, appended to that Delta table (source, line, row, reason, rejected_at). The exit status is 1
-when more than ``--max-rejects`` (default 0) rows were rejected; the good rows are loaded either way.
+Rows are merged into the table by ``event_id``: a new id is inserted; an id the table holds with the same
+values is left alone (reloading a file changes nothing); an id it holds with other values is replaced
+(``--existing replace``, the default: a corrected re-export corrects the table) or the row is rejected
+with that reason (``--existing reject``). The command prints how many rows were inserted, replaced, left
+unchanged and rejected. Rejected rows are printed (line, reason, the row as written) and, with
+``--rejects``, kept in that Delta table (source, line, row, reason, rejected_at): the rejects of a file are
+those of its latest load, so reloading it does not add them again. The exit status is 1 when more than
+``--max-rejects`` (default 0) rows were rejected; the good rows are loaded either way.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
+import json
 import math
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -42,6 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 INT64 = (-(2**63), 2**63 - 1)
 REJECTS_DDL = "source STRING, line BIGINT, row STRING, reason STRING, rejected_at TIMESTAMP"
+EXISTING = ("replace", "reject")  # what a row whose event_id the table holds with other values does
 
 
 class LoadError(Exception):
@@ -59,6 +70,30 @@ class Rejected:
 class Parsed:
     rows: list[dict[str, Any]] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # the CSV line of each of ``rows``
+    raw: list[str] = field(default_factory=list)  # each of ``rows`` as written
+
+
+@dataclass
+class Loaded:
+    """What a load did: ``inserted`` new rows, ``updated`` replaced ones, ``unchanged`` rows the table held
+    already with the same values; the rejected rows are ``parsed.rejected``."""
+
+    parsed: Parsed
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+    def summary(self, table: str) -> str:
+        return (f"{self.inserted + self.updated} events loaded into {table}: {self.inserted} new, {self.updated} "
+                f"replaced, {self.unchanged} unchanged (already loaded), {len(self.parsed.rejected)} rejected")  # fmt: skip
+
+
+def content_id(event_type: str, micros: int, values: dict[str, Any]) -> str:
+    """The id of a row without an event_id: a hash of its type, time (microseconds) and values, so the same
+    event gets the same id from any file, and different events different ones."""
+    text = json.dumps([event_type, micros, sorted(values.items())], ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _cell(kind: str, name: str, text: str) -> Any:
@@ -126,7 +161,6 @@ def parse_csv(stream: IO[str], source: str, attributes: dict[str, str],
                         f"(attribute columns: {', '.join(attributes) or 'none'})")  # fmt: skip
     parsed = Parsed()
     seen: dict[str, int] = {}
-    name = Path(source).name
     for row in reader:
         line = reader.line_num
         if not row or (len(row) == 1 and not row[0].strip()):
@@ -142,19 +176,26 @@ def parse_csv(stream: IO[str], source: str, attributes: dict[str, str],
                 seconds = parse_time(cells["event_time"], f"{source}:{line}")
             except EventError as e:
                 raise ValueError(e.message) from None
-            moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=round(seconds * 1_000_000))
-            event_id = cells["event_id"].strip() if "event_id" in cells else f"{name}:{line}"
+            micros = round(seconds * 1_000_000)
+            moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=micros)
+            values = {a: _cell(kind, a, cells[a]) if a in cells else None for a, kind in attributes.items()}
+            given = "event_id" in cells
+            event_id = cells["event_id"].strip() if given else content_id(event_type, micros, values)
             if not event_id:
                 raise ValueError("event_id is empty")
-            if event_id in seen:
+            if event_id in seen and given:
                 raise ValueError(f"event_id {event_id!r} was already used on line {seen[event_id]}")
-            values = {a: _cell(kind, a, cells[a]) if a in cells else None for a, kind in attributes.items()}
+            if event_id in seen:
+                raise ValueError(f"the same event as line {seen[event_id]} (same type, time and values; an "
+                                 "event_id column tells identical events apart)")  # fmt: skip
         except (ValueError, OverflowError) as e:
             parsed.rejected.append(Rejected(line, _raw(row), str(e)))
             continue
         seen[event_id] = line
         parsed.rows.append({"event_id": event_id, "event_type": event_type, "event_time": moment, **values,
                             "event_date": moment.date(), "event_hour": moment.hour})  # fmt: skip
+        parsed.lines.append(line)
+        parsed.raw.append(_raw(row))
     return parsed
 
 
@@ -174,13 +215,16 @@ def table_attributes(spark: SparkSession, table: str, scenario: str | None) -> d
 
 
 def load(spark: SparkSession, csv_path: str, table: str, scenario: str | None = None,
-         rejects_table: str | None = None, rename: dict[str, str] | None = None) -> Parsed:  # fmt: skip
-    """Parse the CSV, merge the good rows into the table, append the rejected ones to ``rejects_table``."""
+         rejects_table: str | None = None, rename: dict[str, str] | None = None,
+         existing: str = "replace") -> Loaded:  # fmt: skip
+    """Parse the CSV, merge the good rows into the table by event_id (``existing``: what a row whose id the
+    table holds with other values does), keep the rejected ones in ``rejects_table``."""
     from delta.tables import DeltaTable
-    from pyspark.sql import functions as F
 
     from jobs.schema import events_schema
 
+    if existing not in EXISTING:
+        raise LoadError(f"--existing {existing!r}: choose one of {', '.join(EXISTING)}")
     attributes = table_attributes(spark, table, scenario)
     try:
         with open(csv_path, encoding="utf-8", newline="") as f:
@@ -188,21 +232,88 @@ def load(spark: SparkSession, csv_path: str, table: str, scenario: str | None = 
     except OSError as e:
         raise LoadError(f"cannot read {csv_path}: {e.strerror}") from None
     schema = events_schema(attributes)
-    if parsed.rows:
+    loaded = Loaded(parsed)
+    if parsed.rows and DeltaTable.isDeltaTable(spark, table):
+        if existing == "reject":
+            _reject_conflicts(spark, table, parsed, schema)
+        loaded.inserted, loaded.updated = _merge(spark, table, parsed.rows, schema)
+        loaded.unchanged = len(parsed.rows) - loaded.inserted - loaded.updated
+    elif parsed.rows:
         frame = spark.createDataFrame(parsed.rows, schema)
-        if DeltaTable.isDeltaTable(spark, table):
-            target = DeltaTable.forPath(spark, table).alias("t")
-            key = "t.event_date = s.event_date AND t.event_hour = s.event_hour AND t.event_id = s.event_id"
-            target.merge(frame.alias("s"), key).whenNotMatchedInsertAll().execute()
-        else:
-            frame.write.format("delta").partitionBy("event_date", "event_hour").save(table)
-    if parsed.rejected and rejects_table:
-        now = datetime.now(UTC)
-        bad = [(csv_path, r.line, r.row, r.reason, now) for r in parsed.rejected]
-        spark.createDataFrame(bad, REJECTS_DDL).withColumn("line", F.col("line").cast("bigint")).write.format(
-            "delta"
-        ).mode("append").save(rejects_table)
-    return parsed
+        frame.write.format("delta").partitionBy("event_date", "event_hour").save(table)
+        loaded.inserted = len(parsed.rows)
+    if rejects_table:
+        keep_rejects(spark, rejects_table, os.path.abspath(csv_path), parsed.rejected)
+    return loaded
+
+
+def _changed(columns: list[str]):  # type: ignore[no-untyped-def]
+    """True where the table's row (t) and the file's (s) differ in any column (nulls equal)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    return reduce(lambda a, b: a | b, [~F.col(f"t.`{c}`").eqNullSafe(F.col(f"s.`{c}`")) for c in columns])
+
+
+def _merge(spark: SparkSession, table: str, rows: list[dict[str, Any]], schema: Any) -> tuple[int, int]:
+    """Merge by event_id in one Delta commit: new ids inserted, ids held with other values replaced (a row
+    may move to another hour's partition), equal rows untouched; returns (inserted, updated) as Delta
+    counted them."""
+    from delta.tables import DeltaTable
+
+    frame = spark.createDataFrame(rows, schema)
+    target = DeltaTable.forPath(spark, table).alias("t")
+    merge = target.merge(frame.alias("s"), "t.event_id = s.event_id")
+    metrics = (
+        merge.whenMatchedUpdateAll(condition=_changed(frame.columns))
+        .whenNotMatchedInsertAll()
+        .execute()
+        .first()
+    )
+    assert metrics is not None
+    return int(metrics["num_inserted_rows"]), int(metrics["num_updated_rows"])
+
+
+def _reject_conflicts(spark: SparkSession, table: str, parsed: Parsed, schema: Any) -> None:
+    """``--existing reject``: rows whose event_id the table holds with other values move from
+    ``parsed.rows`` to ``parsed.rejected``, with that reason."""
+    frame = spark.createDataFrame(parsed.rows, schema)
+    held = spark.read.format("delta").load(table)
+    ids = {r.event_id for r in frame.alias("s").join(held.alias("t"), "event_id")
+           .where(_changed([c for c in frame.columns if c != "event_id"])).select("event_id").collect()}  # fmt: skip
+    keep = [i for i, row in enumerate(parsed.rows) if row["event_id"] not in ids]
+    for i, row in enumerate(parsed.rows):
+        if row["event_id"] in ids:
+            reason = (
+                f"event_id {row['event_id']!r} is already in the table with other values (--existing reject)"
+            )
+            parsed.rejected.append(Rejected(parsed.lines[i], parsed.raw[i], reason))
+    parsed.rejected.sort(key=lambda r: r.line)
+    parsed.rows, parsed.lines, parsed.raw = (
+        [xs[i] for i in keep] for xs in (parsed.rows, parsed.lines, parsed.raw)
+    )
+
+
+def keep_rejects(spark: SparkSession, rejects_table: str, source: str, rejected: list[Rejected]) -> None:
+    """Make the rejects of ``source`` in ``rejects_table`` those of this load, in one Delta commit: rows
+    rejected again stay once, rows no longer rejected go, new ones come (other files' rejects stay)."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    from jobs.schema import create_table
+
+    create_table(spark, rejects_table, REJECTS_DDL)
+    now = datetime.now(UTC)
+    frame = spark.createDataFrame([(source, r.line, r.row, r.reason, now) for r in rejected], REJECTS_DDL)
+    key = "t.source = s.source AND t.line = s.line AND t.row = s.row"
+    (
+        DeltaTable.forPath(spark, rejects_table).alias("t").merge(frame.alias("s"), key)
+        .whenMatchedUpdate(condition=F.col("t.reason") != F.col("s.reason"), set={"reason": "s.reason"})
+        .whenNotMatchedInsertAll()
+        .whenNotMatchedBySourceDelete(condition=F.col("t.source") == F.lit(source))
+        .execute()
+    )  # fmt: skip
 
 
 def describe_rejects(parsed: Parsed, source: str) -> Iterator[str]:
@@ -227,6 +338,8 @@ def build_parser(prog: str = "hamlet load-events") -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-rejects", type=int, default=0, help="exit 1 when more rows are rejected (default 0)"
     )
+    parser.add_argument("--existing", choices=EXISTING, default="replace", help="a row whose event_id the table "
+                        "holds with other values: replace that row (default) or reject this one")  # fmt: skip
     parser.add_argument("--master", help="Spark master URL (default: conf/spark/$HAMLET_ENV.toml, local[*])")
     return parser
 
@@ -248,17 +361,19 @@ def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int
     try:
         with command_session("hamlet-load-events", args.master) as spark:
             rejects = table_location(args.rejects) if args.rejects else None
-            parsed = load(spark, args.csv, table_location(args.table), args.scenario, rejects, rename)
+            loaded = load(
+                spark, args.csv, table_location(args.table), args.scenario, rejects, rename, args.existing
+            )
     except LoadError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 (any failure: report it, exit 1)
         print(f"error: loading failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
-    for line in describe_rejects(parsed, args.csv):
+    for line in describe_rejects(loaded.parsed, args.csv):
         print(line, file=sys.stderr)
-    print(f"{len(parsed.rows)} events loaded into {args.table}, {len(parsed.rejected)} rejected")
-    return 1 if len(parsed.rejected) > args.max_rejects else 0
+    print(loaded.summary(args.table))
+    return 1 if len(loaded.parsed.rejected) > args.max_rejects else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,118 @@
+"""``hamlet load-events`` on local Spark into real Delta tables in a temporary folder: every row of a file
+is inserted, replaced, found unchanged or rejected with its reason, and the command says how many of each
+(issue 20, item 4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jobs.load_events import main
+
+HEADER = "event_type,event_time,driver,speed,duration"
+
+
+def write(path: Path, *lines: str) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def load(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out = capsys.readouterr()
+    return status, out.out.strip(), out.err.strip()
+
+
+def rows(spark, table: str) -> list[tuple]:
+    frame = spark.read.format("delta").load(table)
+    return sorted(tuple(r) for r in frame.select("event_type", "event_time", "driver", "speed").collect())
+
+
+def test_files_with_the_same_name_in_the_same_hour_both_load(spark, tmp_path, capsys):
+    table = str(tmp_path / "events")
+    first = write(tmp_path / "a" / "trips.csv", HEADER, "Travel,2026-01-05T08:00:00Z,d1,10.0,5",
+                  "Travel,2026-01-05T08:00:01Z,d1,11.0,5")  # fmt: skip
+    second = write(tmp_path / "b" / "trips.csv", HEADER, "Travel,2026-01-05T08:00:00Z,d2,20.0,5",
+                   "Travel,2026-01-05T08:00:01Z,d2,21.0,5")  # fmt: skip
+    assert load(capsys, "--csv", first, "--table", table, "--scenario", "rideshare")[:2] == (
+        0, f"2 events loaded into {table}: 2 new, 0 replaced, 0 unchanged (already loaded), 0 rejected")  # fmt: skip
+    assert load(capsys, "--csv", second, "--table", table)[:2] == (
+        0, f"2 events loaded into {table}: 2 new, 0 replaced, 0 unchanged (already loaded), 0 rejected")  # fmt: skip
+    assert len(rows(spark, table)) == 4
+    # reloading a file changes nothing, and says so
+    assert load(capsys, "--csv", second, "--table", table)[:2] == (
+        0, f"0 events loaded into {table}: 0 new, 0 replaced, 2 unchanged (already loaded), 0 rejected")  # fmt: skip
+    assert len(rows(spark, table)) == 4
+    ids = {r.event_id for r in spark.read.format("delta").load(table).select("event_id").collect()}
+    assert len(ids) == 4 and all(i.startswith("sha256:") and len(i) == 39 for i in ids)
+
+
+def test_a_corrected_re_export_replaces_the_rows_it_changes_or_is_rejected_on_request(
+    spark, tmp_path, capsys
+):
+    table = str(tmp_path / "events")
+    header = "event_id,event_type,event_time,driver,speed"
+    original = write(tmp_path / "v1.csv", header, "e1,Travel,2026-01-05T08:00:00Z,d1,10.0",
+                     "e2,Travel,2026-01-05T08:10:00Z,d1,11.0")  # fmt: skip
+    corrected = write(tmp_path / "v2.csv", header, "e1,Travel,2026-01-05T08:00:00Z,d1,12.5",
+                      "e2,Travel,2026-01-05T09:10:00Z,d1,11.0", "e3,Travel,2026-01-05T08:20:00Z,d1,9.0")  # fmt: skip
+    load(capsys, "--csv", original, "--table", table, "--scenario", "rideshare")
+    status, out, err = load(capsys, "--csv", corrected, "--table", table, "--existing", "reject")
+    assert (status, out) == (
+        1, f"1 events loaded into {table}: 1 new, 0 replaced, 0 unchanged (already loaded), 2 rejected")  # fmt: skip
+    assert err.splitlines() == [
+        f"{corrected}:2: rejected: event_id 'e1' is already in the table with other values (--existing reject): "
+        "e1,Travel,2026-01-05T08:00:00Z,d1,12.5",
+        f"{corrected}:3: rejected: event_id 'e2' is already in the table with other values (--existing reject): "
+        "e2,Travel,2026-01-05T09:10:00Z,d1,11.0",
+    ]
+    assert load(capsys, "--csv", corrected, "--table", table)[:2] == (
+        0, f"2 events loaded into {table}: 0 new, 2 replaced, 1 unchanged (already loaded), 0 rejected")  # fmt: skip
+    frame = spark.read.format("delta").load(table)
+    assert sorted(tuple(r) for r in frame.select("event_id", "speed", "event_hour").collect()) == [
+        ("e1", 12.5, 8), ("e2", 11.0, 9), ("e3", 9.0, 8)]  # fmt: skip
+    assert frame.where("event_id = 'e2'").count() == 1  # moved to its new hour, not duplicated
+
+
+def test_reloading_a_file_keeps_its_rejects_once(spark, tmp_path, capsys):
+    table, rejects = str(tmp_path / "events"), str(tmp_path / "rejects")
+    source = write(tmp_path / "bad.csv", HEADER, "Travel,2026-01-05T08:00:00Z,d1,fast,5",
+                   "Travel,2026-01-05T08:00:01Z,d1,11.0,5")  # fmt: skip
+    for _ in range(2):
+        status, out, _err = load(capsys, "--csv", source, "--table", table, "--scenario", "rideshare",
+                                 "--rejects", rejects, "--max-rejects", "1")  # fmt: skip
+        assert status == 0 and out.endswith(", 1 rejected")
+    kept = spark.read.format("delta").load(rejects).select("source", "line", "row", "reason").collect()
+    assert [tuple(r) for r in kept] == [
+        (
+            str(Path(source).resolve()),
+            2,
+            "Travel,2026-01-05T08:00:00Z,d1,fast,5",
+            "speed 'fast' is not a number",
+        )
+    ]
+    # fixed: its rejects go, another file's stay
+    other = write(tmp_path / "other.csv", HEADER, "Travel,x,d1,1.0,5")
+    load(capsys, "--csv", other, "--table", table, "--rejects", rejects, "--max-rejects", "1")
+    write(tmp_path / "bad.csv", HEADER, "Travel,2026-01-05T08:00:00Z,d1,10.0,5")
+    assert load(capsys, "--csv", source, "--table", table, "--rejects", rejects)[0] == 0
+    kept = spark.read.format("delta").load(rejects).select("source", "line").collect()
+    assert [tuple(r) for r in kept] == [(str(Path(other).resolve()), 2)]
+
+
+@pytest.mark.parametrize("given_id", [False, True])
+def test_a_second_identical_row_in_one_file_is_rejected_with_its_reason(tmp_path, given_id):
+    import io
+
+    from jobs.load_events import parse_csv
+
+    header = ("event_id," if given_id else "") + "event_type,event_time,speed"
+    prefix = "e1," if given_id else ""
+    text = "\n".join([header, f"{prefix}Travel,60,1.5", f"{prefix}Travel,60,1.5", "\n"])
+    parsed = parse_csv(io.StringIO(text), "x.csv", {"speed": "double"})
+    reason = ("event_id 'e1' was already used on line 2" if given_id else
+              "the same event as line 2 (same type, time and values; an event_id column tells identical events apart)")  # fmt: skip
+    assert [(r.line, r.reason) for r in parsed.rejected] == [(3, reason)]
+    assert len(parsed.rows) == 1
