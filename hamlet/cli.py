@@ -9,7 +9,7 @@ from hamlet.analysis.workload import load_workload_file
 from hamlet.api import STRATEGIES, evaluate
 from hamlet.errors import EventError, HamletError
 from hamlet.explain import explain
-from hamlet.io import format_table, read_events_csv, write_jsonl
+from hamlet.io import format_table, open_csv, read_events_csv, write_jsonl
 from hamlet.stats import EvaluationStats
 
 
@@ -18,7 +18,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.strategy not in STRATEGIES:
         raise HamletError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
     try:
-        with open(args.events, encoding="utf-8", newline="") as f:
+        with open_csv(args.events) as f:
             events_file = read_events_csv(f, args.events)
     except OSError as e:
         raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None

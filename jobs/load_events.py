@@ -31,7 +31,6 @@ import argparse
 import csv
 import hashlib
 import json
-import math
 import os
 import sys
 from collections.abc import Iterator
@@ -44,7 +43,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/lo
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hamlet.errors import EventError
-from hamlet.io import parse_time
+from hamlet.io import parse_number, parse_time, shown
 from jobs.schema import BASE_COLUMNS, PARTITION_COLUMNS, SCENARIOS, table_location
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -97,33 +96,54 @@ def content_id(event_type: str, micros: int, values: dict[str, Any]) -> str:
 
 
 def _cell(kind: str, name: str, text: str) -> Any:
-    """A CSV cell as a value of the column's type; ValueError with the reason when it does not fit."""
+    """A CSV cell as a value of the column's type; ValueError with the reason when it does not fit. Numbers
+    are what the engine's reader takes for numbers (``hamlet.io.parse_number``)."""
     if text == "":
         return None
     if kind == "string":
-        return text
+        return _text(name, text)
+    _text(name, text)
     if kind == "bigint":
-        try:
-            value = int(text.strip())
-        except ValueError:
-            raise ValueError(f"{name} {text!r} is not an integer") from None
+        if len(text.strip().lstrip("+-")) > 19 and _is_integer(text):  # no int() of thousands of digits
+            raise ValueError(f"{name} {shown(text)} does not fit in 64 bits")
+        value = _number(name, text)
+        if not isinstance(value, int):
+            raise ValueError(f"{name} {shown(text)} is not an integer")
         if not INT64[0] <= value <= INT64[1]:
-            raise ValueError(f"{name} {text!r} does not fit in 64 bits")
+            raise ValueError(f"{name} {shown(text)} does not fit in 64 bits")
         return value
     if kind == "double":
+        number = _number(name, text)
+        if number is None:
+            raise ValueError(f"{name} {shown(text)} is not a number")
         try:
-            number = float(text.strip())
-        except ValueError:
-            raise ValueError(f"{name} {text!r} is not a number") from None
-        if not math.isfinite(number):
-            raise ValueError(f"{name} {text!r} is not a finite number")
-        return number
+            return float(number)
+        except OverflowError:  # an integer of hundreds of digits
+            raise ValueError(f"{name} {shown(text)} is beyond the range of a double") from None
     if kind == "boolean":
         lowered = text.strip().lower()
         if lowered in ("true", "false"):
             return lowered == "true"
-        raise ValueError(f"{name} {text!r} is not true or false")
+        raise ValueError(f"{name} {shown(text)} is not true or false")
     raise ValueError(f"{name}: column type {kind} is not supported by the loader")
+
+
+def _text(name: str, text: str) -> str:
+    if "\x00" in text:
+        raise ValueError(f"{name} holds a NUL byte")
+    return text
+
+
+def _is_integer(text: str) -> bool:
+    stripped = text.strip()
+    return stripped.lstrip("+-").isascii() and stripped.lstrip("+-").isdigit()
+
+
+def _number(name: str, text: str) -> int | float | None:
+    try:
+        return parse_number(text)
+    except ValueError as e:
+        raise ValueError(f"{name} {shown(text)} {e}") from None
 
 
 def _raw(row: list[str]) -> str:
@@ -169,7 +189,7 @@ def parse_csv(stream: IO[str], source: str, attributes: dict[str, str],
             if len(row) != len(header):
                 raise ValueError(f"{len(row)} fields, but the header has {len(header)}")
             cells = dict(zip(header, row))
-            event_type = cells["event_type"].strip()
+            event_type = _text("event_type", cells["event_type"].strip())
             if not event_type:
                 raise ValueError("event_type is empty")
             try:
@@ -180,7 +200,11 @@ def parse_csv(stream: IO[str], source: str, attributes: dict[str, str],
             moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=micros)
             values = {a: _cell(kind, a, cells[a]) if a in cells else None for a, kind in attributes.items()}
             given = "event_id" in cells
-            event_id = cells["event_id"].strip() if given else content_id(event_type, micros, values)
+            event_id = (
+                _text("event_id", cells["event_id"].strip())
+                if given
+                else content_id(event_type, micros, values)
+            )
             if not event_id:
                 raise ValueError("event_id is empty")
             if event_id in seen and given:
@@ -290,9 +314,9 @@ def _reject_conflicts(spark: SparkSession, table: str, parsed: Parsed, schema: A
             )
             parsed.rejected.append(Rejected(parsed.lines[i], parsed.raw[i], reason))
     parsed.rejected.sort(key=lambda r: r.line)
-    parsed.rows, parsed.lines, parsed.raw = (
-        [xs[i] for i in keep] for xs in (parsed.rows, parsed.lines, parsed.raw)
-    )
+    parsed.rows = [parsed.rows[i] for i in keep]
+    parsed.lines = [parsed.lines[i] for i in keep]
+    parsed.raw = [parsed.raw[i] for i in keep]
 
 
 def keep_rejects(spark: SparkSession, rejects_table: str, source: str, rejected: list[Rejected]) -> None:

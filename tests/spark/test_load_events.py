@@ -63,10 +63,14 @@ def test_a_corrected_re_export_replaces_the_rows_it_changes_or_is_rejected_on_re
     assert (status, out) == (
         1, f"1 events loaded into {table}: 1 new, 0 replaced, 0 unchanged (already loaded), 2 rejected")  # fmt: skip
     assert err.splitlines() == [
-        f"{corrected}:2: rejected: event_id 'e1' is already in the table with other values (--existing reject): "
-        "e1,Travel,2026-01-05T08:00:00Z,d1,12.5",
-        f"{corrected}:3: rejected: event_id 'e2' is already in the table with other values (--existing reject): "
-        "e2,Travel,2026-01-05T09:10:00Z,d1,11.0",
+        (
+            f"{corrected}:2: rejected: event_id 'e1' is already in the table with other values (--existing reject): "
+            "e1,Travel,2026-01-05T08:00:00Z,d1,12.5"
+        ),
+        (
+            f"{corrected}:3: rejected: event_id 'e2' is already in the table with other values (--existing reject): "
+            "e2,Travel,2026-01-05T09:10:00Z,d1,11.0"
+        ),
     ]
     assert load(capsys, "--csv", corrected, "--table", table)[:2] == (
         0, f"2 events loaded into {table}: 0 new, 2 replaced, 1 unchanged (already loaded), 0 rejected")  # fmt: skip
@@ -116,3 +120,42 @@ def test_a_second_identical_row_in_one_file_is_rejected_with_its_reason(tmp_path
               "the same event as line 2 (same type, time and values; an event_id column tells identical events apart)")  # fmt: skip
     assert [(r.line, r.reason) for r in parsed.rejected] == [(3, reason)]
     assert len(parsed.rows) == 1
+
+
+NUMBERS = ["7", "+7", "-7", " 7 ", "1.5", ".5", "5.", "1e3", "-2.5E-3", "1_000", "١٢٣", "²", "nan", "inf",
+           "-Infinity", "0x10", "1e", "e3", "+", "7 7", "１２"]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", NUMBERS)
+def test_the_loader_and_the_engine_agree_on_what_a_number_is(text):
+    from hamlet.io import parse_value
+    from jobs.load_events import _cell
+
+    engine = parse_value(text)
+    for kind in ("bigint", "double"):
+        try:
+            loaded = _cell(kind, "x", text)
+        except ValueError:
+            loaded = None
+        if isinstance(engine, str):  # not a number for the engine: no number for the loader either
+            assert loaded is None
+        elif kind == "double" or isinstance(engine, int):
+            assert loaded == engine and type(loaded) is (float if kind == "double" else int)
+        else:
+            assert loaded is None  # a decimal in an integer column
+
+
+def test_nul_bytes_and_empty_ids_are_rejected_by_the_loader():
+    import io
+
+    from jobs.load_events import parse_csv
+
+    text = "event_id,event_type,event_time,driver\ne1,Travel,60,d\x001\n ,Travel,61,d1\ne\x002,Travel,62,d1\ne4,Tr\x00,63,d1\n"
+    parsed = parse_csv(io.StringIO(text), "x.csv", {"driver": "string"})
+    assert [(r.line, r.reason) for r in parsed.rejected] == [
+        (2, "driver holds a NUL byte"),
+        (3, "event_id is empty"),
+        (4, "event_id holds a NUL byte"),
+        (5, "event_type holds a NUL byte"),
+    ]
+    assert parsed.rows == []
