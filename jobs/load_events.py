@@ -44,7 +44,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/lo
 
 from hamlet.errors import EventError
 from hamlet.io import parse_number, parse_time, shown
-from jobs.schema import BASE_COLUMNS, PARTITION_COLUMNS, SCENARIOS, table_location
+from jobs.schema import BASE_COLUMNS, EVENT_TIME_RANGE, PARTITION_COLUMNS, SCENARIOS, table_location
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -128,6 +128,19 @@ def _cell(kind: str, name: str, text: str) -> Any:
     raise ValueError(f"{name}: column type {kind} is not supported by the loader")
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros_in(seconds: float, text: str, time_range: tuple[datetime, datetime]) -> int:
+    """The time in microseconds since 1970, when it lies in ``time_range``; ValueError naming both."""
+    micros = round(seconds * 1_000_000)
+    first, end = (round((t - EPOCH) / timedelta(microseconds=1)) for t in time_range)
+    if not first <= micros < end:
+        raise ValueError(f"event_time {shown(text.strip())} lies outside {time_range[0].isoformat()} to "
+                         f"{time_range[1].isoformat()} (--earliest, --latest)")  # fmt: skip
+    return micros
+
+
 def _text(name: str, text: str) -> str:
     if "\x00" in text:
         raise ValueError(f"{name} holds a NUL byte")
@@ -154,10 +167,11 @@ def _raw(row: list[str]) -> str:
     return out.getvalue()
 
 
-def parse_csv(stream: IO[str], source: str, attributes: dict[str, str],
-              rename: dict[str, str] | None = None) -> Parsed:  # fmt: skip
+def parse_csv(stream: IO[str], source: str, attributes: dict[str, str], rename: dict[str, str] | None = None,
+              time_range: tuple[datetime, datetime] = EVENT_TIME_RANGE) -> Parsed:  # fmt: skip
     """Rows for the events table (event_time as an aware datetime) and the rejected rows with reasons.
-    ``rename`` maps CSV header names to column names."""
+    ``rename`` maps CSV header names to column names; a time outside ``time_range`` (the end excluded) is
+    rejected."""
     reader = csv.reader(stream)
     try:
         header = [h.strip() for h in next(reader)]
@@ -196,8 +210,8 @@ def parse_csv(stream: IO[str], source: str, attributes: dict[str, str],
                 seconds = parse_time(cells["event_time"], f"{source}:{line}")
             except EventError as e:
                 raise ValueError(e.message) from None
-            micros = round(seconds * 1_000_000)
-            moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=micros)
+            micros = _micros_in(seconds, cells["event_time"], time_range)
+            moment = EPOCH + timedelta(microseconds=micros)
             values = {a: _cell(kind, a, cells[a]) if a in cells else None for a, kind in attributes.items()}
             given = "event_id" in cells
             event_id = (
@@ -239,8 +253,8 @@ def table_attributes(spark: SparkSession, table: str, scenario: str | None) -> d
 
 
 def load(spark: SparkSession, csv_path: str, table: str, scenario: str | None = None,
-         rejects_table: str | None = None, rename: dict[str, str] | None = None,
-         existing: str = "replace") -> Loaded:  # fmt: skip
+         rejects_table: str | None = None, rename: dict[str, str] | None = None, existing: str = "replace",
+         time_range: tuple[datetime, datetime] = EVENT_TIME_RANGE) -> Loaded:  # fmt: skip
     """Parse the CSV, merge the good rows into the table by event_id (``existing``: what a row whose id the
     table holds with other values does), keep the rejected ones in ``rejects_table``."""
     from delta.tables import DeltaTable
@@ -252,7 +266,7 @@ def load(spark: SparkSession, csv_path: str, table: str, scenario: str | None = 
     attributes = table_attributes(spark, table, scenario)
     try:
         with open(csv_path, encoding="utf-8", newline="") as f:
-            parsed = parse_csv(f, csv_path, attributes, rename)
+            parsed = parse_csv(f, csv_path, attributes, rename, time_range)
     except OSError as e:
         raise LoadError(f"cannot read {csv_path}: {e.strerror}") from None
     schema = events_schema(attributes)
@@ -364,8 +378,34 @@ def build_parser(prog: str = "hamlet load-events") -> argparse.ArgumentParser:
     )
     parser.add_argument("--existing", choices=EXISTING, default="replace", help="a row whose event_id the table "
                         "holds with other values: replace that row (default) or reject this one")  # fmt: skip
+    first, end = (t.isoformat() for t in EVENT_TIME_RANGE)
+    parser.add_argument("--earliest", default=first, help=f"reject rows before this time (default {first})")
+    parser.add_argument("--latest", default=end, help=f"reject rows at or after this time (default {end}; "
+                        "deltalake and pandas read no timestamp beyond 2262)")  # fmt: skip
     parser.add_argument("--master", help="Spark master URL (default: conf/spark/$HAMLET_ENV.toml, local[*])")
     return parser
+
+
+def time_range(earliest: str, latest: str) -> tuple[datetime, datetime]:
+    """The range of ``--earliest`` and ``--latest``: ISO-8601 times (naive means UTC), within the years
+    1970 to 2262 that deltalake and pandas can read."""
+    moments = []
+    for flag, text in (("--earliest", earliest), ("--latest", latest)):
+        try:
+            moment = datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise LoadError(
+                f"{flag} {shown(text)} is not an ISO-8601 time such as 2026-01-05T08:00:00Z"
+            ) from None
+        moments.append(moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC))
+    first, end = moments
+    if not EPOCH <= first < end <= READABLE_END:
+        raise LoadError(f"--earliest {first.isoformat()} and --latest {end.isoformat()}: need 1970-01-01 <= "
+                        f"earliest < latest <= {READABLE_END.isoformat()}")  # fmt: skip
+    return first, end
+
+
+READABLE_END = datetime(2262, 4, 11, tzinfo=UTC)  # the last day of pandas' nanosecond timestamps
 
 
 def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int:
@@ -380,14 +420,18 @@ def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int
     if not Path(args.csv).is_file():
         print(f"error: no file {args.csv}", file=sys.stderr)
         return 1
+    try:
+        times = time_range(args.earliest, args.latest)
+    except LoadError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     from jobs.session import command_session
 
     try:
         with command_session("hamlet-load-events", args.master) as spark:
             rejects = table_location(args.rejects) if args.rejects else None
-            loaded = load(
-                spark, args.csv, table_location(args.table), args.scenario, rejects, rename, args.existing
-            )
+            loaded = load(spark, args.csv, table_location(args.table), args.scenario, rejects, rename,
+                          args.existing, times)  # fmt: skip
     except LoadError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

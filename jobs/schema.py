@@ -15,6 +15,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import DataType, StructType
 
 EVENT_PARTITIONS = ("event_date", "event_hour")
+# The event times an events table takes (from, to: the end excluded), unless a loader is told otherwise:
+# deltalake and pandas read timestamps only between 1677 and 2262 (nanoseconds), and a table holding one
+# outside can no longer be read by them; a time before 1970 in real event data is an error anyway.
+EVENT_TIME_RANGE = (datetime(1970, 1, 1, tzinfo=UTC), datetime(2200, 1, 1, tzinfo=UTC))
 OUTPUT_PARTITIONS = ("workload", "window_end_date")
 
 # Attribute columns per scenario: name → Spark SQL type. Strings identify, numbers measure.

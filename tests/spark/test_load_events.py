@@ -159,3 +159,63 @@ def test_nul_bytes_and_empty_ids_are_rejected_by_the_loader():
         (5, "event_type holds a NUL byte"),
     ]
     assert parsed.rows == []
+
+
+EXTREME_TIMES = [  # (event_time as written, reason)
+    ("0001-01-01T00:00:00Z", ("event_time '0001-01-01T00:00:00Z' lies outside 1970-01-01T00:00:00+00:00 to "
+     "2200-01-01T00:00:00+00:00 (--earliest, --latest)")),
+    ("1582-10-15T00:00:00Z", ("event_time '1582-10-15T00:00:00Z' lies outside 1970-01-01T00:00:00+00:00 to "
+     "2200-01-01T00:00:00+00:00 (--earliest, --latest)")),
+    ("9999-12-31T23:59:59Z", ("event_time '9999-12-31T23:59:59Z' lies outside 1970-01-01T00:00:00+00:00 to "
+     "2200-01-01T00:00:00+00:00 (--earliest, --latest)")),
+    ("2200-01-01T00:00:00Z", ("event_time '2200-01-01T00:00:00Z' lies outside 1970-01-01T00:00:00+00:00 to "
+     "2200-01-01T00:00:00+00:00 (--earliest, --latest)")),
+    ("-1", ("event_time '-1' lies outside 1970-01-01T00:00:00+00:00 to 2200-01-01T00:00:00+00:00 (--earliest, "
+     "--latest)")),
+    ("1e300", "event_time 1e+300 lies outside the years 1 to 9999 (-62135596800 to 253402300799 s)"),
+]  # fmt: skip
+
+
+def test_times_outside_the_range_are_rejected_and_the_table_stays_readable(spark, tmp_path, capsys):
+    from deltalake import DeltaTable
+
+    table = str(tmp_path / "events")
+    lines = [HEADER, "Travel,2199-12-31T23:59:59Z,d1,10.0,5", "Travel,1970-01-01T00:00:00Z,d1,10.0,5"]
+    source = write(tmp_path / "times.csv", *lines, *(f"Travel,{t},d1,10.0,5" for t, _ in EXTREME_TIMES))
+    status, out, err = load(capsys, "--csv", source, "--table", table, "--scenario", "rideshare")
+    assert (status, out) == (
+        1, f"2 events loaded into {table}: 2 new, 0 replaced, 0 unchanged (already loaded), 6 rejected")  # fmt: skip
+    assert err.splitlines() == [f"{source}:{4 + i}: rejected: {reason}: Travel,{t},d1,10.0,5"
+                                for i, (t, reason) in enumerate(EXTREME_TIMES)]  # fmt: skip
+    frame = DeltaTable(table).to_pandas()  # raised for a table holding years 1, 1582 or 9999
+    assert sorted(str(t) for t in frame["event_time"]) == [
+        "1970-01-01 00:00:00+00:00",
+        "2199-12-31 23:59:59+00:00",
+    ]
+    # the range is a setting; it cannot reach beyond what deltalake and pandas read
+    narrow = write(tmp_path / "narrow.csv", HEADER, "Travel,2026-01-05T08:00:00Z,d1,10.0,5")
+    status, out, err = load(capsys, "--csv", narrow, "--table", table, "--earliest", "2027-01-01")
+    assert (status, err.splitlines()[0]) == (1, (f"{narrow}:2: rejected: event_time '2026-01-05T08:00:00Z' lies "
+        "outside 2027-01-01T00:00:00+00:00 to 2200-01-01T00:00:00+00:00 (--earliest, --latest): "
+        "Travel,2026-01-05T08:00:00Z,d1,10.0,5"))  # fmt: skip
+    assert load(capsys, "--csv", narrow, "--table", table, "--latest", "3000-01-01") == (1, "", (
+        "error: --earliest 1970-01-01T00:00:00+00:00 and --latest 3000-01-01T00:00:00+00:00: need 1970-01-01 <= "
+        "earliest < latest <= 2262-04-11T00:00:00+00:00"))  # fmt: skip
+
+
+def test_generate_refuses_hours_outside_the_range_before_spark_starts(capsys):
+    from jobs.generate import main as generate
+
+    argv = [
+        "--scenario",
+        "rideshare",
+        "--start",
+        "9999-01-01T00:00:00Z",
+        "--events-per-hour",
+        "1",
+        "--table",
+        "x",
+    ]
+    assert generate(argv) == 1
+    assert capsys.readouterr().err == ("error: the hours from --start 9999-01-01T00:00:00+00:00 must lie in "
+        "1970-01-01T00:00:00+00:00 to 2200-01-01T00:00:00+00:00 (readable by deltalake and pandas)\n")  # fmt: skip
