@@ -454,6 +454,11 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
         F.lit(computed_at).alias("computed_at"),
         F.to_date(window_end).alias("window_end_date"),
     )
+    rows_written = sum(s.rows for s in _sets(groups))
+    seconds = {"read": read_seconds, "write": 0.0, "total": time.perf_counter() - started}
+    stats_rows = [_stats_row(plan, s, events_read, seconds, computed_at) for s in _sets(groups)]
+    # Stats first, as pending: a run killed right after its output commit still leaves its statistics.
+    _append_stats(spark, plan, stats_rows)
     # userMetadata lets the pipeline check that this very run committed (jobs.pipeline.verify_commit).
     metadata = commit_metadata(plan.run_id, plan.workload_name, plan.start, plan.end)
     output.write.format("delta").mode("overwrite").option("replaceWhere", replace_where(plan)).option(
@@ -462,20 +467,53 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
     write_seconds = _lap(clock)
     for g in groups:
         g.results.unpersist()
-    sets = _sets(groups)
-    rows_written = sum(s.rows for s in sets)
     seconds = {"read": read_seconds, "write": write_seconds, "total": time.perf_counter() - started}
-    stats_rows = [_stats_row(plan, s, events_read, seconds, computed_at) for s in sets]
-    if stats_rows:
-        from pyspark.sql.types import StructType
-
-        from jobs.schema import RUN_STATS_DDL
-
-        schema = StructType.fromDDL(RUN_STATS_DDL)
-        assert isinstance(schema, StructType)
-        frame = spark.createDataFrame(stats_rows, schema)  # type: ignore[call-overload]
-        frame.write.format("delta").mode("append").save(plan.stats_table)
+    version = _output_version(spark, plan, metadata)
+    _complete_stats(spark, plan, seconds, version)
+    for row in stats_rows:
+        row.update(write_seconds=write_seconds, total_seconds=seconds["total"], status="committed",
+                   output_version=version)  # fmt: skip
     return RunResult(plan, events_read, rows_written, seconds, groups, stats_rows)
+
+
+def _append_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    from pyspark.sql.types import StructType
+
+    from jobs.schema import RUN_STATS_DDL
+
+    schema = StructType.fromDDL(RUN_STATS_DDL)
+    assert isinstance(schema, StructType)
+    frame = spark.createDataFrame(rows, schema)  # type: ignore[call-overload]
+    # mergeSchema: a run_stats table made before status and output_version existed gains them.
+    frame.write.format("delta").mode("append").option("mergeSchema", "true").save(plan.stats_table)
+
+
+def _output_version(spark: SparkSession, plan: Plan, metadata: str) -> int | None:
+    """The version of the output table this run committed (its userMetadata is unique to the run); None
+    when there was nothing to commit (Delta makes no commit for a write that adds and removes nothing)."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    for recent in (20, None):  # concurrent runs may have committed since: then the whole history
+        history = DeltaTable.forPath(spark, plan.output_table).history(recent)
+        row = history.where(F.col("userMetadata") == metadata).agg(F.max("version")).first()
+        if row is not None and row[0] is not None:
+            return int(row[0])
+    return None
+
+
+def _complete_stats(spark: SparkSession, plan: Plan, seconds: dict[str, float], version: int | None) -> None:
+    """Mark this run's pending stats rows committed, with the write and total seconds."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    mine = (F.col("run_id") == plan.run_id) & (F.col("status") == "pending")
+    DeltaTable.forPath(spark, plan.stats_table).update(mine, {
+        "status": F.lit("committed"), "output_version": F.lit(version).cast("bigint"),
+        "write_seconds": F.lit(seconds["write"]), "total_seconds": F.lit(seconds["total"]),
+    })  # fmt: skip
 
 
 def _stats_row(plan: Plan, s: SetResult, events_read: int, seconds: dict[str, float],
@@ -504,6 +542,8 @@ def _stats_row(plan: Plan, s: SetResult, events_read: int, seconds: dict[str, fl
         "write_seconds": seconds["write"],
         "total_seconds": seconds["total"],
         "computed_at": computed_at,
+        "status": "pending",
+        "output_version": None,
     }
 
 

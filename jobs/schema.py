@@ -141,8 +141,12 @@ RUN_STATS_DDL = (
     "engine_stats MAP<STRING, DOUBLE> NOT NULL, "
     "read_seconds DOUBLE NOT NULL, shuffle_seconds DOUBLE NOT NULL, engine_seconds DOUBLE NOT NULL, "
     "engine_cpu_seconds DOUBLE NOT NULL, combine_seconds DOUBLE NOT NULL, write_seconds DOUBLE NOT NULL, "
-    "total_seconds DOUBLE NOT NULL, computed_at TIMESTAMP NOT NULL"
+    "total_seconds DOUBLE NOT NULL, computed_at TIMESTAMP NOT NULL, status STRING, output_version BIGINT"
 )
+"""One row per run and sharable query set. ``status`` is ``pending`` from just before the run's output
+commit, ``committed`` once it landed (``output_version``: that commit's version of the output table, and the
+write and total seconds filled in). A run killed between the two leaves its rows pending: its output may
+have landed (``jobs.pipeline.verify_commit`` says), its statistics are there either way."""
 
 QUARANTINE_DDL = (
     "stage STRING NOT NULL, workload STRING NOT NULL, run_id STRING NOT NULL, partition_start TIMESTAMP NOT NULL, "

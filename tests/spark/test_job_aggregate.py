@@ -182,6 +182,12 @@ def test_run_stats_hold_every_query_set_with_stage_times(spark, hour_run):
                         s.combine_seconds, s.write_seconds):  # fmt: skip
             assert 0 <= seconds <= s.total_seconds
     assert sum(s.rows_written for s in mine) == table(spark, out).count()
+    # recorded as pending before the output commit, then marked committed with that commit's version
+    from delta.tables import DeltaTable
+
+    history = DeltaTable.forPath(spark, str(out)).history().where("operation = 'WRITE'").collect()
+    (commit,) = [h for h in history if latest in (h.userMetadata or "")]
+    assert {(s.status, s.output_version) for s in mine} == {("committed", commit.version)}
 
 
 def test_every_strategy_gives_the_same_rows_and_its_statistics_are_stored(spark, events_table, workload_file,
