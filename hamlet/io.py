@@ -99,6 +99,10 @@ class Record:
     line: int
     cells: list[str]
     problem: str | None = None
+    column: int | None = None  # the field the problem is in, when it is one field's
+
+    def where(self, name: str) -> str:
+        return f"{name}:{self.line}" + (f", column {self.column}" if self.column else "")
 
 
 def csv_records(stream: IO[str]) -> Iterator[Record]:
@@ -124,15 +128,13 @@ def csv_records(stream: IO[str]) -> Iterator[Record]:
             cells[0] = cells[0][1:]  # a byte order mark the stream did not remove
         if not cells or (len(cells) == 1 and not cells[0].strip()):
             continue
-        yield Record(line, cells, _undecoded(cells))
-
-
-def _undecoded(cells: list[str]) -> str | None:
-    for column, cell in enumerate(cells, 1):
-        found = _UNDECODED.search(cell)
-        if found:
-            return f"column {column}: byte 0x{ord(found.group()) - 0xDC00:02x} is not UTF-8"
-    return None
+        for column, cell in enumerate(cells, 1):
+            found = _UNDECODED.search(cell)
+            if found:
+                yield Record(line, cells, f"byte 0x{ord(found.group()) - 0xDC00:02x} is not UTF-8", column)
+                break
+        else:
+            yield Record(line, cells)
 
 
 def read_events_csv(stream: IO[str], name: str) -> EventsFile:
@@ -143,7 +145,7 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
     if header_record is None:
         raise EventError("the file is empty; expected a header with event_type and event_time", where=name)
     if header_record.problem:
-        raise EventError(header_record.problem, where=f"{name}:{header_record.line}")
+        raise EventError(header_record.problem, where=header_record.where(name))
     header = [h.strip() for h in header_record.cells]
     for required in ("event_type", "event_time"):
         if required not in header:
@@ -159,7 +161,7 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
     for record in records:
         where, row = f"{name}:{record.line}", record.cells
         if record.problem:
-            raise EventError(record.problem, where=where)
+            raise EventError(record.problem, where=record.where(name))
         if len(row) != len(header):
             raise EventError(f"{len(row)} fields, but the header has {len(header)}", where=where)
         event_type = row[type_at].strip()

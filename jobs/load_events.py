@@ -43,7 +43,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/lo
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hamlet.errors import EventError
-from hamlet.io import parse_number, parse_time, shown
+from hamlet.io import csv_records, open_csv, parse_number, parse_time, shown
 from jobs.schema import BASE_COLUMNS, EVENT_TIME_RANGE, PARTITION_COLUMNS, SCENARIOS, table_location
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -160,26 +160,53 @@ def _number(name: str, text: str) -> int | float | None:
 
 
 def _raw(row: list[str]) -> str:
+    """A row as written in the CSV; a byte that was not UTF-8 shown as ``\\xff``, so the text can be stored."""
     import io
 
     out = io.StringIO()
     csv.writer(out, lineterminator="").writerow(row)
-    return out.getvalue()
+    return out.getvalue().encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def parse_csv(stream: IO[str], source: str, attributes: dict[str, str], rename: dict[str, str] | None = None,
               time_range: tuple[datetime, datetime] = EVENT_TIME_RANGE) -> Parsed:  # fmt: skip
     """Rows for the events table (event_time as an aware datetime) and the rejected rows with reasons.
     ``rename`` maps CSV header names to column names; a time outside ``time_range`` (the end excluded) is
-    rejected."""
-    reader = csv.reader(stream)
-    try:
-        header = [h.strip() for h in next(reader)]
-    except StopIteration:
-        raise LoadError(
-            f"{source}: the file is empty; expected a header with event_type and event_time"
-        ) from None
-    header = [(rename or {}).get(h, h) for h in header]
+    rejected. A line that cannot be read as CSV (a byte that is not UTF-8, a field over the csv module's
+    size limit) is rejected alone; ``stream`` is best opened with ``hamlet.io.open_csv``."""
+    records = csv_records(stream)
+    first = next(records, None)
+    if first is None:
+        raise LoadError(f"{source}: the file is empty; expected a header with event_type and event_time")
+    if first.problem:
+        raise LoadError(f"{first.where(source)}: the header cannot be read: {first.problem}")
+    header = [(rename or {}).get(h, h) for h in (h.strip() for h in first.cells)]
+    _check_header(header, source, attributes)
+    parsed = Parsed()
+    seen: dict[str, int] = {}
+    for record in records:
+        try:
+            if record.problem:
+                where = f"column {record.column}: " if record.column else ""
+                raise ValueError(where + record.problem)
+            row = _row(record.cells, header, attributes, time_range)
+            event_id, given = row["event_id"], "event_id" in header
+            if event_id in seen and given:
+                raise ValueError(f"event_id {event_id!r} was already used on line {seen[event_id]}")
+            if event_id in seen:
+                raise ValueError(f"the same event as line {seen[event_id]} (same type, time and values; an "
+                                 "event_id column tells identical events apart)")  # fmt: skip
+        except (ValueError, OverflowError) as e:
+            parsed.rejected.append(Rejected(record.line, _raw(record.cells), str(e)))
+            continue
+        seen[event_id] = record.line
+        parsed.rows.append(row)
+        parsed.lines.append(record.line)
+        parsed.raw.append(_raw(record.cells))
+    return parsed
+
+
+def _check_header(header: list[str], source: str, attributes: dict[str, str]) -> None:
     for required in ("event_type", "event_time"):
         if required not in header:
             raise LoadError(f"{source}:1: the header has no {required} column (found: {', '.join(header)})")
@@ -193,48 +220,32 @@ def parse_csv(stream: IO[str], source: str, attributes: dict[str, str], rename: 
         what = "derived from event_time" if set(unknown) <= derived else "not columns of the events table"
         raise LoadError(f"{source}:1: column(s) {', '.join(unknown)} are {what} "
                         f"(attribute columns: {', '.join(attributes) or 'none'})")  # fmt: skip
-    parsed = Parsed()
-    seen: dict[str, int] = {}
-    for row in reader:
-        line = reader.line_num
-        if not row or (len(row) == 1 and not row[0].strip()):
-            continue
-        try:
-            if len(row) != len(header):
-                raise ValueError(f"{len(row)} fields, but the header has {len(header)}")
-            cells = dict(zip(header, row))
-            event_type = _text("event_type", cells["event_type"].strip())
-            if not event_type:
-                raise ValueError("event_type is empty")
-            try:
-                seconds = parse_time(cells["event_time"], f"{source}:{line}")
-            except EventError as e:
-                raise ValueError(e.message) from None
-            micros = _micros_in(seconds, cells["event_time"], time_range)
-            moment = EPOCH + timedelta(microseconds=micros)
-            values = {a: _cell(kind, a, cells[a]) if a in cells else None for a, kind in attributes.items()}
-            given = "event_id" in cells
-            event_id = (
-                _text("event_id", cells["event_id"].strip())
-                if given
-                else content_id(event_type, micros, values)
-            )
-            if not event_id:
-                raise ValueError("event_id is empty")
-            if event_id in seen and given:
-                raise ValueError(f"event_id {event_id!r} was already used on line {seen[event_id]}")
-            if event_id in seen:
-                raise ValueError(f"the same event as line {seen[event_id]} (same type, time and values; an "
-                                 "event_id column tells identical events apart)")  # fmt: skip
-        except (ValueError, OverflowError) as e:
-            parsed.rejected.append(Rejected(line, _raw(row), str(e)))
-            continue
-        seen[event_id] = line
-        parsed.rows.append({"event_id": event_id, "event_type": event_type, "event_time": moment, **values,
-                            "event_date": moment.date(), "event_hour": moment.hour})  # fmt: skip
-        parsed.lines.append(line)
-        parsed.raw.append(_raw(row))
-    return parsed
+
+
+def _row(cells: list[str], header: list[str], attributes: dict[str, str],
+         time_range: tuple[datetime, datetime]) -> dict[str, Any]:  # fmt: skip
+    """One CSV row as a row of the events table; ValueError with the reason when it does not fit."""
+    if len(cells) != len(header):
+        raise ValueError(f"{len(cells)} fields, but the header has {len(header)}")
+    named = dict(zip(header, cells))
+    event_type = _text("event_type", named["event_type"].strip())
+    if not event_type:
+        raise ValueError("event_type is empty")
+    try:
+        seconds = parse_time(named["event_time"], "")
+    except EventError as e:
+        raise ValueError(e.message) from None
+    micros = _micros_in(seconds, named["event_time"], time_range)
+    moment = EPOCH + timedelta(microseconds=micros)
+    values = {a: _cell(kind, a, named[a]) if a in named else None for a, kind in attributes.items()}
+    given = "event_id" in named
+    event_id = (
+        _text("event_id", named["event_id"].strip()) if given else content_id(event_type, micros, values)
+    )
+    if not event_id:
+        raise ValueError("event_id is empty")
+    return {"event_id": event_id, "event_type": event_type, "event_time": moment, **values,
+            "event_date": moment.date(), "event_hour": moment.hour}  # fmt: skip
 
 
 def table_attributes(spark: SparkSession, table: str, scenario: str | None) -> dict[str, str]:
@@ -265,7 +276,7 @@ def load(spark: SparkSession, csv_path: str, table: str, scenario: str | None = 
         raise LoadError(f"--existing {existing!r}: choose one of {', '.join(EXISTING)}")
     attributes = table_attributes(spark, table, scenario)
     try:
-        with open(csv_path, encoding="utf-8", newline="") as f:
+        with open_csv(csv_path) as f:
             parsed = parse_csv(f, csv_path, attributes, rename, time_range)
     except OSError as e:
         raise LoadError(f"cannot read {csv_path}: {e.strerror}") from None

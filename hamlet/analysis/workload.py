@@ -149,9 +149,16 @@ def load_workload_file(path: str) -> Workload:
     """``parse_workload`` on a file; any problem is a HamletError that names ``path:line:column``, the
     query and what is wrong, with the offending line and a caret under the column."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as e:
         raise HamletError(f"cannot read workload {path}: {e.strerror}") from None
+    try:
+        text = data.decode("utf-8-sig")  # a byte order mark is not part of the text
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise HamletError(f"{path}:{line}:{column}: byte 0x{data[e.start]:02x} is not UTF-8 (workloads are UTF-8 "
+                          "text)") from None  # fmt: skip
     try:
         return parse_workload(text)
     except QueryError as e:

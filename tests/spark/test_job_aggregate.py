@@ -303,3 +303,16 @@ def test_a_spark_failure_exits_non_zero(spark, events_table, workload_file, tmp_
     assert code == 1
     assert "error: aggregation failed" in capsys.readouterr().err
     assert spark.range(3).count() == 3  # the shared session survives
+
+
+def test_a_window_too_long_for_any_timestamp_is_refused_before_spark_starts(tmp_path, capsys):
+    from jobs.aggregate import main
+
+    workload = tmp_path / "w.hamlet"
+    workload.write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B+)\n  WITHIN 1000000000000000000000000000000 s\n")
+    argv = ["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
+            "--events-table", str(tmp_path / "none"), "--output-table", str(tmp_path / "out")]  # fmt: skip
+    assert main(argv) == 1
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"error: {workload}:2:10: query 'q': 1000000000000000000000000000000 s is longer than 100 years "
+        "(3155760000 s), the longest window or slide")  # fmt: skip

@@ -219,3 +219,26 @@ def test_generate_refuses_hours_outside_the_range_before_spark_starts(capsys):
     assert generate(argv) == 1
     assert capsys.readouterr().err == ("error: the hours from --start 9999-01-01T00:00:00+00:00 must lie in "
         "1970-01-01T00:00:00+00:00 to 2200-01-01T00:00:00+00:00 (readable by deltalake and pandas)\n")  # fmt: skip
+
+
+def test_a_bom_is_read_and_an_unreadable_line_is_rejected_alone(tmp_path):
+    from hamlet.io import open_csv
+    from jobs.load_events import parse_csv
+
+    path = tmp_path / "e.csv"
+    path.write_bytes(b"\xef\xbb\xbfevent_type,event_time,speed,driver\nTravel,60,1.5,d\xff1\n"
+                     b"Travel,61,\"" + b"9" * 200_000 + b"\",d1\nTravel,62,1e400,d1\nTravel,63,"
+                     + b"9" * 5000 + b",d1\nTravel,64,2.5,d1\n")  # fmt: skip
+    with open_csv(str(path)) as f:
+        parsed = parse_csv(f, str(path), {"speed": "double", "driver": "string"})
+    assert [(r.line, r.reason) for r in parsed.rejected] == [
+        (2, "column 4: byte 0xff is not UTF-8"),
+        (3, "not CSV: field larger than field limit (131072)"),
+        (4, "speed '1e400' is beyond the range of a double"),
+        (
+            5,
+            "speed '9999999999999999999999999999999999999999...' has 5000 digits (an integer may have at most 4300)",
+        ),
+    ]
+    assert parsed.rejected[0].row == "Travel,60,1.5,d\\xff1"  # storable text, the byte shown
+    assert [(r["event_type"], r["speed"], r["driver"]) for r in parsed.rows] == [("Travel", 2.5, "d1")]
