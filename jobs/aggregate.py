@@ -44,6 +44,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/ag
 from hamlet import STRATEGIES
 from hamlet.analysis.workload import Workload, load_workload_file
 from hamlet.errors import HamletError
+from jobs.commits import retried
 from jobs.engine import MICROS, SetTask
 from jobs.pipeline import NAME, PipelineError, allowed_workload, commit_metadata, resolve
 from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, table_location, timestamp_sql
@@ -461,9 +462,12 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
     _append_stats(spark, plan, stats_rows)
     # userMetadata lets the pipeline check that this very run committed (jobs.pipeline.verify_commit).
     metadata = commit_metadata(plan.run_id, plan.workload_name, plan.start, plan.end)
-    output.write.format("delta").mode("overwrite").option("replaceWhere", replace_where(plan)).option(
-        "userMetadata", metadata
-    ).save(plan.output_table)
+    writer = output.write.format("delta").mode("overwrite").option("replaceWhere", replace_where(plan))
+    # Hours of one day share the window_end_date partition: a concurrent run's commit may win the race.
+    retried(
+        lambda: writer.option("userMetadata", metadata).save(plan.output_table),
+        f"writing {plan.output_table}",
+    )
     write_seconds = _lap(clock)
     for g in groups:
         g.results.unpersist()
@@ -487,7 +491,8 @@ def _append_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -
     assert isinstance(schema, StructType)
     frame = spark.createDataFrame(rows, schema)  # type: ignore[call-overload]
     # mergeSchema: a run_stats table made before status and output_version existed gains them.
-    frame.write.format("delta").mode("append").option("mergeSchema", "true").save(plan.stats_table)
+    writer = frame.write.format("delta").mode("append").option("mergeSchema", "true")
+    retried(lambda: writer.save(plan.stats_table), f"appending to {plan.stats_table}")
 
 
 def _output_version(spark: SparkSession, plan: Plan, metadata: str) -> int | None:
@@ -510,10 +515,14 @@ def _complete_stats(spark: SparkSession, plan: Plan, seconds: dict[str, float], 
     from pyspark.sql import functions as F
 
     mine = (F.col("run_id") == plan.run_id) & (F.col("status") == "pending")
-    DeltaTable.forPath(spark, plan.stats_table).update(mine, {
+    done: dict[str, Any] = {
         "status": F.lit("committed"), "output_version": F.lit(version).cast("bigint"),
         "write_seconds": F.lit(seconds["write"]), "total_seconds": F.lit(seconds["total"]),
-    })  # fmt: skip
+    }  # fmt: skip
+    # Concurrent runs append their pending rows meanwhile: Delta then fails this update, which is retried.
+    retried(
+        lambda: DeltaTable.forPath(spark, plan.stats_table).update(mine, done), f"updating {plan.stats_table}"
+    )
 
 
 def _stats_row(plan: Plan, s: SetResult, events_read: int, seconds: dict[str, float],

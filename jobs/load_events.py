@@ -44,6 +44,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/lo
 
 from hamlet.errors import EventError
 from hamlet.io import csv_records, open_csv, parse_number, parse_time, shown
+from jobs.commits import retried
 from jobs.schema import BASE_COLUMNS, EVENT_TIME_RANGE, PARTITION_COLUMNS, SCENARIOS, table_location
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -289,7 +290,8 @@ def load(spark: SparkSession, csv_path: str, table: str, scenario: str | None = 
         loaded.unchanged = len(parsed.rows) - loaded.inserted - loaded.updated
     elif parsed.rows:
         frame = spark.createDataFrame(parsed.rows, schema)
-        frame.write.format("delta").partitionBy("event_date", "event_hour").save(table)
+        writer = frame.write.format("delta").partitionBy("event_date", "event_hour")
+        retried(lambda: writer.save(table), f"creating {table}")
         loaded.inserted = len(parsed.rows)
     if rejects_table:
         keep_rejects(spark, rejects_table, os.path.abspath(csv_path), parsed.rejected)
@@ -314,12 +316,8 @@ def _merge(spark: SparkSession, table: str, rows: list[dict[str, Any]], schema: 
     frame = spark.createDataFrame(rows, schema)
     target = DeltaTable.forPath(spark, table).alias("t")
     merge = target.merge(frame.alias("s"), "t.event_id = s.event_id")
-    metrics = (
-        merge.whenMatchedUpdateAll(condition=_changed(frame.columns))
-        .whenNotMatchedInsertAll()
-        .execute()
-        .first()
-    )
+    merge = merge.whenMatchedUpdateAll(condition=_changed(frame.columns)).whenNotMatchedInsertAll()
+    metrics = retried(lambda: merge.execute().first(), f"merging into {table}")
     assert metrics is not None
     return int(metrics["num_inserted_rows"]), int(metrics["num_updated_rows"])
 
@@ -356,13 +354,13 @@ def keep_rejects(spark: SparkSession, rejects_table: str, source: str, rejected:
     now = datetime.now(UTC)
     frame = spark.createDataFrame([(source, r.line, r.row, r.reason, now) for r in rejected], REJECTS_DDL)
     key = "t.source = s.source AND t.line = s.line AND t.row = s.row"
-    (
+    merge = (
         DeltaTable.forPath(spark, rejects_table).alias("t").merge(frame.alias("s"), key)
         .whenMatchedUpdate(condition=F.col("t.reason") != F.col("s.reason"), set={"reason": "s.reason"})
         .whenNotMatchedInsertAll()
         .whenNotMatchedBySourceDelete(condition=F.col("t.source") == F.lit(source))
-        .execute()
     )  # fmt: skip
+    retried(merge.execute, f"merging into {rejects_table}")
 
 
 def describe_rejects(parsed: Parsed, source: str) -> Iterator[str]:

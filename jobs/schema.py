@@ -184,4 +184,7 @@ def create_table(spark, path: str, ddl: str, partitions: tuple[str, ...] = ()) -
     builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
     if partitions:
         builder = builder.partitionedBy(*partitions)
-    builder.execute()
+    from jobs.commits import retried
+
+    # Two runs creating the table at once: the loser's retry finds it and leaves it as it is.
+    retried(builder.execute, f"creating {path}")

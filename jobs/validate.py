@@ -375,6 +375,7 @@ def _quarantine(spark: SparkSession, quarantine_table: str, scope: Scope, frame:
     leaves none behind); return how many distinct rows are bad."""
     from pyspark.sql import functions as F
 
+    from jobs.commits import retried
     from jobs.schema import QUARANTINE_DDL, create_table
 
     create_table(spark, quarantine_table, QUARANTINE_DDL, ("stage",))
@@ -397,7 +398,7 @@ def _quarantine(spark: SparkSession, quarantine_table: str, scope: Scope, frame:
         F.lit(datetime.now(UTC).replace(microsecond=0)).alias("quarantined_at"),
     )
     writer = rows.write.format("delta").mode("overwrite").option("replaceWhere", quarantine_scope(scope))
-    writer.save(quarantine_table)
+    retried(lambda: writer.save(quarantine_table), f"writing {quarantine_table}")
     return len({f[0] for f in flagged})
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from datetime import timedelta
+from itertools import pairwise
 from pathlib import Path
 
 from spark_env import START
@@ -61,3 +62,35 @@ def test_a_run_killed_right_after_its_output_commit_leaves_its_statistics(spark,
     )
     output_rows = spark.read.format("delta").load(str(output)).where("run_id = 'killed-run'")
     assert output_rows.count() == sum(r.rows_written for r in stats.collect()) > 0
+
+
+def test_hours_of_one_day_written_at_once_all_commit(spark, events_table, workload_file, tmp_path, capfd):
+    """Four hourly runs of one day at once (threads of one session, as concurrent backfill runs): they write
+    the same window_end_date partition of both tables, so Delta fails all but one commit of each round; the
+    job commits again, and the four together equal one run over the four hours."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pyspark.testing import assertDataFrameEqual
+
+    from jobs.aggregate import build_parser, make_plan, run
+
+    def plan(start, end, output: Path):
+        argv = ["--workload", str(workload_file), "--start", start.isoformat(), "--end", end.isoformat(),
+                "--events-table", events_table, "--output-table", str(output), "--strategy", "greta"]  # fmt: skip
+        return make_plan(build_parser().parse_args(argv))
+
+    output, whole = tmp_path / "concurrent" / "trend_aggregates", tmp_path / "whole" / "trend_aggregates"
+    hours = [START + timedelta(hours=h) for h in range(5)]
+    plans = [plan(start, end, output) for start, end in pairwise(hours)]
+    with ThreadPoolExecutor(len(plans)) as pool:
+        results = list(pool.map(lambda p: run(spark, p), plans))
+    assert all(r.rows_written > 0 for r in results)
+    run(spark, plan(hours[0], hours[-1], whole))
+    columns = ["query", "window_start", "window_end", "group_key", "aggregate", "value_exact"]
+    assertDataFrameEqual(spark.read.format("delta").load(str(output)).select(*columns),
+                         spark.read.format("delta").load(str(whole)).select(*columns))  # fmt: skip
+    stats = spark.read.format("delta").load(str(output.parent / "run_stats"))
+    assert sorted({(r.run_id, r.status) for r in stats.collect()}) == sorted(
+        (p.run_id, "committed") for p in plans
+    )
+    print(capfd.readouterr().err.count("a concurrent commit won"), "commits tried again")
