@@ -42,7 +42,8 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/ag
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hamlet import STRATEGIES
-from hamlet.analysis.workload import Workload, load_workload_file
+from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, Workload, load_workload_file
+from hamlet.cli import add_window_bound
 from hamlet.errors import HamletError
 from jobs.commits import retried
 from jobs.engine import MICROS, SetTask
@@ -125,12 +126,13 @@ def parse_instant(text: str, what: str) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def load_workload(path: str, allowed: list[str] | None = None) -> Workload:
+def load_workload(path: str, allowed: list[str] | None = None,
+                  max_windows_per_event: int = MAX_WINDOWS_PER_EVENT) -> Workload:  # fmt: skip
     """The workload file's queries; with ``allowed`` (the Airflow tasks pass the DAG's choices), a file not
     among them is refused before it is opened, so no message can quote it."""
     try:
         source = allowed_workload(path, allowed) if allowed else resolve(path)
-        return load_workload_file(str(source))
+        return load_workload_file(str(source), max_windows_per_event)
     except (HamletError, PipelineError) as e:
         raise JobError(str(e)) from None
 
@@ -183,7 +185,7 @@ def plan_sets(workload: Workload, columns: list[str]) -> list[QuerySetPlan]:
 
 def make_plan(args: argparse.Namespace) -> Plan:
     """Everything that can be checked without Spark: workload, strategy, times, tables, names."""
-    workload = load_workload(args.workload, args.allowed_workload)
+    workload = load_workload(args.workload, args.allowed_workload, args.max_windows_per_event)
     if args.strategy not in STRATEGIES:
         raise JobError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
     start, end = parse_instant(args.start, "--start"), parse_instant(args.end, "--end")
@@ -574,6 +576,7 @@ def build_parser(prog: str = "hamlet aggregate") -> argparse.ArgumentParser:
                         "these (repeatable; the Airflow tasks pass the workloads their DAG offers)")  # fmt: skip
     parser.add_argument("--quarantine-table", help="Delta table of rows quarantined by `hamlet validate events`: "
                         "they are left out")  # fmt: skip
+    add_window_bound(parser)
     parser.add_argument("--buckets", type=int, help="engine calls per shuffle (stream partitions are hashed "
                         "into this many groups; 0: one call per partition; default 8 per core)")  # fmt: skip
     return parser
