@@ -6,7 +6,7 @@ from airflow.sdk import DAG, Param
 
 from hamlet import STRATEGIES
 from jobs import airflow_tasks as tasks
-from jobs.pipeline import load_config, shown_path
+from jobs.pipeline import ISO_WITH_OFFSET, load_config, shown_path, workload_choices
 
 config = load_config()
 
@@ -22,30 +22,39 @@ with DAG(
     default_args=tasks.default_args(config),
     tags=["hamlet", "trends", "adhoc"],
     params={
+        # An enum: any other file is refused when the run is triggered (and again by every task).
         "workload": Param(
             shown_path(config.workload),
             type="string",
-            description="workload file (relative to the repo root)",
+            enum=workload_choices(config),
+            description="workload file (conf/workloads/)",
         ),
+        # The pattern is enforced at trigger time; check_params also checks start < end and the range.
         "start": Param(
-            "2026-01-05T08:00:00+00:00", type="string", format="date-time", description="start (ISO-8601)"
+            "2026-01-05T08:00:00+00:00",
+            type="string",
+            format="date-time",
+            pattern=ISO_WITH_OFFSET,
+            description="start (ISO-8601 with an offset, e.g. 2026-01-05T08:00:00+00:00)",
         ),
         "end": Param(
             "2026-01-05T10:00:00+00:00",
             type="string",
             format="date-time",
+            pattern=ISO_WITH_OFFSET,
             description="end, exclusive: the windows that end in (start, end] are written",
         ),
         "strategy": Param(config.strategy, enum=list(STRATEGIES), description="engine strategy"),
     },
-    doc_md="""
+    doc_md=f"""
 ### Reprocess a range
 
-**Trigger** this DAG and fill in the form: a workload file, a range `[start, end)` and a strategy (`greta`,
-`static` or `hamlet`: same results, different cost). It runs the same steps as `hamlet_trends_hourly` —
+**Trigger** this DAG and fill in the form: a workload of `conf/workloads/`, a range `[start, end)` (ISO-8601
+with an offset, at most {config.max_range_hours} hours) and a strategy (`greta`, `static` or `hamlet`: same
+results, different cost). `check_params` refuses anything else before a file or table is touched. It runs the same steps as `hamlet_trends_hourly` —
 validate the input with Great Expectations (bad rows to quarantine), the Spark job, the check of its
 Delta commit, the validation of the output — over the whole range at once, and replaces exactly the
 windows that end in `(start, end]`.
 """,
 ) as dag:
-    tasks.pipeline(config, "{{ params.workload }}", START, END, "{{ params.strategy }}")
+    tasks.pipeline(config, "{{ params.workload }}", START, END, "{{ params.strategy }}", checked=True)

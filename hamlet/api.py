@@ -242,6 +242,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
+# Seconds from 0001-01-01 to 9999-12-31T23:59:59 UTC: the times a datetime can show. Beyond them windows are
+# not times any more (and ISO-8601 output fails), so such an event_time is an error that names its input.
+TIME_RANGE = (-62_135_596_800, 253_402_300_799)
+
+
 def event_time(value: Any, where: str) -> Number:
     """Seconds since the epoch from a number, a datetime (naive means UTC) or a pandas Timestamp."""
     if hasattr(value, "to_pydatetime"):
@@ -257,4 +262,7 @@ def event_time(value: Any, where: str) -> Number:
         raise EventError(f"event_time {value!r} is neither a number of seconds nor a datetime", where=where)
     if isinstance(value, float) and not math.isfinite(value):
         raise EventError(f"event_time {value!r} is not a finite number", where=where)
+    if not TIME_RANGE[0] <= value <= TIME_RANGE[1]:
+        raise EventError(f"event_time {value!r} lies outside the years 1 to 9999 ({TIME_RANGE[0]} to "
+                         f"{TIME_RANGE[1]} s)", where=where)  # fmt: skip
     return value

@@ -5,20 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hamlet.analysis.workload import load_workload_file
+from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, load_workload_file
 from hamlet.api import STRATEGIES, evaluate
 from hamlet.errors import EventError, HamletError
 from hamlet.explain import explain
-from hamlet.io import format_table, read_events_csv, write_jsonl
+from hamlet.io import format_table, open_csv, read_events_csv, write_jsonl
 from hamlet.stats import EvaluationStats
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    workload = load_workload_file(args.workload)
+    workload = load_workload_file(args.workload, args.max_windows_per_event)
     if args.strategy not in STRATEGIES:
         raise HamletError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
     try:
-        with open(args.events, encoding="utf-8", newline="") as f:
+        with open_csv(args.events) as f:
             events_file = read_events_csv(f, args.events)
     except OSError as e:
         raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
@@ -36,7 +36,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    workload = load_workload_file(args.workload)
+    workload = load_workload_file(args.workload, args.max_windows_per_event)
     print(
         f"{args.workload}: {len(workload.queries)} queries OK ({', '.join(q.name for q in workload.queries)})"
     )
@@ -44,7 +44,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    print(explain(load_workload_file(args.workload)))
+    print(explain(load_workload_file(args.workload, args.max_windows_per_event)))
     return 0
 
 
@@ -62,6 +62,18 @@ def _spark_command(argv: list[str]) -> int:
     from jobs.cli import main as jobs_main
 
     return jobs_main(argv)
+
+
+def add_window_bound(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-windows-per-event", type=_positive, default=MAX_WINDOWS_PER_EVENT, metavar="N",
+                        help=f"refuse queries whose windows hold an event more than N times, ceil(WITHIN / SLIDE) "
+                        f"(default {MAX_WINDOWS_PER_EVENT}: the engine keeps state per window)")  # fmt: skip
+
+
+def _positive(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return int(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("explain", help="print templates, negations, predicates, panes and sharing")
     ex.add_argument("workload")
     ex.set_defaults(run=_explain)
+    for command in (ev, check, ex):
+        add_window_bound(command)
     for name, text in SPARK_COMMANDS.items():
         sub.add_parser(name, help=text, add_help=False)
     return parser

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+EXCERPT_WIDTH = 100  # characters of the offending line an error shows
+
 
 class HamletError(Exception):
     """Base class of every error the engine raises on purpose."""
@@ -45,8 +47,13 @@ class QueryError(HamletError):
         lines = self.source.splitlines()
         if not 1 <= self.line <= len(lines):
             return ""
-        text = lines[self.line - 1].expandtabs(1)
-        return f"  {text}\n  {' ' * (self.column - 1)}^"
+        text, caret = lines[self.line - 1].expandtabs(1), self.column - 1
+        if len(text) > EXCERPT_WIDTH:  # a window of the line around the column, not all of a huge line
+            first = max(0, min(caret - EXCERPT_WIDTH // 2, len(text) - EXCERPT_WIDTH))
+            window = text[first : first + EXCERPT_WIDTH]
+            head, tail = ("..." if first else ""), ("..." if first + EXCERPT_WIDTH < len(text) else "")
+            text, caret = head + window + tail, caret - first + len(head)
+        return f"  {text}\n  {' ' * caret}^"
 
 
 class EventError(HamletError):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -16,23 +17,50 @@ from hamlet.events import Event
 from hamlet.partials import int_text
 from hamlet.results import ResultRow
 
-_INT = re.compile(r"[+-]?\d+")
-_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+# What a number is in an events CSV, for the engine's reader and the loader of the events table
+# (jobs/load_events.py) alike: ASCII digits with an optional sign, fraction and exponent, surrounding spaces
+# ignored. Not Python's int()/float(), which also take '1_000', '١٢٣', 'nan' and 'inf'.
+_INT = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?")
+MAX_DIGITS = 4300  # Python's int/str conversion limit: longer integers are refused, not a traceback
+
+
+def parse_number(text: str) -> int | float | None:
+    """The number ``text`` writes (an int, or a float for a decimal), None when it writes none; ValueError
+    when no value can hold it (an integer of more than MAX_DIGITS digits, a decimal beyond double range),
+    its message a predicate of the text: "is beyond the range of a double"."""
+    text = text.strip()
+    if _INT.fullmatch(text):
+        digits = len(text.lstrip("+-"))
+        if digits > MAX_DIGITS:
+            raise ValueError(f"has {digits} digits (an integer may have at most {MAX_DIGITS})")
+        return int(text)
+    if _DECIMAL.fullmatch(text):
+        value = float(text)
+        if not math.isfinite(value):
+            raise ValueError("is beyond the range of a double")
+        return value
+    return None
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """A cell quoted in an error message, at most ``limit`` characters of it."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def parse_value(text: str) -> int | float | str | None:
-    """A CSV cell: empty is null, integers and decimals are numbers, anything else a string."""
+    """A CSV cell: empty is null, numbers (``parse_number``) are numbers, anything else a string."""
     if text == "":
         return None
-    if _INT.fullmatch(text):
-        return int(text)
-    if _FLOAT.fullmatch(text):
-        return float(text)
-    return text
+    number = parse_number(text)
+    return text if number is None else number
 
 
 def parse_time(text: str, where: str) -> int | float:
-    value = parse_value(text.strip())
+    try:
+        value = parse_value(text.strip())
+    except ValueError as e:
+        raise EventError(f"event_time {shown(text.strip())} {e}", where=where) from None
     if isinstance(value, (int, float)):
         return event_time(value, where)
     if value is None:
@@ -41,7 +69,7 @@ def parse_time(text: str, where: str) -> int | float:
         moment = datetime.fromisoformat(value)
     except ValueError:
         raise EventError(
-            f"event_time {text!r} is neither a number of seconds nor an ISO-8601 time", where=where
+            f"event_time {shown(text)} is neither a number of seconds nor an ISO-8601 time", where=where
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
@@ -54,16 +82,71 @@ class EventsFile:
     iso_times: bool  # some event_time was written as an ISO-8601 time (show windows that way too)
 
 
-def read_events_csv(stream: IO[str], name: str) -> EventsFile:
-    """Events from CSV with columns ``event_type``, ``event_time`` and attributes; errors name the line."""
+def open_csv(path: str) -> IO[str]:
+    """An events CSV for ``csv_records``: UTF-8 with or without a byte order mark; a byte that is not UTF-8
+    is kept (as a surrogate) for ``csv_records`` to report with its line and column instead of stopping the
+    whole file."""
+    return open(path, encoding="utf-8-sig", errors="surrogateescape", newline="")
+
+
+_UNDECODED = re.compile("[\udc80-\udcff]")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One CSV record: the line it starts on, and its cells, or why it cannot be read."""
+
+    line: int
+    cells: list[str]
+    problem: str | None = None
+    column: int | None = None  # the field the problem is in, when it is one field's
+
+    def where(self, name: str) -> str:
+        return f"{name}:{self.line}" + (f", column {self.column}" if self.column else "")
+
+
+def csv_records(stream: IO[str]) -> Iterator[Record]:
+    """The records of ``stream`` (the header first), blank lines skipped. A record that cannot be read — a
+    byte that is not UTF-8, a field over the csv module's size limit — comes with its ``problem`` and
+    reading goes on at the next line."""
     reader = csv.reader(stream)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise EventError(
-            "the file is empty; expected a header with event_type and event_time", where=name
-        ) from None
-    header = [h.strip() for h in header]
+    done = 0  # the last line read so far
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            yield Record(done + 1, [], f"not CSV: {e}")
+            done = reader.line_num
+            continue
+        except UnicodeDecodeError as e:  # a stream opened strictly: nothing after the bad byte is readable
+            yield Record(done + 1, [], f"byte 0x{e.object[e.start]:02x} is not UTF-8")
+            return
+        line, done = done + 1, reader.line_num
+        if line == 1 and cells and cells[0].startswith("\ufeff"):
+            cells[0] = cells[0][1:]  # a byte order mark the stream did not remove
+        if not cells or (len(cells) == 1 and not cells[0].strip()):
+            continue
+        for column, cell in enumerate(cells, 1):
+            found = _UNDECODED.search(cell)
+            if found:
+                yield Record(line, cells, f"byte 0x{ord(found.group()) - 0xDC00:02x} is not UTF-8", column)
+                break
+        else:
+            yield Record(line, cells)
+
+
+def read_events_csv(stream: IO[str], name: str) -> EventsFile:
+    """Events from CSV with columns ``event_type``, ``event_time`` and attributes; errors name the line
+    and, for a value, its column."""
+    records = csv_records(stream)
+    header_record = next(records, None)
+    if header_record is None:
+        raise EventError("the file is empty; expected a header with event_type and event_time", where=name)
+    if header_record.problem:
+        raise EventError(header_record.problem, where=header_record.where(name))
+    header = [h.strip() for h in header_record.cells]
     for required in ("event_type", "event_time"):
         if required not in header:
             raise EventError(
@@ -75,21 +158,32 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
     type_at, time_at = header.index("event_type"), header.index("event_time")
     events = []
     iso_times = False
-    for row in reader:
-        where = f"{name}:{reader.line_num}"
-        if not row or (len(row) == 1 and not row[0].strip()):
-            continue
+    for record in records:
+        where, row = f"{name}:{record.line}", record.cells
+        if record.problem:
+            raise EventError(record.problem, where=record.where(name))
         if len(row) != len(header):
             raise EventError(f"{len(row)} fields, but the header has {len(header)}", where=where)
         event_type = row[type_at].strip()
         if not event_type:
             raise EventError("event_type is empty", where=where)
-        attributes = {
-            h: parse_value(v) for i, (h, v) in enumerate(zip(header, row)) if i not in (type_at, time_at)
-        }
-        iso_times = iso_times or not isinstance(parse_value(row[time_at].strip()), (int, float))
-        events.append(Event(event_type, parse_time(row[time_at], where), attributes))
+        attributes = {h: _attribute(v, i, h, where) for i, (h, v) in enumerate(zip(header, row))
+                      if i not in (type_at, time_at)}  # fmt: skip
+        time = parse_time(row[time_at], f"{where}, column {time_at + 1}")
+        iso_times = (
+            iso_times
+            or not _INT.fullmatch(row[time_at].strip())
+            and not _DECIMAL.fullmatch(row[time_at].strip())
+        )
+        events.append(Event(event_type, time, attributes))
     return EventsFile(events, iso_times)
+
+
+def _attribute(text: str, index: int, name: str, where: str) -> int | float | str | None:
+    try:
+        return parse_value(text)
+    except ValueError as e:
+        raise EventError(f"{name} {shown(text.strip())} {e}", where=f"{where}, column {index + 1}") from None
 
 
 def write_jsonl(rows: Iterable[ResultRow], out: IO[str]) -> None:
@@ -117,7 +211,10 @@ def _cell(value: Any) -> str:
 def _moment(seconds: float, iso: bool) -> str:
     if not iso:
         return str(seconds)
-    return datetime.fromtimestamp(seconds, tz=UTC).isoformat().replace("+00:00", "Z")
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC).isoformat().replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):  # a window that ends beyond year 9999: its seconds
+        return str(seconds)
 
 
 def format_table(rows: list[ResultRow], iso_times: bool = False) -> str:

@@ -42,16 +42,16 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/ag
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hamlet import STRATEGIES
-from hamlet.analysis.workload import Workload, load_workload_file
+from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, Workload, load_workload_file
+from hamlet.cli import add_window_bound
 from hamlet.errors import HamletError
+from jobs.commits import retried
 from jobs.engine import MICROS, SetTask
-from jobs.pipeline import commit_metadata, resolve
+from jobs.pipeline import NAME, PipelineError, allowed_workload, commit_metadata, resolve
 from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, table_location, timestamp_sql
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
-
-NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
 class JobError(Exception):
@@ -126,10 +126,14 @@ def parse_instant(text: str, what: str) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def load_workload(path: str) -> Workload:
+def load_workload(path: str, allowed: list[str] | None = None,
+                  max_windows_per_event: int = MAX_WINDOWS_PER_EVENT) -> Workload:  # fmt: skip
+    """The workload file's queries; with ``allowed`` (the Airflow tasks pass the DAG's choices), a file not
+    among them is refused before it is opened, so no message can quote it."""
     try:
-        return load_workload_file(str(resolve(path)))
-    except HamletError as e:
+        source = allowed_workload(path, allowed) if allowed else resolve(path)
+        return load_workload_file(str(source), max_windows_per_event)
+    except (HamletError, PipelineError) as e:
         raise JobError(str(e)) from None
 
 
@@ -181,7 +185,7 @@ def plan_sets(workload: Workload, columns: list[str]) -> list[QuerySetPlan]:
 
 def make_plan(args: argparse.Namespace) -> Plan:
     """Everything that can be checked without Spark: workload, strategy, times, tables, names."""
-    workload = load_workload(args.workload)
+    workload = load_workload(args.workload, args.allowed_workload, args.max_windows_per_event)
     if args.strategy not in STRATEGIES:
         raise JobError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
     start, end = parse_instant(args.start, "--start"), parse_instant(args.end, "--end")
@@ -453,28 +457,74 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
         F.lit(computed_at).alias("computed_at"),
         F.to_date(window_end).alias("window_end_date"),
     )
+    rows_written = sum(s.rows for s in _sets(groups))
+    seconds = {"read": read_seconds, "write": 0.0, "total": time.perf_counter() - started}
+    stats_rows = [_stats_row(plan, s, events_read, seconds, computed_at) for s in _sets(groups)]
+    # Stats first, as pending: a run killed right after its output commit still leaves its statistics.
+    _append_stats(spark, plan, stats_rows)
     # userMetadata lets the pipeline check that this very run committed (jobs.pipeline.verify_commit).
     metadata = commit_metadata(plan.run_id, plan.workload_name, plan.start, plan.end)
-    output.write.format("delta").mode("overwrite").option("replaceWhere", replace_where(plan)).option(
-        "userMetadata", metadata
-    ).save(plan.output_table)
+    writer = output.write.format("delta").mode("overwrite").option("replaceWhere", replace_where(plan))
+    # Hours of one day share the window_end_date partition: a concurrent run's commit may win the race.
+    retried(
+        lambda: writer.option("userMetadata", metadata).save(plan.output_table),
+        f"writing {plan.output_table}",
+    )
     write_seconds = _lap(clock)
     for g in groups:
         g.results.unpersist()
-    sets = _sets(groups)
-    rows_written = sum(s.rows for s in sets)
     seconds = {"read": read_seconds, "write": write_seconds, "total": time.perf_counter() - started}
-    stats_rows = [_stats_row(plan, s, events_read, seconds, computed_at) for s in sets]
-    if stats_rows:
-        from pyspark.sql.types import StructType
-
-        from jobs.schema import RUN_STATS_DDL
-
-        schema = StructType.fromDDL(RUN_STATS_DDL)
-        assert isinstance(schema, StructType)
-        frame = spark.createDataFrame(stats_rows, schema)  # type: ignore[call-overload]
-        frame.write.format("delta").mode("append").save(plan.stats_table)
+    version = _output_version(spark, plan, metadata)
+    _complete_stats(spark, plan, seconds, version)
+    for row in stats_rows:
+        row.update(write_seconds=write_seconds, total_seconds=seconds["total"], status="committed",
+                   output_version=version)  # fmt: skip
     return RunResult(plan, events_read, rows_written, seconds, groups, stats_rows)
+
+
+def _append_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    from pyspark.sql.types import StructType
+
+    from jobs.schema import RUN_STATS_DDL
+
+    schema = StructType.fromDDL(RUN_STATS_DDL)
+    assert isinstance(schema, StructType)
+    frame = spark.createDataFrame(rows, schema)  # type: ignore[call-overload]
+    # mergeSchema: a run_stats table made before status and output_version existed gains them.
+    writer = frame.write.format("delta").mode("append").option("mergeSchema", "true")
+    retried(lambda: writer.save(plan.stats_table), f"appending to {plan.stats_table}")
+
+
+def _output_version(spark: SparkSession, plan: Plan, metadata: str) -> int | None:
+    """The version of the output table this run committed (its userMetadata is unique to the run); None
+    when there was nothing to commit (Delta makes no commit for a write that adds and removes nothing)."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    for recent in (20, None):  # concurrent runs may have committed since: then the whole history
+        history = DeltaTable.forPath(spark, plan.output_table).history(recent)
+        row = history.where(F.col("userMetadata") == metadata).agg(F.max("version")).first()
+        if row is not None and row[0] is not None:
+            return int(row[0])
+    return None
+
+
+def _complete_stats(spark: SparkSession, plan: Plan, seconds: dict[str, float], version: int | None) -> None:
+    """Mark this run's pending stats rows committed, with the write and total seconds."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    mine = (F.col("run_id") == plan.run_id) & (F.col("status") == "pending")
+    done: dict[str, Any] = {
+        "status": F.lit("committed"), "output_version": F.lit(version).cast("bigint"),
+        "write_seconds": F.lit(seconds["write"]), "total_seconds": F.lit(seconds["total"]),
+    }  # fmt: skip
+    # Concurrent runs append their pending rows meanwhile: Delta then fails this update, which is retried.
+    retried(
+        lambda: DeltaTable.forPath(spark, plan.stats_table).update(mine, done), f"updating {plan.stats_table}"
+    )
 
 
 def _stats_row(plan: Plan, s: SetResult, events_read: int, seconds: dict[str, float],
@@ -503,6 +553,8 @@ def _stats_row(plan: Plan, s: SetResult, events_read: int, seconds: dict[str, fl
         "write_seconds": seconds["write"],
         "total_seconds": seconds["total"],
         "computed_at": computed_at,
+        "status": "pending",
+        "output_version": None,
     }
 
 
@@ -520,8 +572,11 @@ def build_parser(prog: str = "hamlet aggregate") -> argparse.ArgumentParser:
     parser.add_argument("--master", help="Spark master URL (default: conf/spark/$HAMLET_ENV.toml, local[*])")
     parser.add_argument("--workload-name", help="name stored in the output (default: the file name's stem)")
     parser.add_argument("--run-id", help="identifier of this run (default: start time and a random suffix)")
+    parser.add_argument("--allowed-workload", action="append", metavar="PATH", help="refuse any --workload but "
+                        "these (repeatable; the Airflow tasks pass the workloads their DAG offers)")  # fmt: skip
     parser.add_argument("--quarantine-table", help="Delta table of rows quarantined by `hamlet validate events`: "
                         "they are left out")  # fmt: skip
+    add_window_bound(parser)
     parser.add_argument("--buckets", type=int, help="engine calls per shuffle (stream partitions are hashed "
                         "into this many groups; 0: one call per partition; default 8 per core)")  # fmt: skip
     return parser

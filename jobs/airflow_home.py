@@ -39,6 +39,9 @@ def environment(home: Path = DEFAULT_HOME) -> dict[str, str]:
         # spark-submit and the venv's Python first on PATH (SparkSubmitOperator looks spark-submit up there).
         "PATH": os.pathsep.join([venv_bin, os.environ.get("PATH", "")]),
         "PYSPARK_PYTHON": sys.executable,
+        # Airflow's default is every interface: the UI and REST API stay on this machine unless the caller
+        # sets AIRFLOW__API__HOST (e.g. 0.0.0.0 for a team; README, "Security").
+        "AIRFLOW__API__HOST": os.environ.get("AIRFLOW__API__HOST", "127.0.0.1"),
     }
 
 
@@ -81,6 +84,8 @@ def prepare(home: Path = DEFAULT_HOME) -> Prepared:
         # As `airflow db migrate` (its providers' configuration included): creates a new DB from the models.
         providers_configuration_loaded(db.upgradedb)()
         migrated = True
+    _private_password_file(Path(configuration.conf.get("core", "simple_auth_manager_passwords_file",
+                                                       fallback=None) or home / PASSWORDS))  # fmt: skip
     with settings.Session() as session:
         revision = MigrationContext.configure(session.connection()).get_current_revision()
         stored = session.scalar(select(Connection.id).where(Connection.conn_id == "spark_default"))
@@ -88,6 +93,17 @@ def prepare(home: Path = DEFAULT_HOME) -> Prepared:
             session.add(Connection(conn_id="spark_default", **SPARK_CONNECTION))
             session.commit()
     return Prepared(revision=str(revision), migrated=migrated, connection_created=stored is None)
+
+
+PASSWORDS = "simple_auth_manager_passwords.json.generated"
+
+
+def _private_password_file(path: Path) -> None:
+    """The simple auth manager writes the generated admin password into this file, opened for appending:
+    made beforehand with mode 0600 (or made 0600), it keeps that mode instead of the umask's 0644."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600, exist_ok=True)
+    path.chmod(0o600)
 
 
 def main(argv: list[str]) -> int:

@@ -2,7 +2,9 @@
 
     wait_for_events → validate_events → aggregate → verify_commit → validate_aggregates (→ the Asset)
 
-The hourly DAG runs all five, the ad hoc DAG all but the sensor.
+The hourly DAG runs all five, the ad hoc DAG ``check_params`` (its Params: an offered workload, a bounded
+range) instead of the sensor. Every task that opens the workload file first checks that it is one of
+``workload_choices``: a Param must never make a task read (and quote in its log) any other file.
 
 Times reach the tasks as Jinja templates: the hourly DAG passes its data interval, the ad hoc DAG its
 Params. Imported at DAG-parse time, so nothing heavy is imported here: Great Expectations and Spark only
@@ -21,7 +23,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import Asset, task
 from airflow.sdk.exceptions import AirflowFailException
 
-from jobs.pipeline import ROOT, PipelineConfig
+from jobs.pipeline import ROOT, PipelineConfig, workload_choices
 
 # The interpreter running Airflow is the project's: spark-submit (found on PATH) and the Python of the
 # Spark driver and workers must be the same venv's, else the workers lack pandas, pyarrow and hamlet.
@@ -63,6 +65,24 @@ def wait_for_events(config: PipelineConfig, start: str, end: str):  # type: igno
     return wait(config.events_table, start, end)
 
 
+def check_params(config: PipelineConfig, workload: str, start: str, end: str):  # type: ignore[no-untyped-def]
+    """The ad hoc DAG's first task: its Params checked (``jobs.pipeline.check_request``); a bad one fails
+    the run at once, without retries (retrying does not change the Params)."""
+
+    @task(task_id="check_params", retries=0)
+    def check(source: str, workload: str, start: str, end: str) -> dict[str, str]:
+        from jobs.pipeline import PipelineError, check_request, load_config
+
+        try:
+            request = check_request(load_config(source), workload, start, end)
+        except PipelineError as error:
+            raise AirflowFailException(str(error)) from None
+        print(f"workload {workload}, [{request.start.isoformat()}, {request.end.isoformat()})")
+        return {"workload": workload, "start": request.start.isoformat(), "end": request.end.isoformat()}
+
+    return check(str(config.source), workload, start, end)
+
+
 def validate(config: PipelineConfig, stage: str, workload: str, start: str, end: str,
              outlets: tuple[Asset, ...] = ()):  # type: ignore[no-untyped-def]  # fmt: skip
     """Great Expectations on the input (``stage="events"``) or on the rows the run wrote
@@ -71,12 +91,16 @@ def validate(config: PipelineConfig, stage: str, workload: str, start: str, end:
 
     @task(task_id=f"validate_{stage}", outlets=list(outlets))
     def run(source: str, stage: str, workload: str, start: str, end: str, run_id: str | None = None) -> str:
-        from jobs.pipeline import load_config
-        from jobs.validate import GATES, ValidationFailed
+        from jobs.pipeline import PipelineError, allowed_workload, load_config
+        from jobs.validate import GATES
 
         try:
-            report = GATES[stage](load_config(source), start, end, str(run_id), workload=workload)
-        except ValidationFailed as failed:
+            config = load_config(source)
+            path = str(allowed_workload(workload, workload_choices(config)))
+            report = GATES[stage](config, start, end, str(run_id), workload=path)
+        except (
+            PipelineError
+        ) as failed:  # the gate closed, or a bad workload or time: retrying changes nothing
             raise AirflowFailException(str(failed)) from None
         print(report.summary())
         return report.summary()
@@ -95,12 +119,13 @@ def aggregate(
         "--stats-table": config.stats_table, "--quarantine-table": config.quarantine_table,
         "--run-id": "{{ run_id }}",
     }  # fmt: skip
+    allowed = [part for choice in workload_choices(config) for part in ("--allowed-workload", choice)]
     return SparkSubmitOperator(
         task_id="aggregate",
         conn_id="spark_default",
         application=str(ROOT / "jobs" / "aggregate.py"),
         name="hamlet-aggregate",
-        application_args=[part for pair in arguments.items() for part in pair],
+        application_args=[part for pair in arguments.items() for part in pair] + allowed,
         env_vars={
             "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
             "PYSPARK_PYTHON": PYTHON,
@@ -123,14 +148,20 @@ def verify_commit(config: PipelineConfig, workload: str, start: str, end: str): 
     return verify(config.output_table, workload, start, end)
 
 
-def pipeline(config: PipelineConfig, workload: str, start: str, end: str, strategy: str) -> tuple[Any, Any]:
-    """validate_events → aggregate → verify_commit → validate_aggregates; returns (first, last)."""
-    first = validate(config, "events", workload, start, end)
+def pipeline(config: PipelineConfig, workload: str, start: str, end: str, strategy: str,
+             checked: bool = False) -> tuple[Any, Any]:  # fmt: skip
+    """[check_params →] validate_events → aggregate → verify_commit → validate_aggregates; returns (first,
+    last). ``checked``: the times and workload are Params, checked first."""
+    events = validate(config, "events", workload, start, end)
     last = validate(config, "aggregates", workload, start, end, outlets=(aggregates_asset(config),))
     (
-        first
+        events
         >> aggregate(config, workload, start, end, strategy)
         >> verify_commit(config, workload, start, end)
         >> last
     )
+    if not checked:
+        return events, last
+    first = check_params(config, workload, start, end)
+    first >> events
     return first, last

@@ -122,7 +122,8 @@ def prepared_workload(text: str, range_start_us: int, range_end_us: int) -> Prep
     """The set's workload analysed once per Python worker (Spark reuses workers across tasks), its windows
     restricted to those that end in (range_start, range_end]: the engine skips the others."""
     window_ends = (Fraction(range_start_us, MICROS), Fraction(range_end_us, MICROS))
-    return prepare(parse_workload(text)).clipped(window_ends)  # type: ignore[arg-type]
+    # No windows-per-event bound here: the driver checked the workload (with its own --max-windows-per-event).
+    return prepare(parse_workload(text, max_windows_per_event=None)).clipped(window_ends)  # type: ignore[arg-type]
 
 
 def _seconds_exactly(micros: int) -> int | Fraction:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/generate.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jobs.schema import SCENARIOS, hour_partition_filter, scenario_schema, table_location
+from jobs.schema import EVENT_TIME_RANGE, SCENARIOS, hour_partition_filter, scenario_schema, table_location
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -214,6 +214,11 @@ def main(argv: list[str] | None = None, prog: str = "hamlet generate") -> int:
         start = parse_instant(args.start)
     except ValueError:
         print(f"error: --start {args.start!r} is not an ISO-8601 time", file=sys.stderr)
+        return 1
+    first, end = EVENT_TIME_RANGE
+    if args.hours >= 1 and not first <= start <= end - timedelta(hours=args.hours):
+        print(f"error: the hours from --start {start.isoformat()} must lie in {first.isoformat()} to "
+              f"{end.isoformat()} (readable by deltalake and pandas)", file=sys.stderr)  # fmt: skip
         return 1
     if start.minute or start.second or start.microsecond or args.hours < 1 or args.events_per_hour < 0:
         print(

@@ -2,6 +2,7 @@
 with the reason.
 
     hamlet load-events --csv E.csv --table PATH [--scenario rideshare|stock] [--rejects PATH] [--max-rejects N]
+                       [--existing replace|reject]
     spark-submit jobs/load_events.py (same arguments)
 
 The CSV has a header with ``event_type``, ``event_time`` (seconds since the epoch, or ISO-8601 where a naive
@@ -10,19 +11,27 @@ own when it exists, else the scenario's (jobs/schema.py). A header naming a colu
 error for the whole file. A row is rejected when it has the wrong number of fields, no event_type, an
 unreadable event_time, a value that does not fit its column's type (an integer column takes integers
 within 64 bits, a double column numbers), or an event_id seen before in the file; an empty cell is a null.
-Without an ``event_id`` column a row's id is ``<file name>:<line>``.
+Without an ``event_id`` column a row's id is derived from its content (``content_id``: type, time and
+values), so files never collide by name or line, and a second row with the same content in one file is
+rejected as the same event.
 
-Loading is idempotent: rows are merged into the table by (event_date, event_hour, event_id), so loading
-the same file again changes nothing. Rejected rows are printed (line, reason, the row as written) and, with
-``--rejects``, appended to that Delta table (source, line, row, reason, rejected_at). The exit status is 1
-when more than ``--max-rejects`` (default 0) rows were rejected; the good rows are loaded either way.
+Rows are merged into the table by ``event_id``: a new id is inserted; an id the table holds with the same
+values is left alone (reloading a file changes nothing); an id it holds with other values is replaced
+(``--existing replace``, the default: a corrected re-export corrects the table) or the row is rejected
+with that reason (``--existing reject``). The command prints how many rows were inserted, replaced, left
+unchanged and rejected. Rejected rows are printed (line, reason, the row as written) and, with
+``--rejects``, kept in that Delta table (source, line, row, reason, rejected_at): the rejects of a file are
+those of its latest load, so reloading it does not add them again. The exit status is 1 when more than
+``--max-rejects`` (default 0) rows were rejected; the good rows are loaded either way.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import math
+import hashlib
+import json
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,14 +43,16 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/lo
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hamlet.errors import EventError
-from hamlet.io import parse_time
-from jobs.schema import BASE_COLUMNS, PARTITION_COLUMNS, SCENARIOS, table_location
+from hamlet.io import csv_records, open_csv, parse_number, parse_time, shown
+from jobs.commits import retried
+from jobs.schema import BASE_COLUMNS, EVENT_TIME_RANGE, PARTITION_COLUMNS, SCENARIOS, table_location
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
 INT64 = (-(2**63), 2**63 - 1)
 REJECTS_DDL = "source STRING, line BIGINT, row STRING, reason STRING, rejected_at TIMESTAMP"
+EXISTING = ("replace", "reject")  # what a row whose event_id the table holds with other values does
 
 
 class LoadError(Exception):
@@ -59,58 +70,144 @@ class Rejected:
 class Parsed:
     rows: list[dict[str, Any]] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # the CSV line of each of ``rows``
+    raw: list[str] = field(default_factory=list)  # each of ``rows`` as written
+
+
+@dataclass
+class Loaded:
+    """What a load did: ``inserted`` new rows, ``updated`` replaced ones, ``unchanged`` rows the table held
+    already with the same values; the rejected rows are ``parsed.rejected``."""
+
+    parsed: Parsed
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+    def summary(self, table: str) -> str:
+        return (f"{self.inserted + self.updated} events loaded into {table}: {self.inserted} new, {self.updated} "
+                f"replaced, {self.unchanged} unchanged (already loaded), {len(self.parsed.rejected)} rejected")  # fmt: skip
+
+
+def content_id(event_type: str, micros: int, values: dict[str, Any]) -> str:
+    """The id of a row without an event_id: a hash of its type, time (microseconds) and values, so the same
+    event gets the same id from any file, and different events different ones."""
+    text = json.dumps([event_type, micros, sorted(values.items())], ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _cell(kind: str, name: str, text: str) -> Any:
-    """A CSV cell as a value of the column's type; ValueError with the reason when it does not fit."""
+    """A CSV cell as a value of the column's type; ValueError with the reason when it does not fit. Numbers
+    are what the engine's reader takes for numbers (``hamlet.io.parse_number``)."""
     if text == "":
         return None
     if kind == "string":
-        return text
+        return _text(name, text)
+    _text(name, text)
     if kind == "bigint":
-        try:
-            value = int(text.strip())
-        except ValueError:
-            raise ValueError(f"{name} {text!r} is not an integer") from None
+        if len(text.strip().lstrip("+-")) > 19 and _is_integer(text):  # no int() of thousands of digits
+            raise ValueError(f"{name} {shown(text)} does not fit in 64 bits")
+        value = _number(name, text)
+        if not isinstance(value, int):
+            raise ValueError(f"{name} {shown(text)} is not an integer")
         if not INT64[0] <= value <= INT64[1]:
-            raise ValueError(f"{name} {text!r} does not fit in 64 bits")
+            raise ValueError(f"{name} {shown(text)} does not fit in 64 bits")
         return value
     if kind == "double":
+        number = _number(name, text)
+        if number is None:
+            raise ValueError(f"{name} {shown(text)} is not a number")
         try:
-            number = float(text.strip())
-        except ValueError:
-            raise ValueError(f"{name} {text!r} is not a number") from None
-        if not math.isfinite(number):
-            raise ValueError(f"{name} {text!r} is not a finite number")
-        return number
+            return float(number)
+        except OverflowError:  # an integer of hundreds of digits
+            raise ValueError(f"{name} {shown(text)} is beyond the range of a double") from None
     if kind == "boolean":
         lowered = text.strip().lower()
         if lowered in ("true", "false"):
             return lowered == "true"
-        raise ValueError(f"{name} {text!r} is not true or false")
+        raise ValueError(f"{name} {shown(text)} is not true or false")
     raise ValueError(f"{name}: column type {kind} is not supported by the loader")
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros_in(seconds: float, text: str, time_range: tuple[datetime, datetime]) -> int:
+    """The time in microseconds since 1970, when it lies in ``time_range``; ValueError naming both."""
+    micros = round(seconds * 1_000_000)
+    first, end = (round((t - EPOCH) / timedelta(microseconds=1)) for t in time_range)
+    if not first <= micros < end:
+        raise ValueError(f"event_time {shown(text.strip())} lies outside {time_range[0].isoformat()} to "
+                         f"{time_range[1].isoformat()} (--earliest, --latest)")  # fmt: skip
+    return micros
+
+
+def _text(name: str, text: str) -> str:
+    if "\x00" in text:
+        raise ValueError(f"{name} holds a NUL byte")
+    return text
+
+
+def _is_integer(text: str) -> bool:
+    stripped = text.strip()
+    return stripped.lstrip("+-").isascii() and stripped.lstrip("+-").isdigit()
+
+
+def _number(name: str, text: str) -> int | float | None:
+    try:
+        return parse_number(text)
+    except ValueError as e:
+        raise ValueError(f"{name} {shown(text)} {e}") from None
+
+
 def _raw(row: list[str]) -> str:
+    """A row as written in the CSV; a byte that was not UTF-8 shown as ``\\xff``, so the text can be stored."""
     import io
 
     out = io.StringIO()
     csv.writer(out, lineterminator="").writerow(row)
-    return out.getvalue()
+    return out.getvalue().encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def parse_csv(stream: IO[str], source: str, attributes: dict[str, str],
-              rename: dict[str, str] | None = None) -> Parsed:  # fmt: skip
+def parse_csv(stream: IO[str], source: str, attributes: dict[str, str], rename: dict[str, str] | None = None,
+              time_range: tuple[datetime, datetime] = EVENT_TIME_RANGE) -> Parsed:  # fmt: skip
     """Rows for the events table (event_time as an aware datetime) and the rejected rows with reasons.
-    ``rename`` maps CSV header names to column names."""
-    reader = csv.reader(stream)
-    try:
-        header = [h.strip() for h in next(reader)]
-    except StopIteration:
-        raise LoadError(
-            f"{source}: the file is empty; expected a header with event_type and event_time"
-        ) from None
-    header = [(rename or {}).get(h, h) for h in header]
+    ``rename`` maps CSV header names to column names; a time outside ``time_range`` (the end excluded) is
+    rejected. A line that cannot be read as CSV (a byte that is not UTF-8, a field over the csv module's
+    size limit) is rejected alone; ``stream`` is best opened with ``hamlet.io.open_csv``."""
+    records = csv_records(stream)
+    first = next(records, None)
+    if first is None:
+        raise LoadError(f"{source}: the file is empty; expected a header with event_type and event_time")
+    if first.problem:
+        raise LoadError(f"{first.where(source)}: the header cannot be read: {first.problem}")
+    header = [(rename or {}).get(h, h) for h in (h.strip() for h in first.cells)]
+    _check_header(header, source, attributes)
+    parsed = Parsed()
+    seen: dict[str, int] = {}
+    for record in records:
+        try:
+            if record.problem:
+                where = f"column {record.column}: " if record.column else ""
+                raise ValueError(where + record.problem)
+            row = _row(record.cells, header, attributes, time_range)
+            event_id, given = row["event_id"], "event_id" in header
+            if event_id in seen and given:
+                raise ValueError(f"event_id {event_id!r} was already used on line {seen[event_id]}")
+            if event_id in seen:
+                raise ValueError(f"the same event as line {seen[event_id]} (same type, time and values; an "
+                                 "event_id column tells identical events apart)")  # fmt: skip
+        except (ValueError, OverflowError) as e:
+            parsed.rejected.append(Rejected(record.line, _raw(record.cells), str(e)))
+            continue
+        seen[event_id] = record.line
+        parsed.rows.append(row)
+        parsed.lines.append(record.line)
+        parsed.raw.append(_raw(record.cells))
+    return parsed
+
+
+def _check_header(header: list[str], source: str, attributes: dict[str, str]) -> None:
     for required in ("event_type", "event_time"):
         if required not in header:
             raise LoadError(f"{source}:1: the header has no {required} column (found: {', '.join(header)})")
@@ -124,38 +221,32 @@ def parse_csv(stream: IO[str], source: str, attributes: dict[str, str],
         what = "derived from event_time" if set(unknown) <= derived else "not columns of the events table"
         raise LoadError(f"{source}:1: column(s) {', '.join(unknown)} are {what} "
                         f"(attribute columns: {', '.join(attributes) or 'none'})")  # fmt: skip
-    parsed = Parsed()
-    seen: dict[str, int] = {}
-    name = Path(source).name
-    for row in reader:
-        line = reader.line_num
-        if not row or (len(row) == 1 and not row[0].strip()):
-            continue
-        try:
-            if len(row) != len(header):
-                raise ValueError(f"{len(row)} fields, but the header has {len(header)}")
-            cells = dict(zip(header, row))
-            event_type = cells["event_type"].strip()
-            if not event_type:
-                raise ValueError("event_type is empty")
-            try:
-                seconds = parse_time(cells["event_time"], f"{source}:{line}")
-            except EventError as e:
-                raise ValueError(e.message) from None
-            moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=round(seconds * 1_000_000))
-            event_id = cells["event_id"].strip() if "event_id" in cells else f"{name}:{line}"
-            if not event_id:
-                raise ValueError("event_id is empty")
-            if event_id in seen:
-                raise ValueError(f"event_id {event_id!r} was already used on line {seen[event_id]}")
-            values = {a: _cell(kind, a, cells[a]) if a in cells else None for a, kind in attributes.items()}
-        except (ValueError, OverflowError) as e:
-            parsed.rejected.append(Rejected(line, _raw(row), str(e)))
-            continue
-        seen[event_id] = line
-        parsed.rows.append({"event_id": event_id, "event_type": event_type, "event_time": moment, **values,
-                            "event_date": moment.date(), "event_hour": moment.hour})  # fmt: skip
-    return parsed
+
+
+def _row(cells: list[str], header: list[str], attributes: dict[str, str],
+         time_range: tuple[datetime, datetime]) -> dict[str, Any]:  # fmt: skip
+    """One CSV row as a row of the events table; ValueError with the reason when it does not fit."""
+    if len(cells) != len(header):
+        raise ValueError(f"{len(cells)} fields, but the header has {len(header)}")
+    named = dict(zip(header, cells))
+    event_type = _text("event_type", named["event_type"].strip())
+    if not event_type:
+        raise ValueError("event_type is empty")
+    try:
+        seconds = parse_time(named["event_time"], "")
+    except EventError as e:
+        raise ValueError(e.message) from None
+    micros = _micros_in(seconds, named["event_time"], time_range)
+    moment = EPOCH + timedelta(microseconds=micros)
+    values = {a: _cell(kind, a, named[a]) if a in named else None for a, kind in attributes.items()}
+    given = "event_id" in named
+    event_id = (
+        _text("event_id", named["event_id"].strip()) if given else content_id(event_type, micros, values)
+    )
+    if not event_id:
+        raise ValueError("event_id is empty")
+    return {"event_id": event_id, "event_type": event_type, "event_time": moment, **values,
+            "event_date": moment.date(), "event_hour": moment.hour}  # fmt: skip
 
 
 def table_attributes(spark: SparkSession, table: str, scenario: str | None) -> dict[str, str]:
@@ -174,35 +265,102 @@ def table_attributes(spark: SparkSession, table: str, scenario: str | None) -> d
 
 
 def load(spark: SparkSession, csv_path: str, table: str, scenario: str | None = None,
-         rejects_table: str | None = None, rename: dict[str, str] | None = None) -> Parsed:  # fmt: skip
-    """Parse the CSV, merge the good rows into the table, append the rejected ones to ``rejects_table``."""
+         rejects_table: str | None = None, rename: dict[str, str] | None = None, existing: str = "replace",
+         time_range: tuple[datetime, datetime] = EVENT_TIME_RANGE) -> Loaded:  # fmt: skip
+    """Parse the CSV, merge the good rows into the table by event_id (``existing``: what a row whose id the
+    table holds with other values does), keep the rejected ones in ``rejects_table``."""
     from delta.tables import DeltaTable
-    from pyspark.sql import functions as F
 
     from jobs.schema import events_schema
 
+    if existing not in EXISTING:
+        raise LoadError(f"--existing {existing!r}: choose one of {', '.join(EXISTING)}")
     attributes = table_attributes(spark, table, scenario)
     try:
-        with open(csv_path, encoding="utf-8", newline="") as f:
-            parsed = parse_csv(f, csv_path, attributes, rename)
+        with open_csv(csv_path) as f:
+            parsed = parse_csv(f, csv_path, attributes, rename, time_range)
     except OSError as e:
         raise LoadError(f"cannot read {csv_path}: {e.strerror}") from None
     schema = events_schema(attributes)
-    if parsed.rows:
+    loaded = Loaded(parsed)
+    if parsed.rows and DeltaTable.isDeltaTable(spark, table):
+        if existing == "reject":
+            _reject_conflicts(spark, table, parsed, schema)
+        loaded.inserted, loaded.updated = _merge(spark, table, parsed.rows, schema)
+        loaded.unchanged = len(parsed.rows) - loaded.inserted - loaded.updated
+    elif parsed.rows:
         frame = spark.createDataFrame(parsed.rows, schema)
-        if DeltaTable.isDeltaTable(spark, table):
-            target = DeltaTable.forPath(spark, table).alias("t")
-            key = "t.event_date = s.event_date AND t.event_hour = s.event_hour AND t.event_id = s.event_id"
-            target.merge(frame.alias("s"), key).whenNotMatchedInsertAll().execute()
-        else:
-            frame.write.format("delta").partitionBy("event_date", "event_hour").save(table)
-    if parsed.rejected and rejects_table:
-        now = datetime.now(UTC)
-        bad = [(csv_path, r.line, r.row, r.reason, now) for r in parsed.rejected]
-        spark.createDataFrame(bad, REJECTS_DDL).withColumn("line", F.col("line").cast("bigint")).write.format(
-            "delta"
-        ).mode("append").save(rejects_table)
-    return parsed
+        writer = frame.write.format("delta").partitionBy("event_date", "event_hour")
+        retried(lambda: writer.save(table), f"creating {table}")
+        loaded.inserted = len(parsed.rows)
+    if rejects_table:
+        keep_rejects(spark, rejects_table, os.path.abspath(csv_path), parsed.rejected)
+    return loaded
+
+
+def _changed(columns: list[str]):  # type: ignore[no-untyped-def]
+    """True where the table's row (t) and the file's (s) differ in any column (nulls equal)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    return reduce(lambda a, b: a | b, [~F.col(f"t.`{c}`").eqNullSafe(F.col(f"s.`{c}`")) for c in columns])
+
+
+def _merge(spark: SparkSession, table: str, rows: list[dict[str, Any]], schema: Any) -> tuple[int, int]:
+    """Merge by event_id in one Delta commit: new ids inserted, ids held with other values replaced (a row
+    may move to another hour's partition), equal rows untouched; returns (inserted, updated) as Delta
+    counted them."""
+    from delta.tables import DeltaTable
+
+    frame = spark.createDataFrame(rows, schema)
+    target = DeltaTable.forPath(spark, table).alias("t")
+    merge = target.merge(frame.alias("s"), "t.event_id = s.event_id")
+    merge = merge.whenMatchedUpdateAll(condition=_changed(frame.columns)).whenNotMatchedInsertAll()
+    metrics = retried(lambda: merge.execute().first(), f"merging into {table}")
+    assert metrics is not None
+    return int(metrics["num_inserted_rows"]), int(metrics["num_updated_rows"])
+
+
+def _reject_conflicts(spark: SparkSession, table: str, parsed: Parsed, schema: Any) -> None:
+    """``--existing reject``: rows whose event_id the table holds with other values move from
+    ``parsed.rows`` to ``parsed.rejected``, with that reason."""
+    frame = spark.createDataFrame(parsed.rows, schema)
+    held = spark.read.format("delta").load(table)
+    ids = {r.event_id for r in frame.alias("s").join(held.alias("t"), "event_id")
+           .where(_changed([c for c in frame.columns if c != "event_id"])).select("event_id").collect()}  # fmt: skip
+    keep = [i for i, row in enumerate(parsed.rows) if row["event_id"] not in ids]
+    for i, row in enumerate(parsed.rows):
+        if row["event_id"] in ids:
+            reason = (
+                f"event_id {row['event_id']!r} is already in the table with other values (--existing reject)"
+            )
+            parsed.rejected.append(Rejected(parsed.lines[i], parsed.raw[i], reason))
+    parsed.rejected.sort(key=lambda r: r.line)
+    parsed.rows = [parsed.rows[i] for i in keep]
+    parsed.lines = [parsed.lines[i] for i in keep]
+    parsed.raw = [parsed.raw[i] for i in keep]
+
+
+def keep_rejects(spark: SparkSession, rejects_table: str, source: str, rejected: list[Rejected]) -> None:
+    """Make the rejects of ``source`` in ``rejects_table`` those of this load, in one Delta commit: rows
+    rejected again stay once, rows no longer rejected go, new ones come (other files' rejects stay)."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    from jobs.schema import create_table
+
+    create_table(spark, rejects_table, REJECTS_DDL)
+    now = datetime.now(UTC)
+    frame = spark.createDataFrame([(source, r.line, r.row, r.reason, now) for r in rejected], REJECTS_DDL)
+    key = "t.source = s.source AND t.line = s.line AND t.row = s.row"
+    merge = (
+        DeltaTable.forPath(spark, rejects_table).alias("t").merge(frame.alias("s"), key)
+        .whenMatchedUpdate(condition=F.col("t.reason") != F.col("s.reason"), set={"reason": "s.reason"})
+        .whenNotMatchedInsertAll()
+        .whenNotMatchedBySourceDelete(condition=F.col("t.source") == F.lit(source))
+    )  # fmt: skip
+    retried(merge.execute, f"merging into {rejects_table}")
 
 
 def describe_rejects(parsed: Parsed, source: str) -> Iterator[str]:
@@ -227,8 +385,36 @@ def build_parser(prog: str = "hamlet load-events") -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-rejects", type=int, default=0, help="exit 1 when more rows are rejected (default 0)"
     )
+    parser.add_argument("--existing", choices=EXISTING, default="replace", help="a row whose event_id the table "
+                        "holds with other values: replace that row (default) or reject this one")  # fmt: skip
+    first, end = (t.isoformat() for t in EVENT_TIME_RANGE)
+    parser.add_argument("--earliest", default=first, help=f"reject rows before this time (default {first})")
+    parser.add_argument("--latest", default=end, help=f"reject rows at or after this time (default {end}; "
+                        "deltalake and pandas read no timestamp beyond 2262)")  # fmt: skip
     parser.add_argument("--master", help="Spark master URL (default: conf/spark/$HAMLET_ENV.toml, local[*])")
     return parser
+
+
+def time_range(earliest: str, latest: str) -> tuple[datetime, datetime]:
+    """The range of ``--earliest`` and ``--latest``: ISO-8601 times (naive means UTC), within the years
+    1970 to 2262 that deltalake and pandas can read."""
+    moments = []
+    for flag, text in (("--earliest", earliest), ("--latest", latest)):
+        try:
+            moment = datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise LoadError(
+                f"{flag} {shown(text)} is not an ISO-8601 time such as 2026-01-05T08:00:00Z"
+            ) from None
+        moments.append(moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC))
+    first, end = moments
+    if not EPOCH <= first < end <= READABLE_END:
+        raise LoadError(f"--earliest {first.isoformat()} and --latest {end.isoformat()}: need 1970-01-01 <= "
+                        f"earliest < latest <= {READABLE_END.isoformat()}")  # fmt: skip
+    return first, end
+
+
+READABLE_END = datetime(2262, 4, 11, tzinfo=UTC)  # the last day of pandas' nanosecond timestamps
 
 
 def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int:
@@ -243,22 +429,28 @@ def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int
     if not Path(args.csv).is_file():
         print(f"error: no file {args.csv}", file=sys.stderr)
         return 1
+    try:
+        times = time_range(args.earliest, args.latest)
+    except LoadError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     from jobs.session import command_session
 
     try:
         with command_session("hamlet-load-events", args.master) as spark:
             rejects = table_location(args.rejects) if args.rejects else None
-            parsed = load(spark, args.csv, table_location(args.table), args.scenario, rejects, rename)
+            loaded = load(spark, args.csv, table_location(args.table), args.scenario, rejects, rename,
+                          args.existing, times)  # fmt: skip
     except LoadError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 (any failure: report it, exit 1)
         print(f"error: loading failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
-    for line in describe_rejects(parsed, args.csv):
+    for line in describe_rejects(loaded.parsed, args.csv):
         print(line, file=sys.stderr)
-    print(f"{len(parsed.rows)} events loaded into {args.table}, {len(parsed.rejected)} rejected")
-    return 1 if len(parsed.rejected) > args.max_rejects else 0
+    print(loaded.summary(args.table))
+    return 1 if len(loaded.parsed.rejected) > args.max_rejects else 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -17,6 +18,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONF = ROOT / "conf" / "pipeline.toml"
 CONF_VARIABLE = "HAMLET_PIPELINE_CONF"
+# The workloads a DAG may run: a Param naming any other file would let whoever triggers runs read it (error
+# messages quote what they cannot parse), so the ad hoc DAG offers these and nothing else.
+WORKLOADS = ROOT / "conf" / "workloads"
+# Names that reach SQL text (replaceWhere) and folder names: the aggregation job's rule for workload names.
+NAME = re.compile(r"[A-Za-z0-9_.\-]+")
+# ISO-8601 with an explicit offset (the ad hoc DAG's start/end): a pattern, which JSON Schema enforces at
+# trigger time; ``format: date-time`` is enforced only when an optional validator package is installed.
+ISO_WITH_OFFSET = r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,6})?)?(Z|[+-]\d\d:\d\d)$"
+# The longest range one ad hoc run may reprocess unless [adhoc] max_range_hours says otherwise (31 days).
+MAX_RANGE_HOURS = 744
 
 
 class PipelineError(Exception):
@@ -45,6 +56,7 @@ class PipelineConfig:
     retries: int
     retry_delay_minutes: int
     max_retry_delay_minutes: int
+    max_range_hours: int = MAX_RANGE_HOURS
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
@@ -100,7 +112,14 @@ def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
         retries=int(get("schedule", "retries")),
         retry_delay_minutes=int(get("schedule", "retry_delay_minutes")),
         max_retry_delay_minutes=int(get("schedule", "max_retry_delay_minutes")),
+        max_range_hours=_positive_int(source, data.get("adhoc", {}).get("max_range_hours", MAX_RANGE_HOURS)),
     )
+
+
+def _positive_int(source: Path, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise PipelineError(f"{source}: [adhoc] max_range_hours must be a positive integer, not {value!r}")
+    return value
 
 
 def resolve(path: str | os.PathLike[str]) -> Path:
@@ -125,10 +144,76 @@ def workload_name(path: str | os.PathLike[str]) -> str:
     return Path(path).stem
 
 
-def instant(value: str | datetime) -> datetime:
-    """An ISO-8601 time (or a datetime, as Airflow passes them) in UTC; naive means UTC."""
-    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).strip())
+def instant(value: str | datetime, what: str = "time") -> datetime:
+    """An ISO-8601 time (or a datetime, as Airflow passes them) in UTC; naive means UTC. A PipelineError
+    naming ``what`` when the text is not one."""
+    try:
+        moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).strip())
+    except ValueError:
+        raise PipelineError(f"{what} {clipped(str(value))!r} is not an ISO-8601 time such as "
+                            "2026-01-05T08:00:00+00:00") from None  # fmt: skip
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def clipped(text: str, limit: int = 80) -> str:
+    """User input as quoted in an error message: never more than ``limit`` characters of it."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def checked_name(name: str, what: str = "workload name") -> str:
+    """``name`` when it is safe in SQL text and as a folder name (letters, digits, '_', '.', '-')."""
+    if not NAME.fullmatch(name):
+        raise PipelineError(f"{what} {clipped(name)!r}: use letters, digits, '_', '.', '-'")
+    return name
+
+
+def workload_choices(config: PipelineConfig) -> list[str]:
+    """The workloads a DAG may run, as users write them: the files of conf/workloads/ and the configured
+    workload (the settings are the operator's choice)."""
+    found = sorted(shown_path(p) for p in WORKLOADS.glob("*.hamlet"))
+    configured = shown_path(config.workload)
+    return found if configured in found else [configured, *found]
+
+
+def allowed_workload(value: str, choices: list[str]) -> Path:
+    """The file of the workload ``value`` when it is one of ``choices``; else a PipelineError that names the
+    choices and quotes nothing of any file. Checked before the file is opened."""
+    if value not in choices:
+        raise PipelineError(
+            f"workload {clipped(value)!r} is not one of the workloads offered: {', '.join(choices)}"
+        )
+    path = Path(value)
+    return path if path.is_absolute() else ROOT / path
+
+
+@dataclass(frozen=True)
+class Request:
+    """What an ad hoc run was asked to do, checked: an offered workload over [start, end)."""
+
+    workload: Path
+    start: datetime
+    end: datetime
+
+
+def check_request(config: PipelineConfig, workload: str, start: str, end: str) -> Request:
+    """The ad hoc DAG's Params, checked before any task touches a file or a table: the workload is one of
+    ``workload_choices``, start and end are ISO-8601 times with an offset, start < end, and the range is at
+    most ``max_range_hours`` long."""
+    path = allowed_workload(workload, workload_choices(config))
+    first, last = _offset_time(start, "start"), _offset_time(end, "end")
+    if not first < last:
+        raise PipelineError(f"start {first.isoformat()} must be before end {last.isoformat()}")
+    if last - first > timedelta(hours=config.max_range_hours):
+        raise PipelineError(f"[{first.isoformat()}, {last.isoformat()}) is longer than {config.max_range_hours} "
+                            f"hours ([adhoc] max_range_hours in {config.source}): split it into several runs")  # fmt: skip
+    return Request(path, first, last)
+
+
+def _offset_time(text: str, what: str) -> datetime:
+    if not re.fullmatch(ISO_WITH_OFFSET, str(text)):
+        raise PipelineError(f"{what} {clipped(str(text))!r} is not an ISO-8601 time with an offset such as "
+                            "2026-01-05T08:00:00+00:00")  # fmt: skip
+    return instant(text, what)
 
 
 def hours(start: datetime, end: datetime) -> list[datetime]:

@@ -15,6 +15,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import DataType, StructType
 
 EVENT_PARTITIONS = ("event_date", "event_hour")
+# The event times an events table takes (from, to: the end excluded), unless a loader is told otherwise:
+# deltalake and pandas read timestamps only between 1677 and 2262 (nanoseconds), and a table holding one
+# outside can no longer be read by them; a time before 1970 in real event data is an error anyway.
+EVENT_TIME_RANGE = (datetime(1970, 1, 1, tzinfo=UTC), datetime(2200, 1, 1, tzinfo=UTC))
 OUTPUT_PARTITIONS = ("workload", "window_end_date")
 
 # Attribute columns per scenario: name → Spark SQL type. Strings identify, numbers measure.
@@ -137,8 +141,12 @@ RUN_STATS_DDL = (
     "engine_stats MAP<STRING, DOUBLE> NOT NULL, "
     "read_seconds DOUBLE NOT NULL, shuffle_seconds DOUBLE NOT NULL, engine_seconds DOUBLE NOT NULL, "
     "engine_cpu_seconds DOUBLE NOT NULL, combine_seconds DOUBLE NOT NULL, write_seconds DOUBLE NOT NULL, "
-    "total_seconds DOUBLE NOT NULL, computed_at TIMESTAMP NOT NULL"
+    "total_seconds DOUBLE NOT NULL, computed_at TIMESTAMP NOT NULL, status STRING, output_version BIGINT"
 )
+"""One row per run and sharable query set. ``status`` is ``pending`` from just before the run's output
+commit, ``committed`` once it landed (``output_version``: that commit's version of the output table, and the
+write and total seconds filled in). A run killed between the two leaves its rows pending: its output may
+have landed (``jobs.pipeline.verify_commit`` says), its statistics are there either way."""
 
 QUARANTINE_DDL = (
     "stage STRING NOT NULL, workload STRING NOT NULL, run_id STRING NOT NULL, partition_start TIMESTAMP NOT NULL, "
@@ -176,4 +184,7 @@ def create_table(spark, path: str, ddl: str, partitions: tuple[str, ...] = ()) -
     builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
     if partitions:
         builder = builder.partitionedBy(*partitions)
-    builder.execute()
+    from jobs.commits import retried
+
+    # Two runs creating the table at once: the loser's retry finds it and leaves it as it is.
+    retried(builder.execute, f"creating {path}")

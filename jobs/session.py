@@ -8,7 +8,8 @@ Where settings come from, strongest first:
 3. ``conf/spark/<HAMLET_ENV>.toml`` (``HAMLET_ENV`` defaults to ``local``; the tests use ``test``);
 4. ``local[*]``.
 
-Always set here, whatever the above says: the UTC session time zone; Delta Lake's extension and catalog,
+Always set here, whatever the above says: a local JVM on 127.0.0.1 (its UI too) unless ``SPARK_LOCAL_IP``
+is set, and on a cluster no UI unless ``spark.ui.enabled`` is set; the UTC session time zone; Delta Lake's extension and catalog,
 with the delta-spark jars resolved from Maven Central by ``configure_spark_with_delta_pip`` into the
 project's Ivy cache ``var/ivy`` (``HAMLET_IVY_DIR`` moves it), so a fresh clone needs nothing but its own
 scripts (one process at a time: ``ivy_lock``); and the workers' Python: the interpreter running this code, unless ``PYSPARK_PYTHON`` names one
@@ -162,11 +163,30 @@ def build_session(app_name: str = "hamlet", master: str | None = None, conf: Map
         # Arrow must refuse lossy conversions (PITFALLS: overflow would wrap silently otherwise).
         .config("spark.sql.execution.pandas.convertToArrowArraySafely", "true")
     )
-    with ivy_lock(ivy):
+    if not chosen_master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
+        # The driver must be reachable by the cluster's executors, so it cannot bind to 127.0.0.1, and its
+        # UI would then listen on every interface: off unless the settings turn it on.
+        builder = builder.config("spark.ui.enabled", values.get("spark.ui.enabled", "false"))
+    with ivy_lock(ivy), _loopback_jvm(chosen_master):
         spark = configure_spark_with_delta_pip(builder).getOrCreate()
     if not chosen_master.startswith("local"):
         _ship_code(spark)
     return spark
+
+
+@contextmanager
+def _loopback_jvm(master: str) -> Iterator[None]:
+    """Start a local JVM with ``SPARK_LOCAL_IP=127.0.0.1`` unless the caller set it: Spark binds its UI
+    (port 4040) to that variable's address, and without it to every interface. The variable is read when
+    the JVM starts, so it is set for the start only."""
+    if not master.startswith("local") or "SPARK_LOCAL_IP" in os.environ:
+        yield
+        return
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    try:
+        yield
+    finally:
+        del os.environ["SPARK_LOCAL_IP"]
 
 
 def _ship_code(spark: SparkSession) -> None:

@@ -34,7 +34,15 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/va
 
 from hamlet.analysis.workload import Workload, load_workload_file
 from hamlet.errors import HamletError
-from jobs.pipeline import PipelineConfig, PipelineError, instant, load_config, resolve, workload_name
+from jobs.pipeline import (
+    PipelineConfig,
+    PipelineError,
+    checked_name,
+    instant,
+    load_config,
+    resolve,
+    workload_name,
+)
 from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, row_json, timestamp_sql
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -105,7 +113,7 @@ def validate_events(config: PipelineConfig, start: str | datetime, end: str | da
     """Validate the events of the hours of [start, end) for ``workload`` (default: the configured one):
     quarantine bad rows, raise ValidationFailed when the gate closes. Returns the report when it passes."""
     name, parsed = _workload(workload or config.workload)
-    scope = Scope(EVENTS, name, instant(start), instant(end), run_id)
+    scope = Scope(EVENTS, name, instant(start, "start"), instant(end, "end"), run_id)
     types = sorted({t for q in parsed.queries for t in q.types})
     with _session(spark, "hamlet-validate-events") as session:
         frame = _read_events(session, config.events_table, scope.start, scope.end)
@@ -119,7 +127,7 @@ def validate_aggregates(config: PipelineConfig, start: str | datetime, end: str 
                         spark: SparkSession | None = None, workload: str | None = None) -> ValidationReport:  # fmt: skip
     """Validate the ``trend_aggregates`` rows of ``workload`` whose window ends in (start, end]."""
     name, parsed = _workload(workload or config.workload)
-    scope = Scope(AGGREGATES, name, instant(start), instant(end), run_id)
+    scope = Scope(AGGREGATES, name, instant(start, "start"), instant(end, "end"), run_id)
     with _session(spark, "hamlet-validate-aggregates") as session:
         frame = _aggregates_view(session, config.output_table, scope, parsed)
         suites = [config.expectations / "trend_aggregates.json"]
@@ -131,8 +139,9 @@ GATES = {"events": validate_events, "aggregates": validate_aggregates}
 
 def _workload(path: str | Path) -> tuple[str, Workload]:
     """The workload's name (its file's stem, as the aggregation job stores it) and its queries."""
+    name = checked_name(workload_name(path))  # it reaches the quarantine's replaceWhere as SQL text
     try:
-        return workload_name(path), load_workload_file(str(resolve(path)))
+        return name, load_workload_file(str(resolve(path)))
     except HamletError as error:
         raise PipelineError(str(error)) from None
 
@@ -213,8 +222,9 @@ def _gate(spark: SparkSession, config: PipelineConfig, scope: Scope, frame: Data
     frame = frame.persist()
     try:
         rows = frame.count()
-        docs = config.data_docs / _folder_name(scope.run_id) / scope.stage
-        result = _run_gx(scope, frame, suites, parameters, docs) if rows else None
+        docs = docs_folder(config.data_docs, scope.run_id) / scope.stage
+        checked = _value_checks(frame) if scope.stage == EVENTS else frame
+        result = _run_gx(scope, checked, suites, parameters, docs) if rows else None
         failures, flagged = _failures(result) if result is not None else ([], [])
         bad_rows = _quarantine(spark, config.quarantine_table, scope, frame, flagged)
     finally:
@@ -223,6 +233,30 @@ def _gate(spark: SparkSession, config: PipelineConfig, scope: Scope, frame: Data
     if not report.passed:
         raise ValidationFailed(report.summary())
     return report
+
+
+def _value_checks(frame: DataFrame) -> DataFrame:
+    """The events as the suites check them: NaN and ±infinity in number columns become nulls and are named
+    in ``non_finite`` (e.g. ``speed = NaN``), string columns holding a NUL byte in ``nul_bytes``. GX on Spark
+    counts a NaN outside a range but does not list its row, so the range check alone could only refuse the
+    whole interval; ``expect_column_values_to_be_null(non_finite)`` lists it, and it is quarantined."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, FloatType, StringType
+
+    data = [f for f in frame.schema.fields if not f.name.startswith("_")]
+    numbers = {f.name for f in data if isinstance(f.dataType, (DoubleType, FloatType))}
+    strings = [f.name for f in data if isinstance(f.dataType, StringType)]
+
+    def bad(name: str):  # type: ignore[no-untyped-def]
+        return F.isnan(name) | (F.abs(name) == F.lit(float("inf")))
+
+    non_finite = F.concat_ws(", ", *[F.when(bad(c), F.concat(F.lit(f"{c} = "), F.col(c).cast("string")))
+                                     for c in sorted(numbers)])  # fmt: skip
+    nul = F.concat_ws(", ", *[F.when(F.instr(F.col(c), "\x00") > 0, F.lit(c)) for c in strings])
+    columns = [F.when(bad(c), F.lit(None)).otherwise(F.col(c)).alias(c) if c in numbers else F.col(c)
+               for c in frame.columns]  # fmt: skip
+    return frame.select(*columns, F.when(non_finite != "", non_finite).alias("non_finite"),
+                        F.when(nul != "", nul).alias("nul_bytes"))  # fmt: skip
 
 
 def _load_suite(path: Path) -> dict[str, Any]:
@@ -279,9 +313,12 @@ def _run_gx(
     return validation
 
 
-def _folder_name(run_id: str) -> str:
-    """A run id as one folder name (Airflow's contain ':' and '+')."""
-    return re.sub(r"[^A-Za-z0-9_.\-]+", "_", run_id)
+def docs_folder(data_docs: Path, run_id: str) -> Path:
+    """The Data Docs folder of a run: one folder inside ``data_docs`` whatever the run id (Airflow's hold
+    ':' and '+'; '.', '..' or '/' must not lead elsewhere)."""
+    name = re.sub(r"[^A-Za-z0-9_.\-]+", "_", run_id)
+    name = re.sub(r"^\.", "_", name) or "_"  # no hidden folder, no '.' or '..'
+    return data_docs / name
 
 
 def _failures(validation: Any) -> tuple[list[Failure], list[tuple[str, str, str, str]]]:
@@ -338,6 +375,7 @@ def _quarantine(spark: SparkSession, quarantine_table: str, scope: Scope, frame:
     leaves none behind); return how many distinct rows are bad."""
     from pyspark.sql import functions as F
 
+    from jobs.commits import retried
     from jobs.schema import QUARANTINE_DDL, create_table
 
     create_table(spark, quarantine_table, QUARANTINE_DDL, ("stage",))
@@ -360,7 +398,7 @@ def _quarantine(spark: SparkSession, quarantine_table: str, scope: Scope, frame:
         F.lit(datetime.now(UTC).replace(microsecond=0)).alias("quarantined_at"),
     )
     writer = rows.write.format("delta").mode("overwrite").option("replaceWhere", quarantine_scope(scope))
-    writer.save(quarantine_table)
+    retried(lambda: writer.save(quarantine_table), f"writing {quarantine_table}")
     return len({f[0] for f in flagged})
 
 
@@ -372,6 +410,7 @@ def quarantine_scope(scope: Scope) -> str:
     partition (the hours overlapping [start, end) were read), aggregates by their window end in (start, end]."""
     first = scope.start.replace(minute=0, second=0, microsecond=0) if scope.stage == EVENTS else scope.start
     s, e = timestamp_sql(first), timestamp_sql(scope.end)
+    checked_name(scope.workload)  # the aggregation job's rule: nothing that could end the SQL string
     within = (f"partition_start >= {s} AND partition_start < {e}" if scope.stage == EVENTS
               else f"partition_start > {s} AND partition_start <= {e}")  # fmt: skip
     return f"stage = '{scope.stage}' AND workload = '{scope.workload}' AND {within}"
@@ -396,7 +435,7 @@ def main(argv: list[str] | None = None, prog: str = "hamlet validate") -> int:
     args = build_parser(prog).parse_args(argv)
     try:
         config = load_config(args.conf)
-        start, end = instant(args.start), instant(args.end)
+        start, end = instant(args.start, "--start"), instant(args.end, "--end")
         run_id = args.run_id or f"validate-{start:%Y%m%dT%H%M%S}"
         gate = validate_events if args.stage == "events" else validate_aggregates
         report = gate(config, start, end, run_id)

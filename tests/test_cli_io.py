@@ -42,10 +42,10 @@ def test_csv_values_times_and_nulls():
         ("event_type,event_time,v,v\nA,1,2,3\n", "e.csv:1", "duplicate column(s) v"),
         ("event_type,event_time,v\nA,1,2\nB,2\n", "e.csv:3", "2 fields, but the header has 3"),
         ("event_type,event_time\nA,1\n,2\n", "e.csv:3", "event_type is empty"),
-        ("event_type,event_time\nA,1\nB,\n", "e.csv:3", "event_time is empty"),
+        ("event_type,event_time\nA,1\nB,\n", "e.csv:3, column 2", "event_time is empty"),
         (
             "event_type,event_time\nA,1\nB,yesterday\n",
-            "e.csv:3",
+            "e.csv:3, column 2",
             "'yesterday' is neither a number of seconds",
         ),
     ],
@@ -104,7 +104,7 @@ def test_evaluate_errors_exit_1_with_a_message(tmp_path, capsys):
     assert (
         main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]) == 1
     )
-    assert capsys.readouterr().err == f"error: {tmp_path / 'e.csv'}:3: event_time 'x' is neither a number of " \
+    assert capsys.readouterr().err == f"error: {tmp_path / 'e.csv'}:3, column 2: event_time 'x' is neither a number of " \
         "seconds nor an ISO-8601 time\n"  # fmt: skip
     assert main(["evaluate", "--workload", str(tmp_path / "missing.hamlet"), "--events", "e.csv"]) == 1
     assert "cannot read workload" in capsys.readouterr().err

@@ -6,6 +6,7 @@ Everything the executors need about a query is here, checked once; errors point 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from hamlet.analysis.predicates import (
     EdgePredicate,
@@ -34,6 +35,11 @@ from hamlet.language.nodes import (
     Pattern,
     expression_text,
 )
+
+# The longest WITHIN or SLIDE: 100 years (of 365.25 days). Longer windows mean nothing for event streams and
+# take window ends beyond the times datetimes and Spark's timestamps can hold.
+MAX_DURATION = Fraction(36525 * 86400)
+MAX_DURATION_TEXT = "100 years (3155760000 s)"
 
 
 @dataclass(frozen=True)
@@ -163,6 +169,10 @@ class _Analyzer:
                     raise self.fail(conjunct, f"'{expression_text(conjunct)}' is not a condition",
                                     expected="a comparison such as T.speed < 10")  # fmt: skip
                 self._classify(conjunct, pattern, local, edge)
+        for duration in (q.within, q.slide):
+            if duration is not None and duration.seconds > MAX_DURATION:
+                raise self.fail(duration, f"{duration.text} is longer than {MAX_DURATION_TEXT}, the longest window "
+                                "or slide", expected="a duration of at most 100 years")  # fmt: skip
         window = Window(q.within.seconds, q.slide.seconds if q.slide else q.within.seconds)
         return AnalyzedQuery(
             name=q.name,

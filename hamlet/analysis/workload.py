@@ -149,21 +149,54 @@ def _sharing_signature(q: AnalyzedQuery) -> tuple[frozenset, frozenset[str]]:
     return extremes, frozenset(q.partition_attributes)
 
 
-def parse_workload(text: str) -> Workload:
-    """Parse and analyse a workload; raises QueryError (with query, line and column) on any problem."""
+# Every event belongs to ceil(WITHIN / SLIDE) windows, and the engine keeps state per window an event is in:
+# WITHIN 1000000 h SLIDE 1 s would put each event in 3.6e9 windows. A workload asking for more than this
+# many per event is refused where its SLIDE is written (parse_workload's max_windows_per_event, the
+# commands' --max-windows-per-event). 10,000 admits e.g. WITHIN 1 d SLIDE 10 s or WITHIN 1 h SLIDE 1 s.
+MAX_WINDOWS_PER_EVENT = 10_000
+
+
+def parse_workload(text: str, max_windows_per_event: int | None = MAX_WINDOWS_PER_EVENT) -> Workload:
+    """Parse and analyse a workload; raises QueryError (with query, line and column) on any problem,
+    including a query whose windows hold an event more than ``max_windows_per_event`` times (None: no
+    bound, for code that evaluates a workload checked already)."""
     syntax = parse_workload_text(text)
-    return Workload(tuple(analyze_query(q, text) for q in syntax.queries), text)
+    queries = tuple(analyze_query(q, text) for q in syntax.queries)
+    if max_windows_per_event is not None:
+        for query in queries:
+            _check_windows_per_event(query, max_windows_per_event, text)
+    return Workload(queries, text)
 
 
-def load_workload_file(path: str) -> Workload:
+def _check_windows_per_event(query: AnalyzedQuery, limit: int, source: str) -> None:
+    count = query.window.per_event()
+    if count <= limit or query.syntax is None:
+        return
+    where = query.syntax.slide or query.syntax.within
+    window = query.syntax.within.text + (f" SLIDE {query.syntax.slide.text}" if query.syntax.slide else "")
+    raise QueryError(
+        f"WITHIN {window} puts every event in {count} windows; at most {limit} (--max-windows-per-event)",
+        line=where.line, column=where.column, query=query.name, expected=f"at most {limit} windows per event",
+        source=source,
+    )  # fmt: skip
+
+
+def load_workload_file(path: str, max_windows_per_event: int | None = MAX_WINDOWS_PER_EVENT) -> Workload:
     """``parse_workload`` on a file; any problem is a HamletError that names ``path:line:column``, the
     query and what is wrong, with the offending line and a caret under the column."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as e:
         raise HamletError(f"cannot read workload {path}: {e.strerror}") from None
     try:
-        return parse_workload(text)
+        text = data.decode("utf-8-sig")  # a byte order mark is not part of the text
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise HamletError(f"{path}:{line}:{column}: byte 0x{data[e.start]:02x} is not UTF-8 (workloads are UTF-8 "
+                          "text)") from None  # fmt: skip
+    try:
+        return parse_workload(text, max_windows_per_event)
     except QueryError as e:
         query = f"query {e.query!r}: " if e.query else ""
         excerpt = e.excerpt()

@@ -7,6 +7,7 @@ line and column so that the parser and the analysis can point at it.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -92,32 +93,31 @@ def tokenize(source: str) -> Iterator[Token]:
             else:
                 yield Token(Kind.IDENT, word, line, column)
             i = j
-        elif ch.isdigit() or (ch == "." and i + 1 < n and source[i + 1].isdigit()):
+        elif _digit(ch) or (ch == "." and i + 1 < n and _digit(source[i + 1])):
             j = i
-            while j < n and source[j].isdigit():
+            while j < n and _digit(source[j]):
                 j += 1
             is_float = False
-            if j < n and source[j] == "." and j + 1 < n and source[j + 1].isdigit():
+            if j < n and source[j] == "." and j + 1 < n and _digit(source[j + 1]):
                 is_float = True
                 j += 1
-                while j < n and source[j].isdigit():
+                while j < n and _digit(source[j]):
                     j += 1
             if j < n and source[j] in "eE":
                 k = j + 1
                 if k < n and source[k] in "+-":
                     k += 1
-                if k < n and source[k].isdigit():
+                if k < n and _digit(source[k]):
                     is_float = True
                     j = k
-                    while j < n and source[j].isdigit():
+                    while j < n and _digit(source[j]):
                         j += 1
             text = source[i:j]
             if j < n and (source[j].isalpha() or source[j] == "_") and not _starts_unit(source, j):
                 raise QueryError(
                     f"malformed number '{text}{source[j]}'", line=line, column=column, source=source
                 )
-            value: int | float = float(text) if is_float else int(text)
-            yield Token(Kind.NUMBER, text, line, column, value)
+            yield Token(Kind.NUMBER, text, line, column, _number(text, is_float, line, column, source))
             i = j
         elif ch in "'\"":
             j = i + 1
@@ -139,6 +139,40 @@ def tokenize(source: str) -> Iterator[Token]:
             else:
                 raise QueryError(f"unexpected character {ch!r}", line=line, column=column, source=source)
     yield Token(Kind.END, "", line, n - line_start + 1)
+
+
+MAX_DIGITS = 4300  # Python's int/str conversion limit: a longer literal is an error, not a traceback
+
+
+def _digit(ch: str) -> bool:
+    """ASCII digits only: '²' or '١' are digits to str.isdigit, and int() refuses the first."""
+    return "0" <= ch <= "9"
+
+
+MAX_EXPONENT = 400  # beyond it a decimal is infinite or 0 as a double, and exact (Fraction) maths explodes
+
+
+def _number(text: str, is_float: bool, line: int, column: int, source: str) -> int | float:
+    """The value of a number literal; a QueryError for one no value can hold exactly and cheaply."""
+
+    def refuse(why: str) -> QueryError:
+        return QueryError(f"number {_clipped(text)} {why}", line=line, column=column, source=source)
+
+    if len(text) > MAX_DIGITS:
+        raise refuse(f"has {len(text)} characters (at most {MAX_DIGITS})")
+    if not is_float:
+        return int(text)
+    exponent = text.lower().partition("e")[2]
+    if exponent and (len(exponent.lstrip("+-")) > 3 or abs(int(exponent)) > MAX_EXPONENT):
+        raise refuse(f"has an exponent beyond ±{MAX_EXPONENT}")
+    value = float(text)
+    if math.isinf(value):
+        raise refuse("is beyond the range of a double")
+    return value
+
+
+def _clipped(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _starts_unit(source: str, j: int) -> bool:

@@ -17,10 +17,17 @@ The grammar (keywords case-insensitive)::
     duration   := NUMBER [unit]
 
 Nothing here is evaluated: predicates become nodes that the analysis compiles into closures.
+
+Nesting is bounded (``MAX_DEPTH``): parentheses, SEQ, NOT and unary minus as the parser descends, and the
+depth of the finished tree (``a + b + c ...`` and ``P+++`` nest without parentheses), so that neither this
+recursive parser nor the analysis's recursion over the tree can exhaust Python's stack.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 
 from hamlet.errors import QueryError
@@ -40,6 +47,7 @@ from hamlet.language.nodes import (
     KleenePattern,
     Literal,
     NegationPattern,
+    Node,
     Pattern,
     Query,
     SeqPattern,
@@ -47,6 +55,7 @@ from hamlet.language.nodes import (
     WorkloadSyntax,
 )
 
+MAX_DEPTH = 64  # levels of nesting in a pattern or a condition: far beyond any real query
 AGGREGATE_FUNCTIONS = ("COUNT", "SUM", "MIN", "MAX", "AVG")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
 CLAUSES = ("PATTERN", "WHERE", "GROUP-BY", "WITHIN", "SLIDE")
@@ -65,6 +74,7 @@ class _Parser:
         self.tokens: list[Token] = []
         self.i = 0
         self.query_name: str | None = None
+        self.depth = 0  # nesting levels the parser is inside now
 
     # ---- token helpers ---------------------------------------------------------------------------------
 
@@ -100,6 +110,29 @@ class _Parser:
             expected=expected,
             source=self.source,
         )
+
+    @contextmanager
+    def deeper(self) -> Iterator[None]:
+        """One level of nesting more, refused beyond MAX_DEPTH at the token that would open it."""
+        if self.depth >= MAX_DEPTH:
+            raise self.error("a shallower expression", message=f"nested more than {MAX_DEPTH} levels deep")
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+    def check_depth(self, root: Node) -> None:
+        """The finished tree is at most MAX_DEPTH deep (walked without recursion); else a QueryError at the
+        first node below that depth."""
+        stack = [(root, 1)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > MAX_DEPTH:
+                raise QueryError(f"nested more than {MAX_DEPTH} levels deep", line=node.line, column=node.column,
+                                 query=self.query_name, source=self.source)  # fmt: skip
+            for child in _children(node):
+                stack.append((child, depth + 1))
 
     def expect_symbol(self, symbol: str, expected: str | None = None) -> Token:
         if not self.tok.is_symbol(symbol):
@@ -153,10 +186,12 @@ class _Parser:
             raise self.error("',' or PATTERN")
         self.advance()
         pattern = self.pattern()
+        self.check_depth(pattern)
         where = None
         if self.tok.is_keyword("WHERE"):
             self.advance()
             where = self.condition()
+            self.check_depth(where)
         group_by: list[AttributeName] = []
         if self.tok.is_keyword("GROUP-BY"):
             self.advance()
@@ -256,6 +291,10 @@ class _Parser:
     # ---- patterns --------------------------------------------------------------------------------------
 
     def pattern(self) -> Pattern:
+        with self.deeper():
+            return self._pattern()
+
+    def _pattern(self) -> Pattern:
         result = self.primary()
         while self.tok.is_symbol("+"):
             self.advance()
@@ -304,6 +343,10 @@ class _Parser:
         return self.or_expr()
 
     def or_expr(self) -> Expression:
+        with self.deeper():
+            return self._or_expr()
+
+    def _or_expr(self) -> Expression:
         first = self.and_expr()
         operands = [first]
         while self.tok.is_keyword("OR"):
@@ -346,8 +389,9 @@ class _Parser:
 
     def unary(self, bare_word_ok: bool) -> Expression:
         if self.tok.is_symbol("-"):
-            op = self.advance()
-            return UnaryMinus(op.line, op.column, self.unary(bare_word_ok))
+            with self.deeper():
+                op = self.advance()
+                return UnaryMinus(op.line, op.column, self.unary(bare_word_ok))
         return self.atom(bare_word_ok)
 
     def atom(self, bare_word_ok: bool) -> Expression:
@@ -401,3 +445,12 @@ class _Parser:
             self.advance()
             return self.expect_name("an attribute name").text
         return first.text
+
+
+def _children(node: Node) -> Iterator[Node]:
+    """The nodes directly below ``node`` (fields holding a node or a tuple of nodes)."""
+    for item in dataclasses.fields(node):
+        value = getattr(node, item.name)
+        for child in value if isinstance(value, tuple) else (value,):
+            if isinstance(child, Node):
+                yield child

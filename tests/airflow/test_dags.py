@@ -105,8 +105,11 @@ def test_catchup_is_the_setting_of_the_pipeline_conf(tmp_path, monkeypatch):
 def test_the_adhoc_dag_is_triggered_with_workload_range_and_strategy(dags):
     dag = dags["hamlet_trends_adhoc"]
     assert upstream(dag) == {
-        k: v - {"wait_for_events"} for k, v in HOURLY_TASKS.items() if k != "wait_for_events"
+        "check_params": set(),
+        **{k: v - {"wait_for_events"} for k, v in HOURLY_TASKS.items() if k != "wait_for_events"},
+        "validate_events": {"check_params"},
     }
+    assert dag.get_task("check_params").retries == 0
     assert type(dag.timetable).__name__ == "NullTimetable"  # triggered only
     assert dag.catchup is False
     assert dag.tags == {"hamlet", "trends", "adhoc"}
@@ -118,8 +121,13 @@ def test_the_adhoc_dag_is_triggered_with_workload_range_and_strategy(dags):
         "strategy": "greta",
     }
     assert dag.params.get_param("strategy").schema["enum"] == ["greta", "static", "hamlet"]
+    assert dag.params.get_param("workload").schema["enum"] == [
+        "conf/workloads/cluster.hamlet", "conf/workloads/rideshare.hamlet", "conf/workloads/rideshare50.hamlet",
+        "conf/workloads/rideshare_trips.hamlet", "conf/workloads/stock.hamlet", "conf/workloads/traffic.hamlet",
+    ]  # fmt: skip
     args = dag.get_task("aggregate").application_args
     assert args[args.index("--strategy") + 1] == "{{ params.strategy }}"
+    assert args[args.index("--allowed-workload") :: 2] == ["--allowed-workload"] * 6
 
 
 def test_parsing_the_dags_imports_neither_spark_nor_great_expectations():

@@ -182,6 +182,12 @@ def test_run_stats_hold_every_query_set_with_stage_times(spark, hour_run):
                         s.combine_seconds, s.write_seconds):  # fmt: skip
             assert 0 <= seconds <= s.total_seconds
     assert sum(s.rows_written for s in mine) == table(spark, out).count()
+    # recorded as pending before the output commit, then marked committed with that commit's version
+    from delta.tables import DeltaTable
+
+    history = DeltaTable.forPath(spark, str(out)).history().where("operation = 'WRITE'").collect()
+    (commit,) = [h for h in history if latest in (h.userMetadata or "")]
+    assert {(s.status, s.output_version) for s in mine} == {("committed", commit.version)}
 
 
 def test_every_strategy_gives_the_same_rows_and_its_statistics_are_stored(spark, events_table, workload_file,
@@ -297,3 +303,16 @@ def test_a_spark_failure_exits_non_zero(spark, events_table, workload_file, tmp_
     assert code == 1
     assert "error: aggregation failed" in capsys.readouterr().err
     assert spark.range(3).count() == 3  # the shared session survives
+
+
+def test_a_window_too_long_for_any_timestamp_is_refused_before_spark_starts(tmp_path, capsys):
+    from jobs.aggregate import main
+
+    workload = tmp_path / "w.hamlet"
+    workload.write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B+)\n  WITHIN 1000000000000000000000000000000 s\n")
+    argv = ["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
+            "--events-table", str(tmp_path / "none"), "--output-table", str(tmp_path / "out")]  # fmt: skip
+    assert main(argv) == 1
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"error: {workload}:2:10: query 'q': 1000000000000000000000000000000 s is longer than 100 years "
+        "(3155760000 s), the longest window or slide")  # fmt: skip

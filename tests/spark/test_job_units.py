@@ -14,7 +14,7 @@ from hamlet import parse_workload
 from hamlet.partials import AggregateState
 from jobs import engine
 from jobs.generate import chunk_sizes, chunk_table, rideshare_chunk, stock_chunk
-from jobs.load_events import LoadError, parse_csv
+from jobs.load_events import LoadError, content_id, parse_csv
 from jobs.schema import SCENARIOS, hour_partition_filter, table_location
 from jobs.session import settings
 
@@ -164,7 +164,9 @@ def test_the_loader_refuses_a_header_that_does_not_fit():
         parse_csv(io.StringIO("event_type,time\nA,1\n"), "x.csv", {})
     renamed = parse_csv(io.StringIO("event_type,event_time,type\nA,1,Pool\n"), "x.csv", {"request_type": "string"},
                         {"type": "request_type"})  # fmt: skip
-    assert renamed.rows[0]["request_type"] == "Pool" and renamed.rows[0]["event_id"] == "x.csv:2"
+    assert renamed.rows[0]["request_type"] == "Pool"
+    # no event_id column: the id is the content's, whatever the file's name or the row's line
+    assert renamed.rows[0]["event_id"] == content_id("A", 1_000_000, {"request_type": "Pool"})
 
 
 def test_hour_partition_filters():

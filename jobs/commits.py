@@ -1,0 +1,51 @@
+"""Delta commits that are tried again when a concurrent writer won the race.
+
+Two runs that write the same partition at once (two hours of one day: ``window_end_date``) conflict:
+Delta's optimistic concurrency lets the first commit win and fails the other (``ConcurrentAppendException``
+and its siblings, ``_conflicts``). The table is
+intact and the loser's work is still valid, so the commit is simply made again from the table's new state,
+after a growing, jittered pause that lets concurrent writers drift apart. Only operations that are correct
+when repeated go through here: replaceWhere overwrites, merges, updates and appends of one run's rows.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+ATTEMPTS = 8  # the last pause is ~64 s (0.5 s doubled 7 times, plus up to as much jitter)
+FIRST_PAUSE_SECONDS = 0.5
+
+
+def retried(commit: Callable[[], T], what: str, attempts: int = ATTEMPTS,
+            first_pause: float = FIRST_PAUSE_SECONDS) -> T:  # fmt: skip
+    """``commit()``, again after a conflict with a concurrent Delta commit (``what`` names it in the note
+    printed to stderr), at most ``attempts`` times; any other failure, or the last conflict, is raised."""
+    jitter = random.Random()
+    for attempt in range(1, attempts + 1):
+        try:
+            return commit()
+        except _conflicts() as conflict:
+            if attempt == attempts:
+                raise
+            pause = first_pause * 2 ** (attempt - 1) * (1 + jitter.random())
+            print(f"{what}: {type(conflict).__name__} (a concurrent commit won); trying again in {pause:.1f} s "
+                  f"({attempt + 1} of {attempts})", file=sys.stderr)  # fmt: skip
+            time.sleep(pause)
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _conflicts() -> tuple[type[Exception], ...]:
+    """Delta's conflicts with a concurrent commit. delta-spark raises them as subclasses of these (one class
+    per kind, no common base), ProtocolChangedException being two writers creating one table."""
+    from delta import exceptions as delta
+
+    return (delta.DeltaConcurrentModificationException, delta.ConcurrentWriteException,
+            delta.MetadataChangedException, delta.ProtocolChangedException, delta.ConcurrentAppendException,
+            delta.ConcurrentDeleteReadException, delta.ConcurrentDeleteDeleteException,
+            delta.ConcurrentTransactionException)  # fmt: skip
