@@ -24,6 +24,7 @@ import argparse
 import json
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +37,7 @@ from hamlet.analysis.workload import Workload, load_workload_file
 from hamlet.errors import HamletError
 from jobs.pipeline import PipelineConfig, PipelineError, instant, load_config, resolve, workload_name
 from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, row_json, timestamp_sql
+from jobs.summary import Summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -76,6 +78,7 @@ class ValidationReport:
     threshold: float
     failures: list[Failure] = field(default_factory=list)
     docs: Path | None = None
+    seconds: float = 0.0  # the gate's wall time, its session's start included when it started one
 
     @property
     def bad_fraction(self) -> float:
@@ -94,7 +97,15 @@ class ValidationReport:
         lines = [head] + [f"  failed {f.expectation}: {f.detail}" for f in self.failures]
         if self.docs:
             lines.append(f"  Data Docs: {self.docs / 'index.html'}")
-        return "\n".join(lines)
+        return "\n".join([*lines, self.line()])
+
+    def line(self) -> str:
+        """The one-line summary (``jobs.summary``): rows checked, quarantined, passed on."""
+        s = self.scope
+        step = "validate_events" if s.stage == EVENTS else "validate_aggregates"
+        return Summary(step, s.workload, s.start, s.end, self.seconds, rows_in=self.rows,
+                       quarantined=self.bad_rows, rows_out=self.rows - self.bad_rows,
+                       note="" if self.passed else "refused").line()  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------- the gates
@@ -104,6 +115,7 @@ def validate_events(config: PipelineConfig, start: str | datetime, end: str | da
                     spark: SparkSession | None = None, workload: str | None = None) -> ValidationReport:  # fmt: skip
     """Validate the events of the hours of [start, end) for ``workload`` (default: the configured one):
     quarantine bad rows, raise ValidationFailed when the gate closes. Returns the report when it passes."""
+    started = time.perf_counter()
     name, parsed = _workload(workload or config.workload)
     scope = Scope(EVENTS, name, instant(start), instant(end), run_id)
     types = sorted({t for q in parsed.queries for t in q.types})
@@ -112,18 +124,19 @@ def validate_events(config: PipelineConfig, start: str | datetime, end: str | da
         suites = [config.expectations / "events.json", config.expectations / f"events_{config.scenario}.json"]
         parameters = {"event_types": types, "interval_start": scope.start.replace(tzinfo=None),
                       "interval_end": scope.end.replace(tzinfo=None)}  # fmt: skip
-        return _gate(session, config, scope, frame, suites, parameters, config.max_bad_fraction)
+        return _gate(session, config, scope, frame, suites, parameters, config.max_bad_fraction, started)
 
 
 def validate_aggregates(config: PipelineConfig, start: str | datetime, end: str | datetime, run_id: str,
                         spark: SparkSession | None = None, workload: str | None = None) -> ValidationReport:  # fmt: skip
     """Validate the ``trend_aggregates`` rows of ``workload`` whose window ends in (start, end]."""
+    started = time.perf_counter()
     name, parsed = _workload(workload or config.workload)
     scope = Scope(AGGREGATES, name, instant(start), instant(end), run_id)
     with _session(spark, "hamlet-validate-aggregates") as session:
         frame = _aggregates_view(session, config.output_table, scope, parsed)
         suites = [config.expectations / "trend_aggregates.json"]
-        return _gate(session, config, scope, frame, suites, {}, config.max_bad_output_fraction)
+        return _gate(session, config, scope, frame, suites, {}, config.max_bad_output_fraction, started)
 
 
 GATES = {"events": validate_events, "aggregates": validate_aggregates}
@@ -209,7 +222,7 @@ def _aggregates_view(spark: SparkSession, output_table: str, scope: Scope, workl
 
 
 def _gate(spark: SparkSession, config: PipelineConfig, scope: Scope, frame: DataFrame, suites: list[Path],
-          parameters: dict[str, Any], threshold: float) -> ValidationReport:  # fmt: skip
+          parameters: dict[str, Any], threshold: float, started: float) -> ValidationReport:  # fmt: skip
     frame = frame.persist()
     try:
         rows = frame.count()
@@ -219,7 +232,8 @@ def _gate(spark: SparkSession, config: PipelineConfig, scope: Scope, frame: Data
         bad_rows = _quarantine(spark, config.quarantine_table, scope, frame, flagged)
     finally:
         frame.unpersist()
-    report = ValidationReport(scope, rows, bad_rows, threshold, failures, docs if rows else None)
+    report = ValidationReport(scope, rows, bad_rows, threshold, failures, docs if rows else None,
+                              time.perf_counter() - started)  # fmt: skip
     if not report.passed:
         raise ValidationFailed(report.summary())
     return report
@@ -240,6 +254,9 @@ def _load_suite(path: Path) -> dict[str, Any]:
 def _run_gx(
     scope: Scope, frame: DataFrame, suites: list[Path], parameters: dict[str, Any], docs: Path
 ) -> Any:
+    from jobs.logs import quiet
+
+    quiet()  # before GX is imported: its import logs ~50 lines at INFO
     import great_expectations as gx
 
     specs = [_load_suite(p) for p in suites]

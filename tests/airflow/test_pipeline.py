@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -75,7 +76,7 @@ def backfill_dry_run(first: datetime, last: datetime) -> list[str]:
     return re.findall(r"\| (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\+00:00) \|", done.stdout)
 
 
-def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, clean_events, reference):
+def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, clean_events, reference, capfd):
     from deltalake import DeltaTable
     from pyspark.testing import assertDataFrameEqual
 
@@ -110,6 +111,39 @@ def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, cl
     folder = run.run_id.replace(":", "_").replace("+", "_")
     for stage in ("events", "trend_aggregates"):
         assert (config.data_docs / folder / stage / "index.html").is_file()
+    assert_quiet_log_with_summaries(capfd.readouterr(), spark, config, run.run_id)
+
+
+def assert_quiet_log_with_summaries(log, spark, config, run_id: str) -> None:
+    """Each task's log holds its one-line summary with the exact counts, and none of the noise: no Ivy,
+    no Great Expectations registrations, no Spark start-up warnings."""
+    text = log.out + log.err
+    for noise in (":: resolving dependencies", "Ivy Default Cache", "Skipping registering function",
+                  "Using an existing Spark session", "resolves to a loopback address", "NativeCodeLoader",
+                  "Truncated the string representation", "Closing down clientserver connection"):  # fmt: skip
+        assert noise not in text
+    events = spark.read.format("delta").load(config.events_table).where("event_hour = 9").count()
+    written = aggregates(spark, config.output_table).count()
+    (stats,) = spark.read.format("delta").load(config.stats_table).where("query_set = 0").collect()
+    bursts = sum(int(r.engine_stats["shared_bursts"]) for r in spark.read.format("delta").load(
+        config.stats_table).collect())  # fmt: skip
+    version = len(spark.sql(f"DESCRIBE HISTORY delta.`{config.output_table}`").collect()) - 1
+    interval = re.escape("rideshare_trips [2026-01-05T09:00Z, 2026-01-05T10:00Z): ")
+    seconds = r", \d+\.\d s"
+    for line in (
+        rf"wait_for_events {interval}the events table holds the interval{seconds}",
+        rf"validate_events {interval}{events} rows in, 0 quarantined, {events} rows out{seconds}",
+        (
+            rf"aggregate {interval}{stats.events_read} rows in, 0 quarantined, {written} rows out, {bursts} shared "
+            rf"bursts{seconds}"
+        ),
+        (
+            rf"verify_commit {interval}{written} rows out, run {re.escape(run_id)} committed version {version} of "
+            rf"{re.escape(config.output_table)}{seconds}"
+        ),
+        rf"validate_aggregates {interval}{written} rows in, 0 quarantined, {written} rows out{seconds}",
+    ):
+        assert re.search(line, text), line
 
 
 # --------------------------------------------------------------------------------------------- bad input
@@ -162,7 +196,7 @@ def bad_config(max_bad_fraction: float):
 def test_bad_rows_are_quarantined_with_reasons_and_the_good_rows_processed(spark, bad_events, reference):
     from pyspark.testing import assertDataFrameEqual
 
-    from jobs.aggregate import read_events, run
+    from jobs.aggregate import read_events, run, summary
     from jobs.validate import validate_events
 
     config = bad_config(0.05)
@@ -191,7 +225,16 @@ def test_bad_rows_are_quarantined_with_reasons_and_the_good_rows_processed(spark
     # without the quarantine the job would read the bad rows of known types inside the range: the null id
     # Request, "Limo", the duplicates, the speed and the duration out of range
     assert read_events(spark, unguarded).count() == read_events(spark, plan).count() + 6
-    run(spark, plan)
+    result = run(spark, plan)
+    interval = "rideshare_trips [2026-01-05T09:00Z, 2026-01-05T10:00Z)"
+    assert summary(result, 2.0).line() == (
+        f"aggregate {interval}: {result.events_read + 6} rows in, 6 quarantined, {result.rows_written} rows out, "
+        f"{result.shared_bursts} shared bursts, 2.0 s"
+    )
+    assert replace(report, seconds=1.5).line() == (
+        f"validate_events {interval}: {report.rows} rows in, {len(BAD_ROWS)} quarantined, "
+        f"{report.rows - len(BAD_ROWS)} rows out, 1.5 s"
+    )
     assertDataFrameEqual(aggregates(spark, output), aggregates(spark, reference))
 
 
