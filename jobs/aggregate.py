@@ -42,6 +42,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/ag
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hamlet import STRATEGIES
+from hamlet.analysis.attributes import check_attributes
 from hamlet.analysis.workload import Workload, load_workload_file
 from hamlet.errors import HamletError
 from jobs.engine import MICROS, SetTask
@@ -193,6 +194,9 @@ def make_plan(args: argparse.Namespace) -> Plan:
     events = table_location(args.events_table)
     try:
         attributes = table_attributes(events)
+        # Before any Spark work: a misspelled attribute would be null on every event, a string compared with
+        # a number false on every event; both would run and write plausible-looking rows.
+        check_attributes(workload, args.workload, attributes, f"the events table {args.events_table}")
     except HamletError as e:
         raise JobError(str(e)) from None
     plan = Plan(name, args.strategy, start, end, events, output, stats, run_id, args.buckets)

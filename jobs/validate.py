@@ -26,7 +26,7 @@ import re
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +117,7 @@ def validate_events(config: PipelineConfig, start: str | datetime, end: str | da
     quarantine bad rows, raise ValidationFailed when the gate closes. Returns the report when it passes."""
     started = time.perf_counter()
     name, parsed = _workload(workload or config.workload)
+    _fits_events(parsed, workload or config.workload, config.events_table)
     scope = Scope(EVENTS, name, instant(start), instant(end), run_id)
     types = sorted({t for q in parsed.queries for t in q.types})
     with _session(spark, "hamlet-validate-events") as session:
@@ -134,7 +135,7 @@ def validate_aggregates(config: PipelineConfig, start: str | datetime, end: str 
     name, parsed = _workload(workload or config.workload)
     scope = Scope(AGGREGATES, name, instant(start), instant(end), run_id)
     with _session(spark, "hamlet-validate-aggregates") as session:
-        frame = _aggregates_view(session, config.output_table, scope, parsed)
+        frame = _aggregates_view(session, config.output_table, scope, parsed, config.events_table)
         suites = [config.expectations / "trend_aggregates.json"]
         return _gate(session, config, scope, frame, suites, {}, config.max_bad_output_fraction, started)
 
@@ -148,6 +149,21 @@ def _workload(path: str | Path) -> tuple[str, Workload]:
         return workload_name(path), load_workload_file(str(resolve(path)))
     except HamletError as error:
         raise PipelineError(str(error)) from None
+
+
+def _fits_events(workload: Workload, path: str | Path, events_table: str) -> None:
+    """The workload's attributes against the events table's schema, before any Spark work: a workload that
+    does not fit fails the gate at once (ValidationFailed: rerunning cannot change it), naming every
+    attribute at fault with its line and column."""
+    from hamlet.analysis.attributes import check_attributes
+    from jobs.schema import table_attributes
+
+    try:
+        check_attributes(
+            workload, str(path), table_attributes(events_table), f"the events table {events_table}"
+        )
+    except HamletError as error:
+        raise ValidationFailed(str(error)) from None
 
 
 def _session(spark: SparkSession | None, app_name: str):  # type: ignore[no-untyped-def]
@@ -176,9 +192,11 @@ def _read_events(spark: SparkSession, events_table: str, start: datetime, end: d
     )
 
 
-def _aggregates_view(spark: SparkSession, output_table: str, scope: Scope, workload: Workload) -> DataFrame:
+def _aggregates_view(spark: SparkSession, output_table: str, scope: Scope, workload: Workload,
+                     events_table: str) -> DataFrame:  # fmt: skip
     """The run's output rows plus the columns the suite checks: the query's WITHIN, the window's length, the
-    exact value of counts and of numeric aggregates, and on AVG rows the MIN and MAX of the same window."""
+    exact value of counts and of numeric aggregates, on AVG rows the MIN and MAX of the same window, and
+    ``required_value`` (``_required_values``)."""
     from pyspark.sql import functions as F
 
     from jobs.aggregate import replace_where_sql
@@ -203,6 +221,7 @@ def _aggregates_view(spark: SparkSession, output_table: str, scope: Scope, workl
         .join(withins, "query", "left")
         .join(extremes, [*window, "_target"], "left")
     )
+    view = _required_values(spark, view, scope, workload, events_table)
     return view.select(
         *table.columns,
         "within_seconds",
@@ -213,8 +232,63 @@ def _aggregates_view(spark: SparkSession, output_table: str, scope: Scope, workl
         ),
         F.when(F.col("_kind") == "AVG", F.col("avg_min")).alias("avg_min"),
         F.when(F.col("_kind") == "AVG", F.col("avg_max")).alias("avg_max"),
+        "required_value",
         row_fingerprint(table.columns).alias(FINGERPRINT),
         F.col("window_end").alias("_partition_start"),
+    )
+
+
+NOT_REQUIRED = "(may be null)"
+
+
+def _required_values(spark: SparkSession, view: DataFrame, scope: Scope, workload: Workload,
+                     events_table: str) -> DataFrame:  # fmt: skip
+    """``required_value``: ``value_exact`` where the row must have a value, ``NOT_REQUIRED`` elsewhere (the
+    suite expects it not null).
+
+    What is exactly checkable from the output and the events table: a row appears only when a trend
+    matched, so a COUNT always has a value. Every trend holds at least one event of each positive type of
+    its pattern (the language has no optional parts), so SUM, AVG, MIN and MAX over ``E.a`` have a value
+    when every ``E`` event of the window has one for ``a`` (whichever of them the trends took: groups,
+    predicates, quarantine). When some ``E`` event of the window lacks ``a`` the value may be null (all
+    trends may be made of such events) and the row is not checked: knowing would mean matching the trends
+    again. An attribute that is not a column of the events table is null on every event: never required
+    (``hamlet check --events-table`` and the jobs refuse such workloads before they run)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    targets = [(q.name, a.text, a.event_type, a.attribute) for q in workload.queries for a in q.aggregates
+               if a.function in ("SUM", "AVG", "MIN", "MAX") and a.event_type and a.attribute]  # fmt: skip
+    required = F.col("_kind") == "COUNT"
+    if targets:
+        longest = max(timedelta(seconds=float(q.window.within)) for q in workload.queries)
+        first = scope.start - longest
+        events = spark.read.format("delta").load(events_table)
+        events = events.where(hour_partition_filter(first, scope.end)).where(
+            F.col("event_time") >= F.lit(first)
+        )
+        nulls = [
+            events.where((F.col("event_type") == event_type) & F.col(attribute).isNull()).select(
+                F.lit(event_type).alias("_type"), F.lit(attribute).alias("_attribute"), "event_time"
+            )
+            for event_type, attribute in sorted({(t, a) for _, _, t, a in targets})
+            if attribute in events.columns
+        ]
+        known = spark.createDataFrame([t for t in targets if t[3] in events.columns],
+                                      "query STRING, aggregate STRING, _type STRING, _attribute STRING")  # fmt: skip
+        keys = ["query", "aggregate", "window_start", "window_end", "group_key"]
+        checked = view.join(known, ["query", "aggregate"]).select(*keys, "_type", "_attribute")
+        if nulls:
+            gaps = reduce(lambda a, b: a.unionByName(b), nulls)
+            lacking = checked.join(gaps, ["_type", "_attribute"]).where(
+                (F.col("event_time") >= F.col("window_start")) & (F.col("event_time") < F.col("window_end"))
+            )
+            checked = checked.join(lacking.select(*keys).distinct(), keys, "left_anti")
+        view = view.join(checked.select(*keys).withColumn("_required", F.lit(True)), keys, "left")
+        required = required | F.col("_required").isNotNull()
+    return view.withColumn(
+        "required_value", F.when(required, F.col("value_exact")).otherwise(F.lit(NOT_REQUIRED))
     )
 
 
@@ -381,7 +455,15 @@ def _quarantine(spark: SparkSession, quarantine_table: str, scope: Scope, frame:
     return len({f[0] for f in flagged})
 
 
-_DERIVED = {"within_seconds", "window_seconds", "count_exact", "numeric_exact", "avg_min", "avg_max"}
+_DERIVED = {
+    "within_seconds",
+    "window_seconds",
+    "count_exact",
+    "numeric_exact",
+    "avg_min",
+    "avg_max",
+    "required_value",
+}
 
 
 def quarantine_scope(scope: Scope) -> str:

@@ -246,13 +246,36 @@ def test_a_column_of_the_wrong_type_fails_validation_naming_the_expectation(spar
 
     config = load_config(write_conf(WORK / "typed.toml", WORK / "typed-tables"))
     clean = spark.read.format("delta").load(clean_events).where("event_hour = 9")
-    clean.withColumn("duration", F.col("duration").cast("string")).write.format("delta").partitionBy(
+    # driver only partitions the stream ([driver, rider]): the workload takes any type there, the suite not
+    clean.withColumn("driver", F.lit(None).cast("bigint")).write.format("delta").partitionBy(
         "event_date", "event_hour").save(config.events_table)  # fmt: skip
     with pytest.raises(ValidationFailed) as failed:
         validate_events(config, HOUR_START, HOUR_END, "typed-run", spark=spark)
-    assert "failed expect_column_values_to_be_in_type_list(duration): observed 'StringType'" in str(
-        failed.value
+    assert "failed expect_column_values_to_be_in_type_list(driver): observed 'LongType'" in str(failed.value)
+
+
+def test_a_workload_that_does_not_fit_the_events_table_fails_the_gate_before_spark(spark, clean_events):
+    from pyspark.sql import functions as F
+
+    from jobs.pipeline import load_config
+    from jobs.validate import ValidationFailed, validate_events
+
+    config = load_config(write_conf(WORK / "mistyped.toml", WORK / "mistyped-tables"))
+    clean = spark.read.format("delta").load(clean_events).where("event_hour = 9")
+    clean.withColumn("duration", F.col("duration").cast("string")).write.format("delta").partitionBy(
+        "event_date", "event_hour").save(config.events_table)  # fmt: skip
+    with pytest.raises(ValidationFailed) as failed:
+        validate_events(config, HOUR_START, HOUR_END, "mistyped-run", spark=spark)
+    workload = config.workload
+    where = f"the events table {config.events_table}"
+    line = "q{}: RETURN T.district, COUNT(*), SUM(T.duration)"
+    column = line.format(1).index("T.duration") + 1
+    assert str(failed.value) == "\n".join(
+        f"{workload}:{n}:{column}: query 'q{q}': SUM(T.duration): SUM takes a number attribute; duration is string "
+        f"in {where}\n  {line.format(q)}\n  {' ' * (column - 1)}^"
+        for q, n in ((1, 8), (3, 22))
     )
+    assert not Path(config.quarantine_table).exists()  # nothing ran
 
 
 def test_over_the_threshold_the_validation_task_fails_naming_the_expectations(
@@ -274,3 +297,43 @@ def test_over_the_threshold_the_validation_task_fails_naming_the_expectations(
         "expect_column_values_to_be_between(duration)",
     ):
         assert f"failed {name}" in text  # fmt: skip
+
+
+def test_the_output_gate_refuses_a_missing_value_only_where_one_is_certain(spark, clean_events, reference):
+    """COUNT rows always have a value; SUM(T.duration) one when no Travel event of its window lacks a
+    duration. A null where a value is certain is quarantined; a null where a Travel of the window has no
+    duration may be right, and is not."""
+    from pyspark.sql import functions as F
+
+    from jobs.pipeline import load_config
+    from jobs.validate import ValidationFailed, validate_aggregates
+
+    config = load_config(write_conf(WORK / "nulls.toml", WORK / "nulls-tables"))
+    events = spark.read.format("delta").load(clean_events)
+    last = events.where("event_type = 'Travel' AND event_hour = 9").orderBy(F.desc("event_time")).first()
+    events.withColumn("duration", F.when(F.col("event_id") == last.event_id, None).otherwise(F.col("duration"))
+                      ).write.format("delta").partitionBy("event_date", "event_hour").save(config.events_table)  # fmt: skip
+    rows = spark.read.format("delta").load(reference)
+    sums = rows.where("aggregate = 'SUM(T.duration)'").orderBy("query", "window_end", "group_key")
+    t = F.lit(last.event_time)
+    maybe = sums.where((F.col("window_start") <= t) & (t < F.col("window_end"))).first()  # holds that Travel
+    certain = sums.where(F.col("window_end") <= t).first()
+    count = rows.where("aggregate = 'COUNT(*)'").orderBy("query", "window_end", "group_key").first()
+    emptied = [(r.query, r.window_end, r.group_key, r.aggregate) for r in (maybe, certain, count)]
+    key = F.struct("query", "window_end", "group_key", "aggregate")
+    hit = key.isin([F.struct(*map(F.lit, e)) for e in emptied])
+    rows.select(*[F.when(hit, None).otherwise(F.col(c)).alias(c) if c in ("value", "value_exact") else c
+                  for c in rows.columns]).write.format("delta").partitionBy("workload", "window_end_date").save(
+        config.output_table)  # fmt: skip
+    with pytest.raises(ValidationFailed) as failed:
+        validate_aggregates(config, HOUR_START, HOUR_END, "nulls-run", spark=spark)
+    total = rows.count()
+    assert f"failed expect_column_values_to_not_be_null(required_value): 2 of {total} rows" in str(
+        failed.value
+    )
+    quarantined = spark.read.format("delta").load(config.quarantine_table).collect()
+    reason = ("the aggregate has no value, but must have one: a COUNT always has one, a SUM, AVG, MIN or MAX over "
+              "E.a one when every E event of its window has a value for a")  # fmt: skip
+    assert sorted(
+        (json.loads(q.row)["query"], json.loads(q.row)["aggregate"], q.reason) for q in quarantined
+    ) == (sorted([(certain.query, "SUM(T.duration)", reason), (count.query, "COUNT(*)", reason)]))
