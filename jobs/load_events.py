@@ -24,6 +24,7 @@ import argparse
 import csv
 import math
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -36,6 +37,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/lo
 from hamlet.errors import EventError
 from hamlet.io import parse_time
 from jobs.schema import BASE_COLUMNS, PARTITION_COLUMNS, SCENARIOS, table_location
+from jobs.summary import Summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -234,6 +236,7 @@ def build_parser(prog: str = "hamlet load-events") -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int:
     from jobs.session import reexec_without_submit_jvm
 
+    started = time.perf_counter()
     reexec_without_submit_jvm()
     parser = build_parser(prog)
     args = parser.parse_args(argv)
@@ -257,7 +260,10 @@ def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int
         return 1
     for line in describe_rejects(parsed, args.csv):
         print(line, file=sys.stderr)
-    print(f"{len(parsed.rows)} events loaded into {args.table}, {len(parsed.rejected)} rejected")
+    total = len(parsed.rows) + len(parsed.rejected)
+    print(Summary("load-events", args.csv, None, None, time.perf_counter() - started, rows_in=total,
+                  quarantined=len(parsed.rejected), rows_out=len(parsed.rows),
+                  note=f"loaded into {args.table}").line())  # fmt: skip
     return 1 if len(parsed.rejected) > args.max_rejects else 0
 
 

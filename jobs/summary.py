@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 @dataclass(frozen=True)
 class Summary:
     step: str  # the task id (aggregate, validate_events, ...) or the command
-    workload: str
-    start: datetime
-    end: datetime
+    workload: str  # or what else the step works on (a scenario, a file)
+    start: datetime | None  # the interval, when the step has one
+    end: datetime | None
     seconds: float
     rows_in: int | None = None
     quarantined: int | None = None
@@ -32,8 +32,10 @@ class Summary:
         parts = [f"{value} {label}" for value, label in counts if value is not None]
         parts += [self.note] if self.note else []
         parts.append(f"{self.seconds:.1f} s")
-        interval = f"[{_instant(self.start)}, {_instant(self.end)})"
-        return f"{self.step} {self.workload} {interval}: {', '.join(parts)}"
+        subject = self.workload
+        if self.start is not None and self.end is not None:
+            subject += f" [{_instant(self.start)}, {_instant(self.end)})"
+        return f"{self.step} {subject}: {', '.join(parts)}"
 
 
 def _instant(moment: datetime) -> str:

@@ -93,6 +93,9 @@ def test_the_summary_line_names_each_count_that_applies():
     assert Summary("wait_for_events", "trips", odd, end, 0.04, note="waiting").line() == (
         "wait_for_events trips [2026-01-05T09:30:15.500000Z, 2026-01-05T10:00Z): waiting, 0.0 s"
     )
+    loaded = Summary("load-events", "e.csv", None, None, 3.0, rows_in=10, quarantined=1, rows_out=9,
+                     note="loaded into t").line()  # fmt: skip
+    assert loaded == "load-events e.csv: 10 rows in, 1 quarantined, 9 rows out, loaded into t, 3.0 s"
 
 
 def test_a_submitted_job_prints_its_report_and_a_summary_and_nothing_of_spark(events_table, workload_file,
