@@ -194,7 +194,8 @@ def report(args: argparse.Namespace, timings: list[Timing], names: dict[str, str
            load_after: str) -> str:  # fmt: skip
     def shown(t: Timing) -> str:
         parts = (Path(c).relative_to(ROOT).as_posix() if c.startswith(str(ROOT)) else c for c in t.command)
-        return " ".join(re.sub(r"^.*/hamlet-startup-[^/]+", "$TMP", p) for p in parts)
+        text = " ".join(re.sub(r"^.*/hamlet-startup-[^/]+", "$TMP", p) for p in parts)
+        return re.sub(r"--jars \S+", "--jars $(.venv/bin/python -m jobs.jars paths)", text)
 
     command = f"--label '{args.label}' --repeats {args.repeats} --rate {args.rate}"
     if args.baseline:
