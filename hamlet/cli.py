@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from hamlet.analysis.attributes import check_attributes
 from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, load_workload_file
 from hamlet.api import STRATEGIES, evaluate
 from hamlet.errors import EventError, HamletError
@@ -37,8 +38,19 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     workload = load_workload_file(args.workload, args.max_windows_per_event)
+    fits = ""
+    if args.events_table or args.scenario:
+        # jobs.schema imports deltalake only inside its functions, Spark never: `hamlet check` stays light.
+        from jobs.schema import scenario_attributes, table_attributes
+
+        if args.events_table:
+            schema, where = table_attributes(args.events_table), f"the events table {args.events_table}"
+        else:
+            schema, where = scenario_attributes(args.scenario), f"the {args.scenario} scenario"
+        check_attributes(workload, args.workload, schema, where)
+        fits = f"; its attributes fit {where}"
     print(
-        f"{args.workload}: {len(workload.queries)} queries OK ({', '.join(q.name for q in workload.queries)})"
+        f"{args.workload}: {len(workload.queries)} queries OK ({', '.join(q.name for q in workload.queries)}){fits}"
     )
     return 0
 
@@ -90,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(run=_evaluate)
     check = sub.add_parser("check", help="parse and validate a workload; exit 1 with the error")
     check.add_argument("workload")
+    against = check.add_mutually_exclusive_group()
+    against.add_argument("--events-table", metavar="PATH", help="also check attribute names and types against "
+                         "this Delta events table's schema (read with deltalake, no Spark)")  # fmt: skip
+    against.add_argument("--scenario", help="also check them against a generator scenario's schema "
+                         "(rideshare, stock: jobs/schema.py)")  # fmt: skip
     check.set_defaults(run=_check)
     ex = sub.add_parser("explain", help="print templates, negations, predicates, panes and sharing")
     ex.add_argument("workload")

@@ -42,13 +42,22 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/ag
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hamlet import STRATEGIES
+from hamlet.analysis.attributes import check_attributes
 from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, Workload, load_workload_file
 from hamlet.cli import add_window_bound
 from hamlet.errors import HamletError
 from jobs.commits import retried
 from jobs.engine import MICROS, SetTask
 from jobs.pipeline import NAME, PipelineError, allowed_workload, commit_metadata, resolve
-from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, table_location, timestamp_sql
+from jobs.schema import (
+    FINGERPRINT,
+    hour_partition_filter,
+    row_fingerprint,
+    table_attributes,
+    table_location,
+    timestamp_sql,
+)
+from jobs.summary import Summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -137,19 +146,6 @@ def load_workload(path: str, allowed: list[str] | None = None,
         raise JobError(str(e)) from None
 
 
-def table_columns(path: str) -> list[str]:
-    """The columns of a Delta table, read from its log without Spark (the ``deltalake`` package)."""
-    from deltalake import DeltaTable
-    from deltalake.exceptions import TableNotFoundError
-
-    try:
-        return [f.name for f in DeltaTable(path).schema().fields]
-    except TableNotFoundError:
-        raise JobError(
-            f"no Delta table at {path} (create one with `hamlet generate` or `hamlet load-events`)"
-        ) from None
-
-
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -200,8 +196,15 @@ def make_plan(args: argparse.Namespace) -> Plan:
     stats = table_location(args.stats_table) if args.stats_table else output.rsplit("/", 1)[0] + "/run_stats"
     run_id = args.run_id or f"{start:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
     events = table_location(args.events_table)
+    try:
+        attributes = table_attributes(events)
+        # Before any Spark work: a misspelled attribute would be null on every event, a string compared with
+        # a number false on every event; both would run and write plausible-looking rows.
+        check_attributes(workload, args.workload, attributes, f"the events table {args.events_table}")
+    except HamletError as e:
+        raise JobError(str(e)) from None
     plan = Plan(name, args.strategy, start, end, events, output, stats, run_id, args.buckets)
-    plan.sets = plan_sets(workload, table_columns(events))
+    plan.sets = plan_sets(workload, list(attributes))
     plan.quarantine_table = table_location(args.quarantine_table) if args.quarantine_table else None
     return plan
 
@@ -239,10 +242,15 @@ class RunResult:
     seconds: dict[str, float]
     groups: list[GroupResult]
     stats_rows: list[dict[str, Any]]
+    quarantined: int = 0  # events of the range left out because the input validation quarantined them
 
     @property
     def sets(self) -> list[SetResult]:
         return _sets(self.groups)
+
+    @property
+    def shared_bursts(self) -> int:
+        return sum(int(s.summary["engine"]["shared_bursts"]) for s in self.sets)
 
 
 def _sets(groups: list[GroupResult]) -> list[SetResult]:
@@ -263,19 +271,41 @@ def read_events(spark: SparkSession, plan: Plan) -> DataFrame:
     input validation quarantined for this workload are left out."""
     from pyspark.sql import functions as F
 
-    types = sorted({t for s in plan.sets for t in s.types})
-    partitions = hour_partition_filter(plan.read_start, plan.end)
-    table = spark.read.format("delta").load(plan.events_table).where(partitions)
+    table = _hours_read(spark, plan)
     quarantined = _quarantined(spark, plan)
     if quarantined is not None:
         table = table.withColumn(FINGERPRINT, row_fingerprint(table.columns)).join(
             F.broadcast(quarantined), FINGERPRINT, "left_anti"
         )
+    return _in_range(table, plan).select(*plan.columns())
+
+
+def quarantined_events(spark: SparkSession, plan: Plan) -> int:
+    """How many events of the range ``read_events`` reads it left out as quarantined (no Spark job when the
+    quarantine holds none for these hours)."""
+    from pyspark.sql import functions as F
+
+    quarantined = _quarantined(spark, plan)
+    if quarantined is None:
+        return 0
+    table = _hours_read(spark, plan)
+    marked = table.withColumn(FINGERPRINT, row_fingerprint(table.columns))
+    return _in_range(marked.join(F.broadcast(quarantined), FINGERPRINT, "left_semi"), plan).count()
+
+
+def _hours_read(spark: SparkSession, plan: Plan) -> DataFrame:
+    partitions = hour_partition_filter(plan.read_start, plan.end)
+    return spark.read.format("delta").load(plan.events_table).where(partitions)
+
+
+def _in_range(table: DataFrame, plan: Plan) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    types = sorted({t for s in plan.sets for t in s.types})
     return (
         table.where(F.col("event_time") >= F.lit(plan.read_start))
         .where(F.col("event_time") < F.lit(plan.end))
         .where(F.col("event_type").isin(types))
-        .select(*plan.columns())
     )
 
 
@@ -429,6 +459,7 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
     create_tables(spark, plan)
     events = read_events(spark, plan).persist()
     events_read = events.count()
+    quarantined = quarantined_events(spark, plan)
     read_seconds = _lap(clock)
     buckets = default_buckets(spark) if plan.buckets is None else plan.buckets
     groups = [run_group(spark, plan, keys, sets, events, buckets) for keys, sets in shuffle_groups(plan.sets)]
@@ -479,7 +510,7 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
     for row in stats_rows:
         row.update(write_seconds=write_seconds, total_seconds=seconds["total"], status="committed",
                    output_version=version)  # fmt: skip
-    return RunResult(plan, events_read, rows_written, seconds, groups, stats_rows)
+    return RunResult(plan, events_read, rows_written, seconds, groups, stats_rows, quarantined)
 
 
 def _append_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -> None:
@@ -601,9 +632,18 @@ def report(result: RunResult) -> str:
     return "\n".join(lines)
 
 
+def summary(result: RunResult, seconds: float) -> Summary:
+    """The job's last line: rows of the range before quarantine, those left out, rows written."""
+    plan = result.plan
+    return Summary("aggregate", plan.workload_name, plan.start, plan.end, seconds,
+                   rows_in=result.events_read + result.quarantined, quarantined=result.quarantined,
+                   rows_out=result.rows_written, shared_bursts=result.shared_bursts)  # fmt: skip
+
+
 def main(argv: list[str] | None = None, prog: str = "hamlet aggregate") -> int:
     from jobs.session import reexec_without_submit_jvm
 
+    started = time.perf_counter()
     reexec_without_submit_jvm()
     args = build_parser(prog).parse_args(argv)
     try:
@@ -617,7 +657,8 @@ def main(argv: list[str] | None = None, prog: str = "hamlet aggregate") -> int:
         with command_session("hamlet-aggregate", args.master) as spark:
             result = run(spark, plan)
             print(report(result))
-            return 0
+        print(summary(result, time.perf_counter() - started).line())  # after the session stopped
+        return 0
     except Exception as e:  # noqa: BLE001 (Spark, Delta, the engine: report, exit non-zero)
         print(f"error: aggregation failed: {type(e).__name__}: {_message(e)}", file=sys.stderr)
         return 1

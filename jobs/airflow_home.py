@@ -59,6 +59,9 @@ def prepare(home: Path = DEFAULT_HOME) -> Prepared:
     Runs in this process, which must not have imported Airflow with another home: one Airflow import
     (~1.5 s) instead of an ``airflow`` process per step, and no migration when there is nothing to migrate
     (scripts/airflow and scripts/demo prepare on every call)."""
+    from jobs.logs import quiet
+
+    quiet()
     home = home.resolve()
     if "airflow" not in sys.modules:
         os.environ.update(environment(home))

@@ -23,7 +23,10 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import Asset, task
 from airflow.sdk.exceptions import AirflowFailException
 
+from jobs.logs import quiet
 from jobs.pipeline import ROOT, PipelineConfig, workload_choices
+
+quiet()  # the DAG processor and every task process import this module first
 
 # The interpreter running Airflow is the project's: spark-submit (found on PATH) and the Python of the
 # Spark driver and workers must be the same venv's, else the workers lack pandas, pyarrow and hamlet.
@@ -57,12 +60,20 @@ def wait_for_events(config: PipelineConfig, start: str, end: str):  # type: igno
         timeout=config.sensor_timeout_minutes * 60,
         mode="reschedule",
     )
-    def wait(events_table: str, start: str, end: str) -> bool:
-        from jobs.pipeline import input_ready
+    def wait(events_table: str, workload: str, start: str, end: str) -> bool:
+        import time
 
-        return input_ready(events_table, start, end)
+        from jobs.pipeline import input_ready, instant, workload_name
+        from jobs.summary import Summary
 
-    return wait(config.events_table, start, end)
+        started = time.perf_counter()
+        ready = input_ready(events_table, start, end)
+        note = "the events table holds the interval" if ready else "not complete yet, waiting"
+        print(Summary("wait_for_events", workload_name(workload), instant(start), instant(end),
+                      time.perf_counter() - started, note=note).line())  # fmt: skip
+        return ready
+
+    return wait(config.events_table, str(config.workload), start, end)
 
 
 def check_params(config: PipelineConfig, workload: str, start: str, end: str):  # type: ignore[no-untyped-def]
@@ -112,7 +123,17 @@ def aggregate(
     config: PipelineConfig, workload: str, start: str, end: str, strategy: str
 ) -> SparkSubmitOperator:
     """The Spark job through ``spark-submit`` on the connection ``spark_default`` (local[*] as set up by
-    scripts/airflow; point the connection at a cluster to run there)."""
+    scripts/airflow; point the connection at a cluster to run there), with the Delta jars of ``var/jars`` on
+    its class path and the project's Spark settings and logging (``jobs.session.submit_conf``): one JVM, no
+    dependency resolution. Without the jars (setup not run) it is submitted bare and the job says what is
+    missing."""
+    from jobs.jars import JarsMissing, jar_paths
+    from jobs.session import submit_conf
+
+    try:
+        jars: str | None = ",".join(str(p) for p in jar_paths())
+    except JarsMissing:
+        jars = None
     arguments = {
         "--workload": workload, "--start": start, "--end": end, "--strategy": strategy,
         "--events-table": config.events_table, "--output-table": config.output_table,
@@ -126,6 +147,8 @@ def aggregate(
         application=str(ROOT / "jobs" / "aggregate.py"),
         name="hamlet-aggregate",
         application_args=[part for pair in arguments.items() for part in pair] + allowed,
+        jars=jars,
+        conf=submit_conf(),
         env_vars={
             "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
             "PYSPARK_PYTHON": PYTHON,
@@ -139,10 +162,16 @@ def verify_commit(config: PipelineConfig, workload: str, start: str, end: str): 
 
     @task(task_id="verify_commit")
     def verify(output_table: str, workload: str, start: str, end: str, run_id: str | None = None) -> dict:
-        from jobs.pipeline import verify_commit, workload_name
+        import time
 
+        from jobs.pipeline import instant, verify_commit, workload_name
+        from jobs.summary import Summary
+
+        started = time.perf_counter()
         commit = verify_commit(output_table, str(run_id), workload_name(workload), start, end)
-        print(f"run {run_id} committed version {commit['version']} of {output_table}: {commit['rows']} rows")
+        print(Summary("verify_commit", workload_name(workload), instant(start), instant(end),
+                      time.perf_counter() - started, rows_out=commit["rows"],
+                      note=f"run {run_id} committed version {commit['version']} of {output_table}").line())  # fmt: skip
         return commit
 
     return verify(config.output_table, workload, start, end)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from jobs.logs import quiet
 from jobs.pipeline import load_config, shown_path
 
 
@@ -27,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hours", type=int, default=3, help="hours of events, one DAG run each (default 3)")
     parser.add_argument("--events-per-hour", type=int, default=2000)
     args = parser.parse_args(argv)
+    quiet()
     config = load_config()
     first = config.start_date
     from airflow.dag_processing.dagbag import DagBag

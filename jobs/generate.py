@@ -33,6 +33,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/ge
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jobs.schema import EVENT_TIME_RANGE, SCENARIOS, hour_partition_filter, scenario_schema, table_location
+from jobs.summary import Summary
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -208,6 +209,7 @@ def build_parser(prog: str = "hamlet generate") -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, prog: str = "hamlet generate") -> int:
     from jobs.session import reexec_without_submit_jvm
 
+    started = time.perf_counter()
     reexec_without_submit_jvm()
     args = build_parser(prog).parse_args(argv)
     try:
@@ -230,12 +232,12 @@ def main(argv: list[str] | None = None, prog: str = "hamlet generate") -> int:
 
     try:
         with command_session("hamlet-generate", args.master) as spark:
-            started = time.perf_counter()
             table = table_location(args.table)
             count = generate(spark, args.scenario, start, args.hours, args.events_per_hour, table, args.seed)
-            print(f"{count} {args.scenario} events ({args.hours} h from {start.isoformat()}) written to {args.table} "
-                  f"in {time.perf_counter() - started:.1f}s")  # fmt: skip
-            return 0
+        end = start + timedelta(hours=args.hours)
+        print(Summary("generate", args.scenario, start, end, time.perf_counter() - started, rows_out=count,
+                      note=f"written to {args.table}").line())  # fmt: skip
+        return 0
     except Exception as e:  # noqa: BLE001 (any failure: report it, exit 1)
         print(f"error: generation failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1

@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -46,6 +47,7 @@ from hamlet.errors import EventError
 from hamlet.io import csv_records, open_csv, parse_number, parse_time, shown
 from jobs.commits import retried
 from jobs.schema import BASE_COLUMNS, EVENT_TIME_RANGE, PARTITION_COLUMNS, SCENARIOS, table_location
+from jobs.summary import Summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -420,6 +422,7 @@ READABLE_END = datetime(2262, 4, 11, tzinfo=UTC)  # the last day of pandas' nano
 def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int:
     from jobs.session import reexec_without_submit_jvm
 
+    started = time.perf_counter()
     reexec_without_submit_jvm()
     parser = build_parser(prog)
     args = parser.parse_args(argv)
@@ -450,7 +453,11 @@ def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int
     for line in describe_rejects(loaded.parsed, args.csv):
         print(line, file=sys.stderr)
     print(loaded.summary(args.table))
-    return 1 if len(loaded.parsed.rejected) > args.max_rejects else 0
+    parsed = loaded.parsed
+    print(Summary("load-events", args.csv, None, None, time.perf_counter() - started,
+                  rows_in=len(parsed.rows) + len(parsed.rejected), quarantined=len(parsed.rejected),
+                  rows_out=loaded.inserted + loaded.updated, note=f"loaded into {args.table}").line())  # fmt: skip
+    return 1 if len(parsed.rejected) > args.max_rejects else 0
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from hamlet.errors import HamletError
+
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import DataType, StructType
 
@@ -81,6 +83,30 @@ def scenario_schema(scenario: str) -> StructType:
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
     return events_schema(SCENARIOS[scenario])
+
+
+FIXED_COLUMNS = frozenset(name for name, _, _ in BASE_COLUMNS + PARTITION_COLUMNS)
+
+
+def table_attributes(path: str) -> dict[str, str]:
+    """The attribute columns of a Delta events table and their types (``string``, ``long``, ...), read from
+    its log with the ``deltalake`` package: no Spark, milliseconds."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        fields = DeltaTable(path).schema().fields
+    except TableNotFoundError:
+        raise HamletError(
+            f"no Delta table at {path} (create one with `hamlet generate` or `hamlet load-events`)"
+        ) from None
+    return {f.name: str(getattr(f.type, "type", f.type)) for f in fields if f.name not in FIXED_COLUMNS}
+
+
+def scenario_attributes(scenario: str) -> dict[str, str]:
+    if scenario not in SCENARIOS:
+        raise HamletError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+    return dict(SCENARIOS[scenario])
 
 
 def attribute_columns(schema: StructType) -> list[str]:

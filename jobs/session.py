@@ -9,15 +9,16 @@ Where settings come from, strongest first:
 4. ``local[*]``.
 
 Always set here, whatever the above says: a local JVM on 127.0.0.1 (its UI too) unless ``SPARK_LOCAL_IP``
-is set, and on a cluster no UI unless ``spark.ui.enabled`` is set; the UTC session time zone; Delta Lake's extension and catalog,
-with the delta-spark jars resolved from Maven Central by ``configure_spark_with_delta_pip`` into the
-project's Ivy cache ``var/ivy`` (``HAMLET_IVY_DIR`` moves it), so a fresh clone needs nothing but its own
-scripts (one process at a time: ``ivy_lock``); and the workers' Python: the interpreter running this code, unless ``PYSPARK_PYTHON`` names one
-(otherwise Spark starts ``python3`` from PATH, which lacks pyarrow and ``hamlet``).
+is set, and on a cluster no UI unless ``spark.ui.enabled`` is set; the UTC session time zone; Delta Lake's
+extension and catalog, with the Delta jars by path (``spark.jars``) from ``var/jars``, where the project's
+setup resolved them once (``jobs/jars.py``): no JVM resolves dependencies at run time; the logging of
+``conf/spark/log4j2.properties`` (warnings and errors only, no start-up chatter); and the workers' Python:
+the interpreter running this code, unless ``PYSPARK_PYTHON`` names one (otherwise Spark starts ``python3``
+from PATH, which lacks pyarrow and ``hamlet``).
 
-Started by ``spark-submit``, the JVM exists before this code runs, so ``spark.jars.packages`` set here
-would come too late: ``reexec_without_submit_jvm`` restarts the driver as plain Python when Delta is not
-on that JVM's class path (see its docstring).
+spark-submit starts its JVM before any of this runs: ``submit_options`` (``--jars``, the driver's Java
+options, the settings of ``conf/spark``) gives it the same class path and logging, as the Airflow task does.
+Started without them, ``reexec_without_submit_jvm`` restarts the driver as plain Python (see its docstring).
 """
 
 from __future__ import annotations
@@ -40,37 +41,31 @@ DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 
 def var_dir() -> Path:
-    """The project's runtime folder (ignored by git): Ivy cache, local tables, zips for clusters."""
+    """The project's runtime folder (ignored by git): the Delta jars, local tables, zips for clusters."""
     return Path(os.environ.get("HAMLET_VAR_DIR", ROOT / "var"))
 
 
-def ivy_dir() -> Path:
-    return Path(os.environ.get("HAMLET_IVY_DIR", var_dir() / "ivy"))
+LOG4J_CONF = ROOT / "conf" / "spark" / "log4j2.properties"
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 
-IVY_LOCK = ".hamlet-resolve.lock"
+# Whatever the settings say: times in UTC, Delta, and Arrow refusing lossy conversions (PITFALLS: overflow
+# would wrap silently otherwise).
+ALWAYS = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.extensions": DELTA_EXTENSION,
+    "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
+    "spark.sql.execution.pandas.convertToArrowArraySafely": "true",
+}
 
 
-@contextmanager
-def ivy_lock(ivy: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the Ivy cache while a JVM starts.
-
-    Starting the JVM resolves ``spark.jars.packages`` (the Delta jars) into ``ivy``, and Ivy does not lock
-    its cache: two JVMs resolving at once (pytest-xdist workers, two jobs started together on a fresh clone)
-    download into and copy from the same files, and one may load the other's half-written jar. The lock
-    (``flock`` on a file in the cache, released when the process dies) makes them resolve one after the
-    other; a JVM that already runs resolves nothing, so holding the lock costs only the start-up."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover (not POSIX: no lock)
-        yield
-        return
-    with (ivy / IVY_LOCK).open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+def driver_java_options(given: str | None) -> str:
+    """The driver JVM's options: the project's log4j2 settings added to ``given``, unless ``given`` names a
+    log4j2 configuration of its own (a user debugging Spark)."""
+    given = (given or "").strip()
+    if "log4j2.configurationFile" in given or "log4j.configurationFile" in given:
+        return given
+    return f"{given} -Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}".strip()
 
 
 def _parse_pairs(text: str) -> dict[str, str]:
@@ -135,40 +130,40 @@ def command_session(app_name: str, master: str | None) -> Iterator[SparkSession]
 def build_session(app_name: str = "hamlet", master: str | None = None, conf: Mapping[str, str] | None = None,
                   env: str | None = None) -> SparkSession:  # fmt: skip
     """Get or create the SparkSession (Delta, UTC, the project's Python on workers)."""
-    import warnings
-
-    from delta import configure_spark_with_delta_pip
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-    # PITFALLS: results are identical with pandas 2.3 and 3.x; the jobs use Arrow, not pandas.
-    warnings.filterwarnings(
-        "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
-    )
+    from jobs.jars import jar_paths
+    from jobs.logs import quiet
+
+    quiet()
     chosen_master, values = settings(master, conf, env)
     python = worker_python()
+    values.update(ALWAYS)
+    values.update({"spark.pyspark.python": python, "spark.executorEnv.PYSPARK_PYTHON": python})
+    if SparkContext._active_spark_context is not None:
+        # This process has its session (a test run, the demo's tasks, a notebook): no JVM setting can change
+        # any more, so set only what a session can take. A builder with options would apply the same and
+        # warn "Using an existing Spark session" on every call.
+        spark = SparkSession.builder.getOrCreate()
+        for key, value in values.items():
+            if spark.conf.isModifiable(key):
+                spark.conf.set(key, value)
+        return spark
+    values[JAVA_OPTIONS] = driver_java_options(values.get(JAVA_OPTIONS))
+    jars = [str(p) for p in jar_paths()]  # before any JVM starts: a missing jar is a setup error, said so
+    values["spark.jars"] = ",".join(filter(None, [*jars, values.get("spark.jars", "")]))
     os.environ.setdefault("PYSPARK_PYTHON", python)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    ivy = ivy_dir()
-    ivy.mkdir(parents=True, exist_ok=True)
     builder = SparkSession.builder.appName(app_name).master(chosen_master)
     for key, value in values.items():
         builder = builder.config(key, value)
-    builder = (
-        builder.config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.extensions", DELTA_EXTENSION)
-        .config("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
-        .config("spark.jars.ivy", str(ivy))
-        .config("spark.pyspark.python", python)
-        .config("spark.executorEnv.PYSPARK_PYTHON", python)
-        # Arrow must refuse lossy conversions (PITFALLS: overflow would wrap silently otherwise).
-        .config("spark.sql.execution.pandas.convertToArrowArraySafely", "true")
-    )
     if not chosen_master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
         # The driver must be reachable by the cluster's executors, so it cannot bind to 127.0.0.1, and its
         # UI would then listen on every interface: off unless the settings turn it on.
         builder = builder.config("spark.ui.enabled", values.get("spark.ui.enabled", "false"))
-    with ivy_lock(ivy), _loopback_jvm(chosen_master):
-        spark = configure_spark_with_delta_pip(builder).getOrCreate()
+    with _loopback_jvm(chosen_master):
+        spark = builder.getOrCreate()
     if not chosen_master.startswith("local"):
         _ship_code(spark)
     return spark
@@ -187,6 +182,26 @@ def _loopback_jvm(master: str) -> Iterator[None]:
         yield
     finally:
         del os.environ["SPARK_LOCAL_IP"]
+
+
+def submit_conf(env: str | None = None) -> dict[str, str]:
+    """What a spark-submit of a project job needs before its JVM starts, as ``--conf`` settings: the
+    settings of ``conf/spark/<env>.toml`` and ``HAMLET_SPARK_CONF`` (the driver's memory cannot be set
+    later) and the driver's Java options (logging). The master is the caller's (Airflow: the connection)."""
+    _, values = settings(env=env)
+    values[JAVA_OPTIONS] = driver_java_options(values.get(JAVA_OPTIONS))
+    return values
+
+
+def submit_options(env: str | None = None) -> list[str]:
+    """spark-submit's options for a project job: ``--jars`` (the Delta jars of ``var/jars``, so Delta is on
+    the submit JVM's class path and the driver is not restarted) and ``submit_conf``."""
+    from jobs.jars import jar_paths
+
+    options = ["--jars", ",".join(str(p) for p in jar_paths())]
+    for key, value in submit_conf(env).items():
+        options += ["--conf", f"{key}={value}"]
+    return options
 
 
 def _ship_code(spark: SparkSession) -> None:
@@ -214,12 +229,12 @@ def _ship_code(spark: SparkSession) -> None:
 def reexec_without_submit_jvm() -> None:
     """Make ``spark-submit jobs/X.py ARGS`` work without ``--packages``.
 
-    spark-submit starts the JVM first and this Python file second, so the Delta jars that
-    ``configure_spark_with_delta_pip`` asks for would never be resolved. When this process was started by
-    spark-submit (``PYSPARK_GATEWAY_PORT`` is set) and Delta is not on that JVM's class path, the driver is
-    started again as plain Python with the same arguments; the settings given to spark-submit (``--master``,
-    ``--conf``) travel along in ``HAMLET_SPARK_MASTER`` / ``HAMLET_SPARK_CONF``. spark-submit's own JVM
-    only waits for it and returns its exit code. With ``--packages io.delta:...`` nothing is restarted.
+    spark-submit starts the JVM first and this Python file second, so the Delta jars that ``build_session``
+    names would come too late. When this process was started by spark-submit (``PYSPARK_GATEWAY_PORT`` is
+    set) and Delta is not on that JVM's class path, the driver is started again as plain Python with the same
+    arguments; the settings given to spark-submit (``--master``, ``--conf``) travel along in
+    ``HAMLET_SPARK_MASTER`` / ``HAMLET_SPARK_CONF``. spark-submit's own JVM only waits for it and returns its
+    exit code. With ``submit_options`` (``--jars``: what the Airflow task passes) nothing is restarted.
     """
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
         return

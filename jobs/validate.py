@@ -24,8 +24,9 @@ import argparse
 import json
 import re
 import sys
+import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ from jobs.pipeline import (
     workload_name,
 )
 from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, row_json, timestamp_sql
+from jobs.summary import Summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -84,6 +86,7 @@ class ValidationReport:
     threshold: float
     failures: list[Failure] = field(default_factory=list)
     docs: Path | None = None
+    seconds: float = 0.0  # the gate's wall time, its session's start included when it started one
 
     @property
     def bad_fraction(self) -> float:
@@ -102,7 +105,15 @@ class ValidationReport:
         lines = [head] + [f"  failed {f.expectation}: {f.detail}" for f in self.failures]
         if self.docs:
             lines.append(f"  Data Docs: {self.docs / 'index.html'}")
-        return "\n".join(lines)
+        return "\n".join([*lines, self.line()])
+
+    def line(self) -> str:
+        """The one-line summary (``jobs.summary``): rows checked, quarantined, passed on."""
+        s = self.scope
+        step = "validate_events" if s.stage == EVENTS else "validate_aggregates"
+        return Summary(step, s.workload, s.start, s.end, self.seconds, rows_in=self.rows,
+                       quarantined=self.bad_rows, rows_out=self.rows - self.bad_rows,
+                       note="" if self.passed else "refused").line()  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------- the gates
@@ -112,7 +123,9 @@ def validate_events(config: PipelineConfig, start: str | datetime, end: str | da
                     spark: SparkSession | None = None, workload: str | None = None) -> ValidationReport:  # fmt: skip
     """Validate the events of the hours of [start, end) for ``workload`` (default: the configured one):
     quarantine bad rows, raise ValidationFailed when the gate closes. Returns the report when it passes."""
+    started = time.perf_counter()
     name, parsed = _workload(workload or config.workload)
+    _fits_events(parsed, workload or config.workload, config.events_table)
     scope = Scope(EVENTS, name, instant(start, "start"), instant(end, "end"), run_id)
     types = sorted({t for q in parsed.queries for t in q.types})
     with _session(spark, "hamlet-validate-events") as session:
@@ -120,18 +133,19 @@ def validate_events(config: PipelineConfig, start: str | datetime, end: str | da
         suites = [config.expectations / "events.json", config.expectations / f"events_{config.scenario}.json"]
         parameters = {"event_types": types, "interval_start": scope.start.replace(tzinfo=None),
                       "interval_end": scope.end.replace(tzinfo=None)}  # fmt: skip
-        return _gate(session, config, scope, frame, suites, parameters, config.max_bad_fraction)
+        return _gate(session, config, scope, frame, suites, parameters, config.max_bad_fraction, started)
 
 
 def validate_aggregates(config: PipelineConfig, start: str | datetime, end: str | datetime, run_id: str,
                         spark: SparkSession | None = None, workload: str | None = None) -> ValidationReport:  # fmt: skip
     """Validate the ``trend_aggregates`` rows of ``workload`` whose window ends in (start, end]."""
+    started = time.perf_counter()
     name, parsed = _workload(workload or config.workload)
     scope = Scope(AGGREGATES, name, instant(start, "start"), instant(end, "end"), run_id)
     with _session(spark, "hamlet-validate-aggregates") as session:
-        frame = _aggregates_view(session, config.output_table, scope, parsed)
+        frame = _aggregates_view(session, config.output_table, scope, parsed, config.events_table)
         suites = [config.expectations / "trend_aggregates.json"]
-        return _gate(session, config, scope, frame, suites, {}, config.max_bad_output_fraction)
+        return _gate(session, config, scope, frame, suites, {}, config.max_bad_output_fraction, started)
 
 
 GATES = {"events": validate_events, "aggregates": validate_aggregates}
@@ -144,6 +158,21 @@ def _workload(path: str | Path) -> tuple[str, Workload]:
         return name, load_workload_file(str(resolve(path)))
     except HamletError as error:
         raise PipelineError(str(error)) from None
+
+
+def _fits_events(workload: Workload, path: str | Path, events_table: str) -> None:
+    """The workload's attributes against the events table's schema, before any Spark work: a workload that
+    does not fit fails the gate at once (ValidationFailed: rerunning cannot change it), naming every
+    attribute at fault with its line and column."""
+    from hamlet.analysis.attributes import check_attributes
+    from jobs.schema import table_attributes
+
+    try:
+        check_attributes(
+            workload, str(path), table_attributes(events_table), f"the events table {events_table}"
+        )
+    except HamletError as error:
+        raise ValidationFailed(str(error)) from None
 
 
 def _session(spark: SparkSession | None, app_name: str):  # type: ignore[no-untyped-def]
@@ -172,9 +201,11 @@ def _read_events(spark: SparkSession, events_table: str, start: datetime, end: d
     )
 
 
-def _aggregates_view(spark: SparkSession, output_table: str, scope: Scope, workload: Workload) -> DataFrame:
+def _aggregates_view(spark: SparkSession, output_table: str, scope: Scope, workload: Workload,
+                     events_table: str) -> DataFrame:  # fmt: skip
     """The run's output rows plus the columns the suite checks: the query's WITHIN, the window's length, the
-    exact value of counts and of numeric aggregates, and on AVG rows the MIN and MAX of the same window."""
+    exact value of counts and of numeric aggregates, on AVG rows the MIN and MAX of the same window, and
+    ``required_value`` (``_required_values``)."""
     from pyspark.sql import functions as F
 
     from jobs.aggregate import replace_where_sql
@@ -199,6 +230,7 @@ def _aggregates_view(spark: SparkSession, output_table: str, scope: Scope, workl
         .join(withins, "query", "left")
         .join(extremes, [*window, "_target"], "left")
     )
+    view = _required_values(spark, view, scope, workload, events_table)
     return view.select(
         *table.columns,
         "within_seconds",
@@ -209,8 +241,63 @@ def _aggregates_view(spark: SparkSession, output_table: str, scope: Scope, workl
         ),
         F.when(F.col("_kind") == "AVG", F.col("avg_min")).alias("avg_min"),
         F.when(F.col("_kind") == "AVG", F.col("avg_max")).alias("avg_max"),
+        "required_value",
         row_fingerprint(table.columns).alias(FINGERPRINT),
         F.col("window_end").alias("_partition_start"),
+    )
+
+
+NOT_REQUIRED = "(may be null)"
+
+
+def _required_values(spark: SparkSession, view: DataFrame, scope: Scope, workload: Workload,
+                     events_table: str) -> DataFrame:  # fmt: skip
+    """``required_value``: ``value_exact`` where the row must have a value, ``NOT_REQUIRED`` elsewhere (the
+    suite expects it not null).
+
+    What is exactly checkable from the output and the events table: a row appears only when a trend
+    matched, so a COUNT always has a value. Every trend holds at least one event of each positive type of
+    its pattern (the language has no optional parts), so SUM, AVG, MIN and MAX over ``E.a`` have a value
+    when every ``E`` event of the window has one for ``a`` (whichever of them the trends took: groups,
+    predicates, quarantine). When some ``E`` event of the window lacks ``a`` the value may be null (all
+    trends may be made of such events) and the row is not checked: knowing would mean matching the trends
+    again. An attribute that is not a column of the events table is null on every event: never required
+    (``hamlet check --events-table`` and the jobs refuse such workloads before they run)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    targets = [(q.name, a.text, a.event_type, a.attribute) for q in workload.queries for a in q.aggregates
+               if a.function in ("SUM", "AVG", "MIN", "MAX") and a.event_type and a.attribute]  # fmt: skip
+    required = F.col("_kind") == "COUNT"
+    if targets:
+        longest = max(timedelta(seconds=float(q.window.within)) for q in workload.queries)
+        first = scope.start - longest
+        events = spark.read.format("delta").load(events_table)
+        events = events.where(hour_partition_filter(first, scope.end)).where(
+            F.col("event_time") >= F.lit(first)
+        )
+        nulls = [
+            events.where((F.col("event_type") == event_type) & F.col(attribute).isNull()).select(
+                F.lit(event_type).alias("_type"), F.lit(attribute).alias("_attribute"), "event_time"
+            )
+            for event_type, attribute in sorted({(t, a) for _, _, t, a in targets})
+            if attribute in events.columns
+        ]
+        known = spark.createDataFrame([t for t in targets if t[3] in events.columns],
+                                      "query STRING, aggregate STRING, _type STRING, _attribute STRING")  # fmt: skip
+        keys = ["query", "aggregate", "window_start", "window_end", "group_key"]
+        checked = view.join(known, ["query", "aggregate"]).select(*keys, "_type", "_attribute")
+        if nulls:
+            gaps = reduce(lambda a, b: a.unionByName(b), nulls)
+            lacking = checked.join(gaps, ["_type", "_attribute"]).where(
+                (F.col("event_time") >= F.col("window_start")) & (F.col("event_time") < F.col("window_end"))
+            )
+            checked = checked.join(lacking.select(*keys).distinct(), keys, "left_anti")
+        view = view.join(checked.select(*keys).withColumn("_required", F.lit(True)), keys, "left")
+        required = required | F.col("_required").isNotNull()
+    return view.withColumn(
+        "required_value", F.when(required, F.col("value_exact")).otherwise(F.lit(NOT_REQUIRED))
     )
 
 
@@ -218,7 +305,7 @@ def _aggregates_view(spark: SparkSession, output_table: str, scope: Scope, workl
 
 
 def _gate(spark: SparkSession, config: PipelineConfig, scope: Scope, frame: DataFrame, suites: list[Path],
-          parameters: dict[str, Any], threshold: float) -> ValidationReport:  # fmt: skip
+          parameters: dict[str, Any], threshold: float, started: float) -> ValidationReport:  # fmt: skip
     frame = frame.persist()
     try:
         rows = frame.count()
@@ -229,7 +316,8 @@ def _gate(spark: SparkSession, config: PipelineConfig, scope: Scope, frame: Data
         bad_rows = _quarantine(spark, config.quarantine_table, scope, frame, flagged)
     finally:
         frame.unpersist()
-    report = ValidationReport(scope, rows, bad_rows, threshold, failures, docs if rows else None)
+    report = ValidationReport(scope, rows, bad_rows, threshold, failures, docs if rows else None,
+                              time.perf_counter() - started)  # fmt: skip
     if not report.passed:
         raise ValidationFailed(report.summary())
     return report
@@ -274,6 +362,9 @@ def _load_suite(path: Path) -> dict[str, Any]:
 def _run_gx(
     scope: Scope, frame: DataFrame, suites: list[Path], parameters: dict[str, Any], docs: Path
 ) -> Any:
+    from jobs.logs import quiet
+
+    quiet()  # before GX is imported: its import logs ~50 lines at INFO
     import great_expectations as gx
 
     specs = [_load_suite(p) for p in suites]
@@ -402,7 +493,15 @@ def _quarantine(spark: SparkSession, quarantine_table: str, scope: Scope, frame:
     return len({f[0] for f in flagged})
 
 
-_DERIVED = {"within_seconds", "window_seconds", "count_exact", "numeric_exact", "avg_min", "avg_max"}
+_DERIVED = {
+    "within_seconds",
+    "window_seconds",
+    "count_exact",
+    "numeric_exact",
+    "avg_min",
+    "avg_max",
+    "required_value",
+}
 
 
 def quarantine_scope(scope: Scope) -> str:

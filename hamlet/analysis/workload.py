@@ -198,11 +198,14 @@ def load_workload_file(path: str, max_windows_per_event: int | None = MAX_WINDOW
     try:
         return parse_workload(text, max_windows_per_event)
     except QueryError as e:
-        query = f"query {e.query!r}: " if e.query else ""
-        excerpt = e.excerpt()
-        raise HamletError(
-            f"{path}:{e.line}:{e.column}: {query}{e.message}" + (f"\n{excerpt}" if excerpt else "")
-        ) from None
+        raise HamletError(located(path, e)) from None
+
+
+def located(path: str, error: QueryError) -> str:
+    """``path:line:column: query 'q': message``, then the offending line with a caret under the column."""
+    query = f"query {error.query!r}: " if error.query else ""
+    excerpt = error.excerpt()
+    return f"{path}:{error.line}:{error.column}: {query}{error.message}" + (f"\n{excerpt}" if excerpt else "")
 
 
 __all__ = [
@@ -211,5 +214,6 @@ __all__ = [
     "SharableQuerySet",
     "Workload",
     "load_workload_file",
+    "located",
     "parse_workload",
 ]

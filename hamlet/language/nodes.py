@@ -106,6 +106,7 @@ class EquivalenceList(Node):
     """``[driver, rider]``: every event of a trend (and of its negative sub-patterns) shares these values."""
 
     attributes: tuple[str, ...]
+    positions: tuple[tuple[int, int], ...] = field(default=(), compare=False)  # (line, column) of each
 
 
 Expression = Literal | AttributeRef | UnaryMinus | Arithmetic | Comparison | BooleanOp | EquivalenceList
@@ -132,6 +133,7 @@ class AggregateCall(Node):
     function: str  # upper case
     target: str | None  # type or alias; None for COUNT(*)
     attribute: str | None
+    target_at: tuple[int, int] | None = field(default=None, compare=False)  # (line, column) of Type.attribute
 
     def text(self) -> str:
         if self.target is None:

@@ -234,11 +234,12 @@ class _Parser:
                     raise self.error(f"an event type in {function}(...)", message=f"{function}(*) is not defined; "
                                      f"write {function}(Type.attribute)")  # fmt: skip
                 self.advance()
-                target, attribute = None, None
+                target, attribute, target_at = None, None, None
             else:
-                target = self.expect_name(
+                target_token = self.expect_name(
                     "'*' or an event type" if function == "COUNT" else "Type.attribute"
-                ).text
+                )
+                target, target_at = target_token.text, (target_token.line, target_token.column)
                 attribute = None
                 if self.tok.is_symbol("."):
                     self.advance()
@@ -250,7 +251,7 @@ class _Parser:
                     raise self.error("'.' and an attribute", message=f"{function} needs Type.attribute, "
                                      f"found {function}({target})")  # fmt: skip
             self.expect_symbol(")", "')' closing the aggregate")
-            return AggregateCall(tok.line, tok.column, function, target, attribute)
+            return AggregateCall(tok.line, tok.column, function, target, attribute, target_at)
         if tok.kind is Kind.IDENT:
             return self.attribute_name("an aggregate or a grouping attribute")
         raise self.error("an aggregate (COUNT, SUM, MIN, MAX, AVG) or a grouping attribute")
@@ -413,12 +414,14 @@ class _Parser:
             return AttributeRef(tok.line, tok.column, name.text, attribute.text, next=True)
         if tok.is_symbol("["):
             self.advance()
+            positions = [(self.tok.line, self.tok.column)]
             names = [self._equivalence_attribute()]
             while self.tok.is_symbol(","):
                 self.advance()
+                positions.append((self.tok.line, self.tok.column))
                 names.append(self._equivalence_attribute())
             self.expect_symbol("]", "',' or ']' in the equivalence list")
-            return EquivalenceList(tok.line, tok.column, tuple(names))
+            return EquivalenceList(tok.line, tok.column, tuple(names), tuple(positions))
         if tok.is_symbol("("):
             self.advance()
             inner = self.or_expr()

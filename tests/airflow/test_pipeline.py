@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -75,7 +76,7 @@ def backfill_dry_run(first: datetime, last: datetime) -> list[str]:
     return re.findall(r"\| (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\+00:00) \|", done.stdout)
 
 
-def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, clean_events, reference):
+def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, clean_events, reference, capfd):
     from deltalake import DeltaTable
     from pyspark.testing import assertDataFrameEqual
 
@@ -110,6 +111,39 @@ def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, cl
     folder = run.run_id.replace(":", "_").replace("+", "_")
     for stage in ("events", "trend_aggregates"):
         assert (config.data_docs / folder / stage / "index.html").is_file()
+    assert_quiet_log_with_summaries(capfd.readouterr(), spark, config, run.run_id)
+
+
+def assert_quiet_log_with_summaries(log, spark, config, run_id: str) -> None:
+    """Each task's log holds its one-line summary with the exact counts, and none of the noise: no Ivy,
+    no Great Expectations registrations, no Spark start-up warnings."""
+    text = log.out + log.err
+    for noise in (":: resolving dependencies", "Ivy Default Cache", "Skipping registering function",
+                  "Using an existing Spark session", "resolves to a loopback address", "NativeCodeLoader",
+                  "Truncated the string representation", "Closing down clientserver connection"):  # fmt: skip
+        assert noise not in text
+    events = spark.read.format("delta").load(config.events_table).where("event_hour = 9").count()
+    written = aggregates(spark, config.output_table).count()
+    (stats,) = spark.read.format("delta").load(config.stats_table).where("query_set = 0").collect()
+    bursts = sum(int(r.engine_stats["shared_bursts"]) for r in spark.read.format("delta").load(
+        config.stats_table).collect())  # fmt: skip
+    version = len(spark.sql(f"DESCRIBE HISTORY delta.`{config.output_table}`").collect()) - 1
+    interval = re.escape("rideshare_trips [2026-01-05T09:00Z, 2026-01-05T10:00Z): ")
+    seconds = r", \d+\.\d s"
+    for line in (
+        rf"wait_for_events {interval}the events table holds the interval{seconds}",
+        rf"validate_events {interval}{events} rows in, 0 quarantined, {events} rows out{seconds}",
+        (
+            rf"aggregate {interval}{stats.events_read} rows in, 0 quarantined, {written} rows out, {bursts} shared "
+            rf"bursts{seconds}"
+        ),
+        (
+            rf"verify_commit {interval}{written} rows out, run {re.escape(run_id)} committed version {version} of "
+            rf"{re.escape(config.output_table)}{seconds}"
+        ),
+        rf"validate_aggregates {interval}{written} rows in, 0 quarantined, {written} rows out{seconds}",
+    ):
+        assert re.search(line, text), line
 
 
 # --------------------------------------------------------------------------------------------- bad input
@@ -162,7 +196,7 @@ def bad_config(max_bad_fraction: float):
 def test_bad_rows_are_quarantined_with_reasons_and_the_good_rows_processed(spark, bad_events, reference):
     from pyspark.testing import assertDataFrameEqual
 
-    from jobs.aggregate import read_events, run
+    from jobs.aggregate import read_events, run, summary
     from jobs.validate import validate_events
 
     config = bad_config(0.05)
@@ -191,7 +225,16 @@ def test_bad_rows_are_quarantined_with_reasons_and_the_good_rows_processed(spark
     # without the quarantine the job would read the bad rows of known types inside the range: the null id
     # Request, "Limo", the duplicates, the speed and the duration out of range
     assert read_events(spark, unguarded).count() == read_events(spark, plan).count() + 6
-    run(spark, plan)
+    result = run(spark, plan)
+    interval = "rideshare_trips [2026-01-05T09:00Z, 2026-01-05T10:00Z)"
+    assert summary(result, 2.0).line() == (
+        f"aggregate {interval}: {result.events_read + 6} rows in, 6 quarantined, {result.rows_written} rows out, "
+        f"{result.shared_bursts} shared bursts, 2.0 s"
+    )
+    assert replace(report, seconds=1.5).line() == (
+        f"validate_events {interval}: {report.rows} rows in, {len(BAD_ROWS)} quarantined, "
+        f"{report.rows - len(BAD_ROWS)} rows out, 1.5 s"
+    )
     assertDataFrameEqual(aggregates(spark, output), aggregates(spark, reference))
 
 
@@ -203,13 +246,36 @@ def test_a_column_of_the_wrong_type_fails_validation_naming_the_expectation(spar
 
     config = load_config(write_conf(WORK / "typed.toml", WORK / "typed-tables"))
     clean = spark.read.format("delta").load(clean_events).where("event_hour = 9")
-    clean.withColumn("duration", F.col("duration").cast("string")).write.format("delta").partitionBy(
+    # driver only partitions the stream ([driver, rider]): the workload takes any type there, the suite not
+    clean.withColumn("driver", F.lit(None).cast("bigint")).write.format("delta").partitionBy(
         "event_date", "event_hour").save(config.events_table)  # fmt: skip
     with pytest.raises(ValidationFailed) as failed:
         validate_events(config, HOUR_START, HOUR_END, "typed-run", spark=spark)
-    assert "failed expect_column_values_to_be_in_type_list(duration): observed 'StringType'" in str(
-        failed.value
+    assert "failed expect_column_values_to_be_in_type_list(driver): observed 'LongType'" in str(failed.value)
+
+
+def test_a_workload_that_does_not_fit_the_events_table_fails_the_gate_before_spark(spark, clean_events):
+    from pyspark.sql import functions as F
+
+    from jobs.pipeline import load_config
+    from jobs.validate import ValidationFailed, validate_events
+
+    config = load_config(write_conf(WORK / "mistyped.toml", WORK / "mistyped-tables"))
+    clean = spark.read.format("delta").load(clean_events).where("event_hour = 9")
+    clean.withColumn("duration", F.col("duration").cast("string")).write.format("delta").partitionBy(
+        "event_date", "event_hour").save(config.events_table)  # fmt: skip
+    with pytest.raises(ValidationFailed) as failed:
+        validate_events(config, HOUR_START, HOUR_END, "mistyped-run", spark=spark)
+    workload = config.workload
+    where = f"the events table {config.events_table}"
+    line = "q{}: RETURN T.district, COUNT(*), SUM(T.duration)"
+    column = line.format(1).index("T.duration") + 1
+    assert str(failed.value) == "\n".join(
+        f"{workload}:{n}:{column}: query 'q{q}': SUM(T.duration): SUM takes a number attribute; duration is string "
+        f"in {where}\n  {line.format(q)}\n  {' ' * (column - 1)}^"
+        for q, n in ((1, 8), (3, 22))
     )
+    assert not Path(config.quarantine_table).exists()  # nothing ran
 
 
 def test_over_the_threshold_the_validation_task_fails_naming_the_expectations(
@@ -231,3 +297,43 @@ def test_over_the_threshold_the_validation_task_fails_naming_the_expectations(
         "expect_column_values_to_be_between(duration)",
     ):
         assert f"failed {name}" in text  # fmt: skip
+
+
+def test_the_output_gate_refuses_a_missing_value_only_where_one_is_certain(spark, clean_events, reference):
+    """COUNT rows always have a value; SUM(T.duration) one when no Travel event of its window lacks a
+    duration. A null where a value is certain is quarantined; a null where a Travel of the window has no
+    duration may be right, and is not."""
+    from pyspark.sql import functions as F
+
+    from jobs.pipeline import load_config
+    from jobs.validate import ValidationFailed, validate_aggregates
+
+    config = load_config(write_conf(WORK / "nulls.toml", WORK / "nulls-tables"))
+    events = spark.read.format("delta").load(clean_events)
+    last = events.where("event_type = 'Travel' AND event_hour = 9").orderBy(F.desc("event_time")).first()
+    events.withColumn("duration", F.when(F.col("event_id") == last.event_id, None).otherwise(F.col("duration"))
+                      ).write.format("delta").partitionBy("event_date", "event_hour").save(config.events_table)  # fmt: skip
+    rows = spark.read.format("delta").load(reference)
+    sums = rows.where("aggregate = 'SUM(T.duration)'").orderBy("query", "window_end", "group_key")
+    t = F.lit(last.event_time)
+    maybe = sums.where((F.col("window_start") <= t) & (t < F.col("window_end"))).first()  # holds that Travel
+    certain = sums.where(F.col("window_end") <= t).first()
+    count = rows.where("aggregate = 'COUNT(*)'").orderBy("query", "window_end", "group_key").first()
+    emptied = [(r.query, r.window_end, r.group_key, r.aggregate) for r in (maybe, certain, count)]
+    key = F.struct("query", "window_end", "group_key", "aggregate")
+    hit = key.isin([F.struct(*map(F.lit, e)) for e in emptied])
+    rows.select(*[F.when(hit, None).otherwise(F.col(c)).alias(c) if c in ("value", "value_exact") else c
+                  for c in rows.columns]).write.format("delta").partitionBy("workload", "window_end_date").save(
+        config.output_table)  # fmt: skip
+    with pytest.raises(ValidationFailed) as failed:
+        validate_aggregates(config, HOUR_START, HOUR_END, "nulls-run", spark=spark)
+    total = rows.count()
+    assert f"failed expect_column_values_to_not_be_null(required_value): 2 of {total} rows" in str(
+        failed.value
+    )
+    quarantined = spark.read.format("delta").load(config.quarantine_table).collect()
+    reason = ("the aggregate has no value, but must have one: a COUNT always has one, a SUM, AVG, MIN or MAX over "
+              "E.a one when every E event of its window has a value for a")  # fmt: skip
+    assert sorted(
+        (json.loads(q.row)["query"], json.loads(q.row)["aggregate"], q.reason) for q in quarantined
+    ) == (sorted([(certain.query, "SUM(T.duration)", reason), (count.query, "COUNT(*)", reason)]))

@@ -283,16 +283,65 @@ def test_bad_arguments_exit_non_zero_without_spark(change, message, events_table
     assert message in capsys.readouterr().err
 
 
-def test_a_partition_attribute_missing_from_the_table_is_a_workload_error(tmp_path, events_table, capsys):
+KNOWN = "driver, rider, district, request_type, speed, duration"
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        (
+            "q: RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+) WHERE [vehicle] WITHIN 10 min",
+            "vehicle: the events table {table} has no attribute vehicle; its attributes: {known}",
+        ),
+        (
+            "q: RETURN COUNT(*), SUM(T.duraton) PATTERN SEQ(Request R, Travel T+) WITHIN 10 min",
+            (
+                "T.duraton: the events table {table} has no attribute duraton (did you mean duration?); its attributes: "
+                "{known}"
+            ),
+        ),
+        (
+            "q: RETURN COUNT(*), MAX(T.district) PATTERN SEQ(Request R, Travel T+) WITHIN 10 min",
+            "MAX(T.district): MAX takes a number attribute; district is string in the events table {table}",
+        ),
+        (
+            "q: RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+) WHERE T.district > 3 WITHIN 10 min",
+            (
+                "the condition T.district > 3 compares T.district (string) with the number 3: it is false for every "
+                "event"
+            ),
+        ),
+    ],
+)
+def test_a_workload_that_does_not_fit_the_events_table_is_refused_before_spark(query, message, tmp_path,
+                                                                                events_table, capsys):  # fmt: skip
     from jobs.aggregate import main
 
     workload = tmp_path / "w.hamlet"
-    workload.write_text(
-        "q: RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+) WHERE [vehicle] WITHIN 10 min\n"
-    )
+    workload.write_text(query + "\n")
+    column = {"vehicle": query.find("vehicle"), "duraton": query.find("T.duraton"),
+              "MAX": query.find("T.district"), "condition": query.find("T.district")}  # fmt: skip
+    at = next(c for word, c in column.items() if word in message) + 1
     assert main(["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
                  "--events-table", events_table, "--output-table", str(tmp_path / "out")]) == 1  # fmt: skip
-    assert "partition the stream by vehicle, which the events table lacks" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        f"error: {workload}:1:{at}: query 'q': {message.format(table=events_table, known=KNOWN)}\n"
+        f"  {query}\n  {' ' * (at - 1)}^\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_hamlet_check_reads_the_attributes_of_the_events_table(tmp_path, events_table, workload_file, capsys):
+    from hamlet.cli import main
+
+    assert main(["check", str(workload_file), "--events-table", events_table]) == 0
+    assert capsys.readouterr().out == (
+        f"{workload_file}: 4 queries OK (q1, q2, q3, q4); its attributes fit the events table {events_table}\n"
+    )
+    assert main(["check", str(workload_file), "--events-table", str(tmp_path / "none")]) == 1
+    assert capsys.readouterr().err == (
+        f"error: no Delta table at {tmp_path / 'none'} (create one with `hamlet generate` or `hamlet load-events`)\n"
+    )
 
 
 def test_a_spark_failure_exits_non_zero(spark, events_table, workload_file, tmp_path, capsys):

@@ -214,18 +214,3 @@ def test_table_locations_keep_uris_and_make_local_paths_absolute(monkeypatch, tm
                                       "2026-01-05T09:00:00Z", "--events-table", "e", "--output-table", "o"])  # fmt: skip
     with pytest.raises(JobError, match="cannot read workload missing.hamlet"):
         make_plan(args)
-
-
-def test_jvm_start_up_holds_an_exclusive_lock_on_the_ivy_cache(tmp_path):
-    import subprocess
-    import sys
-
-    from jobs.session import IVY_LOCK, ivy_lock
-
-    probe = ("import fcntl, sys\nwith open(sys.argv[1], 'a') as f:\n"
-             "    try:\n        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    except BlockingIOError:\n"
-             "        sys.exit(3)\n")  # fmt: skip
-    lock = str(tmp_path / IVY_LOCK)
-    with ivy_lock(tmp_path):  # another process (another JVM start-up) cannot take it meanwhile
-        assert subprocess.run([sys.executable, "-c", probe, lock], check=False).returncode == 3
-    assert subprocess.run([sys.executable, "-c", probe, lock], check=False).returncode == 0

@@ -1,0 +1,231 @@
+"""Wall time of one small hourly job against an empty Spark job with Delta: what a run pays before any work.
+
+    .venv/bin/python bench/startup.py --label LABEL [--baseline REV] [--repeats 3] [--rate 2000]
+                                      [--output bench/results/startup.md]
+
+Generates two hours of rideshare events (``--rate`` per hour, seed 2021) into a temporary Delta table (not
+timed), then times, each as its own process (wall clock, Python start-up and JVM included):
+
+- ``empty``: ``jobs.session.build_session`` (Delta configured), an empty Delta table written, stopped;
+- ``hamlet aggregate``: ``conf/workloads/rideshare_trips.hamlet`` over the second hour (its read-ahead
+  reaches into the first), as a user runs it;
+- ``spark-submit``: the same job as the Airflow task ``aggregate`` starts it (``jobs/aggregate.py`` with
+  ``jobs.session.submit_options()`` when the checkout has it, bare otherwise).
+
+``--baseline REV`` runs the same commands on that commit too (``git archive`` into ``var/bench-baseline``,
+sharing this checkout's venv and Ivy cache), interleaved with this checkout's runs, so that both see the same
+load on a shared machine. One untimed round first (caches; and for a checkout that resolves its jars at every
+start, the first download). The lines of output (stdout and stderr) are counted too: that is the log a user
+reads. The results go to ``--output`` as a Markdown section with the machine, its load average before and
+after, the commits and every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = ROOT / ".venv" / "bin"
+WORKLOAD = "conf/workloads/rideshare_trips.hamlet"
+FIRST_HOUR = "2026-01-05T08:00:00+00:00"
+START, END = "2026-01-05T09:00:00+00:00", "2026-01-05T10:00:00+00:00"
+OPTIONS = (
+    "from jobs import session; import json; print(json.dumps(getattr(session, 'submit_options', list)()))"
+)
+
+
+@dataclass
+class Timing:
+    tree: str  # which checkout
+    name: str
+    command: list[str]
+    cwd: Path
+    env: dict[str, str]
+    seconds: list[float] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+
+
+def empty_job(path: str) -> None:
+    """The empty job: a Delta-enabled session, an empty Delta table written, the session stopped. Imports
+    ``jobs`` from PYTHONPATH (the checkout measured)."""
+    from jobs.session import build_session
+
+    spark = build_session("hamlet-empty")
+    spark.createDataFrame([], "x INT").write.format("delta").mode("overwrite").save(path)
+    spark.stop()
+
+
+def machine() -> str:
+    model = next((line.split(":", 1)[1].strip() for line in _lines("/proc/cpuinfo") if line.startswith("model name")),
+                 platform.processor() or platform.machine())  # fmt: skip
+    kib = next((int(line.split()[1]) for line in _lines("/proc/meminfo") if line.startswith("MemTotal")), 0)
+    java = subprocess.run(
+        ["java", "-version"], check=False, capture_output=True, text=True
+    ).stderr.splitlines()
+    return (f"{model}, {os.cpu_count()} cores, {kib / 2**20:.0f} GiB, {platform.system()} {platform.release()}, "
+            f"Python {platform.python_version()}, {java[0] if java else 'java ?'}")  # fmt: skip
+
+
+def _lines(path: str) -> list[str]:
+    try:
+        return Path(path).read_text().splitlines()
+    except OSError:
+        return []
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def describe(rev: str) -> str:
+    head = subprocess.run(
+        ["git", "log", "-1", "--format=%h %s", rev], check=True, cwd=ROOT, capture_output=True, text=True
+    )
+    return head.stdout.strip()
+
+
+def working_tree() -> str:
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], check=True, cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()  # fmt: skip
+    return describe("HEAD") + (" (with uncommitted changes)" if dirty else "")
+
+
+def baseline_tree(rev: str) -> Path:
+    """``rev`` exported into var/bench-baseline/<rev>, its var/ivy this checkout's (no second download)."""
+    target = ROOT / "var" / "bench-baseline" / rev
+    if not (target / "jobs" / "session.py").is_file():
+        target.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    (target / "var").mkdir(exist_ok=True)
+    for shared in ("ivy", "jars"):
+        link = target / "var" / shared
+        if not link.exists() and (ROOT / "var" / shared).exists():
+            link.symlink_to(ROOT / "var" / shared)
+    return target
+
+
+def commands(tree: str, root: Path, work: Path) -> list[Timing]:
+    env = {**os.environ, "PYSPARK_PYTHON": str(VENV_BIN / "python"), "HAMLET_ENV": "local", "PYTHONPATH": str(root),
+           "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}  # fmt: skip
+    events, output = str(work / "events"), str(work / f"trend_aggregates-{tree}")
+    job_args = ["--workload", WORKLOAD, "--start", START, "--end", END, "--events-table", events,
+                "--output-table", output]  # fmt: skip
+    probe = subprocess.run([str(VENV_BIN / "python"), "-c", OPTIONS], cwd=root, env=env, capture_output=True,
+                           text=True, check=True)  # fmt: skip
+    submit = [str(VENV_BIN / "spark-submit"), *json.loads(probe.stdout), str(root / "jobs" / "aggregate.py")]
+    empty = [
+        str(VENV_BIN / "python"),
+        str(ROOT / "bench" / "startup.py"),
+        "--empty-job",
+        str(work / f"empty-{tree}"),
+    ]
+    return [
+        Timing(tree, "empty PySpark job with Delta", empty, root, env),
+        Timing(tree, "hamlet aggregate", [str(VENV_BIN / "hamlet"), "aggregate", *job_args], root, env),
+        Timing(tree, "spark-submit jobs/aggregate.py (the Airflow task)", [*submit, *job_args], root, env),
+    ]
+
+
+def timed(t: Timing) -> tuple[float, int]:
+    started = time.perf_counter()
+    done = subprocess.run(t.command, check=False, cwd=t.cwd, env=t.env, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(t.command)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return seconds, len(done.stdout.splitlines()) + len(done.stderr.splitlines())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--label", help="what this measurement is")
+    parser.add_argument("--baseline", metavar="REV", help="also time this commit, interleaved")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rate", type=int, default=2000, help="events per hour")
+    parser.add_argument("--output", default=str(ROOT / "bench" / "results" / "startup.md"))
+    parser.add_argument("--empty-job", metavar="PATH", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.empty_job:
+        empty_job(args.empty_job)
+        return
+    if not args.label:
+        parser.error("--label is required")
+    work = Path(tempfile.mkdtemp(prefix="hamlet-startup-"))
+    try:
+        env = {**os.environ, "PYSPARK_PYTHON": str(VENV_BIN / "python"), "PYTHONPATH": str(ROOT)}
+        subprocess.run([str(VENV_BIN / "hamlet"), "generate", "--scenario", "rideshare", "--start", FIRST_HOUR,
+                        "--hours", "2", "--events-per-hour", str(args.rate), "--table", str(work / "events"),
+                        "--seed", "2021"], cwd=ROOT, env=env, check=True, capture_output=True)  # fmt: skip
+        trees = [("this checkout", ROOT)]
+        if args.baseline:
+            trees.insert(0, (f"baseline {args.baseline}", baseline_tree(args.baseline)))
+        timings = [t for i, (name, root) in enumerate(trees) for t in commands(f"t{i}", root, work)]
+        names = {f"t{i}": name for i, (name, _) in enumerate(trees)}
+        for t in timings:  # untimed round
+            timed(t)
+        load_before = load()
+        for r in range(args.repeats):
+            for t in timings[r % len(timings) :] + timings[: r % len(timings)]:
+                seconds, lines = timed(t)
+                t.seconds.append(seconds)
+                t.lines.append(lines)
+        load_after = load()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    section = report(args, timings, names, load_before, load_after)
+    print(section)
+    with open(args.output, "a", encoding="utf-8") as f:
+        f.write(section + "\n")
+
+
+def report(args: argparse.Namespace, timings: list[Timing], names: dict[str, str], load_before: str,
+           load_after: str) -> str:  # fmt: skip
+    def shown(t: Timing) -> str:
+        parts = (Path(c).relative_to(ROOT).as_posix() if c.startswith(str(ROOT)) else c for c in t.command)
+        text = " ".join(re.sub(r"^.*/hamlet-startup-[^/]+", "$TMP", p) for p in parts)
+        return re.sub(r"--jars \S+", "--jars $(.venv/bin/python -m jobs.jars paths)", text)
+
+    command = f"--label '{args.label}' --repeats {args.repeats} --rate {args.rate}"
+    if args.baseline:
+        command += f" --baseline {args.baseline}"
+    lines = [
+        f"## {args.label} ({time.strftime('%Y-%m-%d %H:%M %Z')})",
+        "",
+        f"- this checkout: {working_tree()}",
+        *([f"- baseline: {describe(args.baseline)}"] if args.baseline else []),
+        f"- machine: {machine()}",
+        f"- load average (1, 5, 15 min) before the timed runs: {load_before}; after: {load_after}",
+        (
+            f"- command: `.venv/bin/python bench/startup.py {command}`; {args.rate} events per hour, 2 hours "
+            "generated, the second one aggregated; runs interleaved"
+        ),
+        "",
+        "| checkout | what | wall seconds (median) | runs | × empty of the same checkout | lines of output |",
+        "|---|---|---|---|---|---|",
+    ]
+    for t in timings:
+        empty = statistics.median(next(e for e in timings if e.tree == t.tree).seconds)
+        median = statistics.median(t.seconds)
+        runs = ", ".join(f"{s:.1f}" for s in t.seconds)
+        lines.append(
+            f"| {names[t.tree]} | {t.name} | {median:.1f} | {runs} | {median / empty:.2f} | {max(t.lines)} |"
+        )
+    lines.append("")
+    lines += [f"- {names[t.tree]}, {t.name}: `{shown(t)}`" for t in timings]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Python's side of a quiet log: library warnings and log records that repeat on every run and ask nothing of
+a user (the JVM's side is ``conf/spark/log4j2.properties``). Each entry says why it is noise.
+
+``quiet()`` is called by every entry point that imports these libraries: the Spark session builder, the
+validation gates before Great Expectations is imported, the Airflow tasks and home, the demo. It only raises
+thresholds of named loggers and ignores exact warnings, so anything else still shows.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import warnings
+
+# (start of the message, category): warnings about the libraries' own internals, the same on every run.
+NOISE: tuple[tuple[str, type[Warning]], ...] = (
+    # PITFALLS: results are identical with pandas 2.3 and 3.x; the jobs use Arrow, not pandas.
+    ("PySpark does not yet fully support pandas", FutureWarning),
+    # Airflow's own in-process API server of dag.test (demo, tests) imports a deprecated test client.
+    ("Using `httpx` with `starlette.testclient` is deprecated", Warning),
+    # Airflow's standard provider (the @task.sensor decorator) imports a name Airflow itself deprecated.
+    ("The `airflow.utils.operator_helpers.determine_kwargs` attribute is deprecated", Warning),
+)
+
+# Loggers whose INFO records say nothing about the user's data: Great Expectations logs ~50 lines
+# ("Skipping registering function ... because it is a closure") each time it is imported, and its temporary
+# folders; py4j its connections to the JVM. Their warnings and errors still show.
+QUIET_LOGGERS: dict[str, int] = {"great_expectations": logging.WARNING, "py4j": logging.WARNING}
+
+
+def quiet() -> None:
+    for message, category in NOISE:
+        warnings.filterwarnings("ignore", message=re.escape(message), category=category)
+    for name, level in QUIET_LOGGERS.items():
+        logging.getLogger(name).setLevel(level)
