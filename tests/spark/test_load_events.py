@@ -20,9 +20,14 @@ def write(path: Path, *lines: str) -> str:
 
 
 def load(capsys, *argv: str) -> tuple[int, str, str]:
+    """(exit status, the load's report, stderr); the report is followed by the one-line summary every
+    command ends with (its format: test_jars_and_logs.py)."""
     status = main(list(argv))
     out = capsys.readouterr()
-    return status, out.out.strip(), out.err.strip()
+    lines = out.out.strip().splitlines()
+    if status == 0:
+        assert len(lines) == 2 and lines[1].startswith("load-events "), lines
+    return status, lines[0] if lines else "", out.err.strip()
 
 
 def rows(spark, table: str) -> list[tuple]:
