@@ -43,6 +43,12 @@ class SubPattern:
             out.extend(negation.part.all_types())
         return tuple(out)
 
+    def key(self) -> tuple:
+        """Equal for sub-patterns that are equal up to aliases, NOTs included and in place. ``pattern`` alone
+        is the positive part: ``SEQ(NOT E, A+)`` and ``SEQ(A+, NOT E)`` both hold ``A+`` there, yet no trend
+        graph, shared state or cached result of one answers for the other."""
+        return canonical(self.pattern), tuple((n.previous, n.following, n.part.key()) for n in self.negations)
+
     def walk(self) -> list[SubPattern]:
         """This sub-pattern and every negative one below it, parents first."""
         out = [self]

@@ -9,7 +9,6 @@ from operator import itemgetter
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
-from hamlet.analysis.template import canonical
 from hamlet.events import Event
 
 PartitionKey = tuple
@@ -93,11 +92,12 @@ def match_key(query: AnalyzedQuery) -> tuple[frozenset[str], frozenset[tuple[str
 
 
 def graph_key(query: AnalyzedQuery) -> tuple:
-    """Queries with equal keys build equal trend graphs on any partition: the same pattern (up to aliases),
-    the same local and edge predicates. They may differ in windows, aggregates and GROUP-BY (a set's
-    queries partition alike), which the graph does not depend on (graph.py: classes keyed by c)."""
+    """Queries with equal keys build equal trend graphs on any partition: the same pattern (up to aliases,
+    its NOTs in place: ``SubPattern.key``), the same local and edge predicates. They may differ in windows,
+    aggregates and GROUP-BY (a set's queries partition alike), which the graph does not depend on
+    (graph.py: classes keyed by c)."""
     edges = frozenset((p.source, p.target, p.text) for p in query.edge_predicates)
-    return canonical(query.pattern.pattern), match_key(query), edges
+    return query.pattern.key(), match_key(query), edges
 
 
 LocalTests = dict[str, tuple[Callable[[Event], Any], ...]]
