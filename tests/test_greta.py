@@ -73,6 +73,25 @@ def test_queries_differing_only_in_windows_and_aggregates_share_one_graph():
         }, strategy  # fmt: skip
 
 
+def test_queries_whose_nots_stand_apart_never_share_a_graph():
+    # Equal positive patterns (A+ in the first two, SEQ(A, B) in the others) over the same types, the NOTs
+    # elsewhere: each builds its own graph. Only those equal up to aliases and windows share one.
+    text = ("lead: RETURN COUNT(*) PATTERN SEQ(NOT E, A+) WITHIN 100\n"
+            "trail: RETURN COUNT(*) PATTERN SEQ(A+, NOT E) WITHIN 100\n"
+            "mid: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(C, NOT E, D), B) WITHIN 100\n"
+            "two: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(C, D), B, NOT E) WITHIN 100\n"
+            "other: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(C, NOT E, D), B) WITHIN 50\n"
+            "alias: RETURN COUNT(*) PATTERN SEQ(A x, NOT SEQ(C, NOT E y, D), B) WITHIN 100")  # fmt: skip
+    queries = parse_workload(text).queries
+    groups = graph_groups(queries, {q.name: algebra_for(q, []) for q in queries})
+    assert [[q.name for q in g.queries] for g in groups] == [
+        ["lead"],
+        ["trail"],
+        ["mid", "other", "alias"],
+        ["two"],
+    ]
+
+
 def test_counts_are_exact_integers_of_any_size():
     events = [Event("A", t, {"x": 3}) for t in range(300)]
     got = counts("q: RETURN COUNT(*), COUNT(A), SUM(A.x) PATTERN A+ WITHIN 1000", events)

@@ -80,10 +80,21 @@ def kernel_patterns(draw) -> str:
     return pattern
 
 
+# How a query partitions the stream: (its equivalence attributes, its GROUP-BY attributes).
+Partitioning = tuple[tuple[str, ...], tuple[str, ...]]
+
+
 @st.composite
-def queries(draw, name: str, negation: bool = False, kernel: bool = False) -> str:
-    """``kernel``: a query the compiled kernel takes (``kernel_patterns``, no edge predicates)."""
-    if kernel:
+def queries(draw, name: str, negation: bool = False, kernel: bool = False, pattern: str | None = None,
+            partition: Partitioning | None = None, extreme: str | None = None,
+            window: tuple[int, int] | None = None) -> str:  # fmt: skip
+    """``kernel``: a query the compiled kernel takes (``kernel_patterns``, no edge predicates). The others
+    fix what is otherwise drawn: ``pattern``; ``partition``; ``extreme``, the query's only MIN/MAX
+    aggregate ("" for none: queries share only when they ask the same, ``Workload.sharable``); ``window``
+    (WITHIN, SLIDE)."""
+    if pattern is not None:
+        pass
+    elif kernel:
         pattern = draw(kernel_patterns())
     else:
         pattern = (
@@ -95,13 +106,17 @@ def queries(draw, name: str, negation: bool = False, kernel: bool = False) -> st
     returns = ["COUNT(*)"]
     for _ in range(draw(st.integers(0, 3))):
         t = draw(st.sampled_from(positive))
-        returns.append(
-            draw(st.sampled_from([f"COUNT({t})", f"SUM({t}.x)", f"MIN({t}.x)", f"MAX({t}.x)", f"AVG({t}.x)"]))
-        )
+        functions = [f"COUNT({t})", f"SUM({t}.x)", f"AVG({t}.x)"]
+        if extreme is None:
+            functions += [f"MIN({t}.x)", f"MAX({t}.x)"]
+        returns.append(draw(st.sampled_from(functions)))
+    if extreme:
+        returns.append(extreme)
     returns = list(dict.fromkeys(returns))
-    where = []
-    if draw(st.booleans()):
-        where.append("[k]")
+    if partition is None:
+        partition = (("k",) if draw(st.booleans()) else (), ("g",) if draw(st.booleans()) else ())
+    equivalence, grouped = partition
+    where = [f"[{', '.join(equivalence)}]"] if equivalence else []
     for _ in range(draw(st.integers(0, 2))):
         t = draw(st.sampled_from(all_types))
         where.append(
@@ -120,13 +135,20 @@ def queries(draw, name: str, negation: bool = False, kernel: bool = False) -> st
             f"{x}.x * 2 <= NEXT({y}).x + 1", f"{x}.x > NEXT({y}).y", f"NEXT({y}).x < {x}.y", f"{x}.x != NEXT({y}).x",
         ])))  # fmt: skip
     group = ""
-    if draw(st.booleans()):
-        group = " GROUP-BY g"
-        returns.insert(0, "g")
-    within = draw(st.integers(3, 16))
-    slide = draw(st.sampled_from([within, within, max(1, within // 2), max(1, within // 3), within + 2]))
+    if grouped:
+        group = f" GROUP-BY {', '.join(grouped)}"
+        returns[:0] = grouped
+    within, slide = draw(windows()) if window is None else window
     return (f"{name}: RETURN {', '.join(returns)} PATTERN {pattern}"
             + (f" WHERE {' AND '.join(where)}" if where else "") + f"{group} WITHIN {within} SLIDE {slide}")  # fmt: skip
+
+
+@st.composite
+def windows(draw) -> tuple[int, int]:
+    """(WITHIN, SLIDE): tumbling, sliding, or with gaps between windows."""
+    within = draw(st.integers(3, 16))
+    slides = [within, within, max(1, within // 2), max(1, within // 3), within + 2]
+    return within, draw(st.sampled_from(slides))
 
 
 @st.composite
@@ -136,28 +158,32 @@ def workloads(draw, max_queries: int = 3, negation: bool = False, kernel: bool =
 
 
 @st.composite
-def events(draw, types: str = TYPES + "Z", max_events: int = 12) -> list[Event]:
+def events(draw, types: str = TYPES + "Z", max_events: int = 12, min_events: int = 0) -> list[Event]:
     """Times in 0..14 with repeats; x, y small ints (sometimes null, sometimes float); g, k two values.
 
     ``types`` is a pool to draw from: repeat a type to make it more frequent."""
-    n = draw(st.integers(0, max_events))
+    n = draw(st.integers(min_events, max_events))
     times = sorted(draw(st.lists(st.integers(0, 14), min_size=n, max_size=n)))
-    out = []
+    return [Event(draw(st.sampled_from(types)), t, draw(attributes())) for t in times]
+
+
+@st.composite
+def attributes(draw) -> dict:
+    """x, y small ints (x sometimes null, sometimes float); s two strings; g, k two values (g seldom null)."""
     value = st.one_of(st.integers(0, 4), st.none(), st.sampled_from([0.5, 2.25]))
-    for t in times:
-        out.append(Event(draw(st.sampled_from(types)), t, {
-            "x": draw(value), "y": draw(st.integers(0, 3)), "s": draw(st.sampled_from(["u", "v"])),
-            "g": draw(st.sampled_from([1, 2, None])) if draw(st.integers(0, 5)) == 0 else draw(st.sampled_from([1, 2])),
-            "k": draw(st.sampled_from(["p", "q"])),
-        }))  # fmt: skip
-    return out
+    return {
+        "x": draw(value), "y": draw(st.integers(0, 3)), "s": draw(st.sampled_from(["u", "v"])),
+        "g": draw(st.sampled_from([1, 2, None])) if draw(st.integers(0, 5)) == 0 else draw(st.sampled_from([1, 2])),
+        "k": draw(st.sampled_from(["p", "q"])),
+    }  # fmt: skip
 
 
-def types_of(text: str) -> str:
-    """The workload's types, positive ones three times over, plus a type no query reads."""
+def types_of(text: str, every: int = 1) -> str:
+    """The workload's types, positive ones three times over and all ``every`` times more, plus a type no
+    query reads."""
     workload = parse_workload(text)
     positive = "".join(t for q in workload.queries for t in q.pattern.template.types)
-    return positive * 3 + "".join(t for q in workload.queries for t in q.types) + "Z"
+    return positive * 3 + "".join(t for q in workload.queries for t in q.types) * every + "Z"
 
 
 @st.composite
@@ -226,16 +252,146 @@ def sharing_workloads(draw) -> str:
 
 
 @st.composite
-def bursty_events(draw, types: str = "ABCDEF", max_runs: int = 7) -> list[Event]:
-    """Runs of one type (bursts), mostly B, at increasing times, sometimes sharing a timestamp."""
+def bursty_events(draw, types: str = "ABCDEF", max_runs: int = 7, max_events: int | None = None,
+                  min_runs: int = 0) -> list[Event]:  # fmt: skip
+    """Runs of one type (bursts), mostly B, at increasing times, sometimes sharing a timestamp; at most
+    ``max_events`` (the oracle is exponential in the events of a partition and window)."""
     out: list[Event] = []
     t = 0
-    for _ in range(draw(st.integers(0, max_runs))):
+    for _ in range(draw(st.integers(min_runs, max_runs))):
         event_type = draw(st.sampled_from("BBB" + types))
         for _ in range(draw(st.integers(1, 4))):
+            if max_events is not None and len(out) == max_events:
+                return out
             t += draw(st.sampled_from([0, 1, 1, 1, 2]))
-            out.append(Event(event_type, t, {
-                "x": draw(st.integers(0, 4)), "y": draw(st.integers(0, 2)),
-                "g": draw(st.sampled_from([1, 2])), "k": draw(st.sampled_from(["p", "q"])),
-            }))  # fmt: skip
+            out.append(Event(event_type, t, draw(attributes())))
     return out
+
+
+# Kleene sub-patterns that the queries of a multi-query workload share (over B, C, D; B+ most often, as its
+# bursts are what the shared strategies share).
+SHARED_CORES = ["B+"] * 5 + ["(SEQ(B, C))+", "(SEQ(B+, C))+", "(SEQ(B, NOT D, C))+"]
+PARTITION_ATTRIBUTES = [(), ("k",), ("g",), ("g", "k")]
+
+
+@st.composite
+def partitionings(draw, attributes: tuple[str, ...]) -> Partitioning:
+    """A query partitioned by ``attributes``: some grouped by, the others (and sometimes a grouping one too)
+    in its equivalence list, in any order. Queries partitioned alike share (``Workload.sharable``) whatever
+    they group by; each sums its partitions into its own groups."""
+    grouped = tuple(draw(st.permutations([a for a in attributes if draw(st.booleans())])))
+    equivalence = [a for a in attributes if a not in grouped or draw(st.integers(0, 3)) == 0]
+    return tuple(draw(st.permutations(equivalence))), grouped
+
+
+@st.composite
+def sequences_around(draw, core: str, pool: list[str]) -> list[str]:
+    """The positive items of a pattern around ``core``: an item from ``pool`` (consumed) before it, after it,
+    both or neither. An item is mostly a type or a Kleene type, sometimes a pattern (``patterns``, nested,
+    with its own NOTs): a query of four types or more seldom has a trend in a dozen events."""
+    sides = draw(st.sampled_from(["", "before", "after", "before", "after", "both"]))
+    items = [core]
+    if pool and sides in ("before", "both"):
+        items.insert(0, draw(context_item(pool)))
+    if pool and sides in ("after", "both"):
+        items.append(draw(context_item(pool)))
+    return items
+
+
+@st.composite
+def context_item(draw, pool: list[str]) -> str:
+    if draw(st.integers(0, 3)) == 0:
+        return draw(patterns(pool, 1, False))
+    t = pool.pop()
+    return f"{t}+" if draw(st.booleans()) else t
+
+
+def with_negation(items: list[str], negation: str | None, slot: int, kleene: bool) -> str:
+    """``items`` in a SEQ with ``NOT negation`` before item ``slot`` (after the last for ``len(items)``):
+    leading, middle or trailing. ``kleene``: the positive items under a Kleene plus, any NOT around it."""
+    inner = list(items)
+    if negation is not None and 0 < slot < len(items) and kleene:
+        inner.insert(slot, f"NOT {negation}")
+        negation = None  # in the middle, a NOT may stand inside the Kleene plus
+    parts = [f"(SEQ({', '.join(inner)}))+"] if kleene and len(inner) > 1 else inner
+    if negation is not None:
+        position = 0 if slot == 0 else len(parts) if slot >= len(items) else slot
+        parts.insert(position, f"NOT {negation}")
+    return parts[0] if len(parts) == 1 else f"SEQ({', '.join(parts)})"
+
+
+@st.composite
+def pattern_around(draw, core: str, pool: list[str]) -> str:
+    """A valid pattern that holds ``core`` (over types not in ``pool``) as a sub-pattern, with NOT leading,
+    in the middle or trailing, and nested (``negated``), or none."""
+    items = draw(sequences_around(core, pool))
+    negation = draw(negated(pool)) if pool and draw(st.integers(0, 2)) else None
+    slot = draw(st.integers(0, len(items)))
+    return with_negation(items, negation, slot, len(items) > 1 and draw(st.integers(0, 4)) == 0)
+
+
+@st.composite
+def negation_siblings(draw, core: str, others: list[str], count: int) -> list[str]:
+    """``count`` patterns with one positive part around ``core`` and one negated sub-pattern that stands
+    first, between two items or last, as drawn for each: equal types, equal positive patterns."""
+    pool = list(draw(st.permutations(others)))
+    kept = [pool.pop()]  # a type for the NOT whatever the positive items take
+    items = draw(sequences_around(core, pool))
+    negation = draw(negated(kept + pool))
+    kleene = len(items) > 1 and draw(st.integers(0, 4)) == 0
+    slots = draw(st.lists(st.integers(0, len(items)), min_size=count, max_size=count))
+    return [with_negation(items, negation, slot, kleene) for slot in slots]
+
+
+CLAUSES = re.compile(
+    r"(q\d+: RETURN .*? PATTERN .*?)((?: WHERE .*?)?(?: GROUP-BY [\w, ]+)?)( WITHIN \d+ SLIDE \d+)"
+)
+
+
+def with_clauses_of(first: str, query: str) -> str:
+    """``query`` with the WHERE and GROUP-BY clauses of ``first`` (of the same types, partitioned and
+    grouped alike)."""
+    clauses = CLAUSES.fullmatch(first)
+    m = CLAUSES.fullmatch(query)
+    assert clauses is not None and m is not None, (first, query)
+    return m.group(1) + clauses.group(2) + m.group(3)
+
+
+@st.composite
+def multi_query_workloads(draw) -> str:
+    """2–5 queries that share a Kleene sub-pattern (``SHARED_CORES``), with NOT in every position, local and
+    edge predicates, every aggregate, GROUP-BY and equivalence attributes, each its own window.
+
+    Most workloads partition alike and ask one MIN/MAX (or none), so that their queries form one sharable
+    set and the shared paths run; the others may fall into several sets. In half of them the queries are
+    ``negation_siblings``, often with one WHERE clause: they then read the same events, and only where the
+    NOT stands tells their trend graphs apart (issue 16)."""
+    core = draw(st.sampled_from(SHARED_CORES))
+    core_types = set(parse_workload(f"q: RETURN COUNT(*) PATTERN {core} WITHIN 1").queries[0].types)
+    # The types around the core come from a few for the whole workload: queries then read the same events
+    # (a stream of a dozen events holds trends of most of them) and share more than the core.
+    others = draw(st.permutations([t for t in TYPES + "GH" if t not in core_types]))
+    others = others[: draw(st.integers(2, 4))]
+    alike = draw(st.integers(0, 3)) > 0
+    attributes = draw(st.sampled_from(PARTITION_ATTRIBUTES))
+    extreme = draw(st.sampled_from(["", "", "MIN(B.x)", "MAX(B.y)"])) if alike else None
+    count = draw(st.integers(2, 5))
+    siblings = draw(st.booleans())
+    if siblings:
+        found = draw(negation_siblings(core, others, count))
+    else:
+        found = [draw(pattern_around(core, list(draw(st.permutations(others))))) for _ in range(count)]
+    one_where = siblings and alike and draw(st.booleans())
+    partition = draw(partitionings(attributes)) if one_where else None
+    # A few windows for the whole workload: queries of one window keep their COUNT(*) in one shape group's
+    # columns (``shapes.py``), those of several share a graph (``partition.graph_key``).
+    menu = draw(st.lists(windows(), min_size=1, max_size=3))
+    out = []
+    for i, pattern in enumerate(found):
+        if alike and not one_where:
+            partition = draw(partitionings(attributes))
+        window = draw(st.sampled_from(menu))
+        out.append(draw(queries(f"q{i}", pattern=pattern, partition=partition, extreme=extreme, window=window)))  # fmt: skip
+    if one_where:
+        out = [out[0]] + [with_clauses_of(out[0], query) for query in out[1:]]
+    return "\n".join(out)

@@ -42,6 +42,7 @@ def prepare_command(home: Path) -> tuple[list[str], str]:
     return [line for line in done.stderr.splitlines() if line.startswith("airflow_home:")], done.stdout
 
 
+@pytest.mark.slow  # a new metadata DB migrated in a process of its own
 def test_prepare_migrates_a_new_home_then_only_checks_its_revision(tmp_path):
     home = tmp_path / "airflow"
     report, log = prepare_command(home)

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from airflow_env import START, WORK, write_conf
 
+pytestmark = pytest.mark.slow  # end to end: DAG runs, spark-submit, Great Expectations
+
 HOUR_START, HOUR_END = START + timedelta(hours=1), START + timedelta(hours=2)  # 09:00-10:00
 KEY = ["query", "window_start", "window_end", "group_key", "aggregate", "value", "value_exact"]
 

@@ -27,6 +27,8 @@ from urllib.parse import quote
 import pytest
 import requests
 
+pytestmark = pytest.mark.slow  # end to end: Airflow's API server, scheduler and DAG processor
+
 DAG_ID = "hamlet_trends_adhoc"
 WORKLOAD = "conf/workloads/rideshare_trips.hamlet"
 START, END = "2026-01-05T09:00:00+00:00", "2026-01-05T10:00:00+00:00"

@@ -56,6 +56,7 @@ def test_a_folder_that_holds_the_jars_is_not_resolved_again(tmp_path):
     assert jar_paths(tmp_path) == [tmp_path / "a.jar"]
 
 
+@pytest.mark.slow  # starts the test run's JVM
 def test_sessions_name_the_jars_by_path_and_log_with_the_project_settings(spark):
     conf = spark.sparkContext.getConf()
     assert conf.get("spark.jars") == ",".join(str(p) for p in jar_paths())
@@ -71,6 +72,7 @@ def test_sessions_name_the_jars_by_path_and_log_with_the_project_settings(spark)
     assert driver_java_options("-Xss4m") == f"-Xss4m -Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}"
 
 
+@pytest.mark.slow  # starts the test run's JVM
 def test_a_session_asked_for_again_keeps_its_jvm_settings_and_takes_runtime_ones(spark):
     from jobs.session import build_session
 
@@ -98,6 +100,7 @@ def test_the_summary_line_names_each_count_that_applies():
     assert loaded == "load-events e.csv: 10 rows in, 1 quarantined, 9 rows out, loaded into t, 3.0 s"
 
 
+@pytest.mark.slow  # end to end: spark-submit of the job
 def test_a_submitted_job_prints_its_report_and_a_summary_and_nothing_of_spark(events_table, workload_file,
                                                                                tmp_path):  # fmt: skip
     """The aggregation as the Airflow task submits it: one JVM with the jars by path, no Ivy, no warning."""

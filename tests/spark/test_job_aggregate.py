@@ -15,6 +15,8 @@ from spark_env import START, export_csv, read_jsonl
 
 from hamlet.cli import main as hamlet_main
 
+pytestmark = pytest.mark.slow  # end to end: the Spark job on real Delta tables
+
 MICROS = 1_000_000
 COLUMNS = ["workload", "query", "window_start", "window_end", "group", "group_key", "aggregate", "value",
            "value_exact", "strategy", "window_end_date"]  # fmt: skip

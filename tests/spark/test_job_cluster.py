@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # end to end: a standalone Spark master and worker
+
 ROOT = Path(__file__).resolve().parents[2]
 START, END = datetime(2026, 1, 5, 8, tzinfo=UTC), datetime(2026, 1, 5, 9, tzinfo=UTC)
 
