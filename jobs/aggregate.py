@@ -514,6 +514,7 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
 
 
 def _append_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -> None:
+    """This run's stats rows, as pending, in one commit (before the output's)."""
     if not rows:
         return
     from pyspark.sql.types import StructType
@@ -522,10 +523,17 @@ def _append_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -
 
     schema = StructType.fromDDL(RUN_STATS_DDL)
     assert isinstance(schema, StructType)
+    from delta.tables import DeltaTable
+
     frame = spark.createDataFrame(rows, schema)  # type: ignore[call-overload]
-    # mergeSchema: a run_stats table made before status and output_version existed gains them.
-    writer = frame.write.format("delta").mode("append").option("mergeSchema", "true")
-    retried(lambda: writer.save(plan.stats_table), f"appending to {plan.stats_table}")
+    # A merge, not an append: a retried task (the same run id) replaces its earlier attempt's rows. Schema
+    # evolution: a run_stats table made before status and output_version existed gains them.
+    merge = (
+        DeltaTable.forPath(spark, plan.stats_table).alias("t")
+        .merge(frame.alias("s"), "t.run_id = s.run_id AND t.query_set = s.query_set")
+        .withSchemaEvolution().whenMatchedUpdateAll().whenNotMatchedInsertAll()
+    )  # fmt: skip
+    retried(merge.execute, f"merging into {plan.stats_table}")
 
 
 def _output_version(spark: SparkSession, plan: Plan, metadata: str) -> int | None:

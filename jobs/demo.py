@@ -144,16 +144,16 @@ def run_scheduled(dag: Any, scheduled: ScheduledRun) -> Any:
 
 def summary(output_table: str, quarantine_table: str, start: datetime, end: datetime) -> str:
     """Rows per query of the windows that end in (start, end], and a sample; read with deltalake."""
-    from deltalake import DeltaTable
+    from jobs.tables import read_arrow, read_pandas
 
-    frame = DeltaTable(output_table).to_pandas()
+    frame = read_pandas(output_table)
     frame = frame[(frame.window_end > start) & (frame.window_end <= end)]
     per_query = frame.groupby("query").agg(
         rows=("aggregate", "size"), windows=("window_end", "nunique"), groups=("group_key", "nunique")
     )
     sample = frame.sort_values(["query", "window_end", "group_key", "aggregate"]).head(8)
     columns = ["query", "window_start", "window_end", "group_key", "aggregate", "value_exact"]
-    quarantined = DeltaTable(quarantine_table).to_pyarrow_table().num_rows
+    quarantined = read_arrow(quarantine_table).num_rows
     head = (f"\n{shown_path(output_table)}: {len(frame)} rows for windows ending in ({start:%Y-%m-%d %H:%M}, "
             f"{end:%Y-%m-%d %H:%M}] UTC")  # fmt: skip
     return "\n".join([

@@ -21,9 +21,9 @@ def cell(value) -> str:
 
 def export_csv(table_path: str, target: Path) -> Path:
     """The events table as an events CSV for ``hamlet evaluate``, read with the deltalake package."""
-    from deltalake import DeltaTable
+    from jobs.tables import read_arrow
 
-    table = DeltaTable(table_path).to_pyarrow_table()
+    table = read_arrow(table_path)
     columns = [c for c in table.column_names if c not in ("event_id", "event_date", "event_hour")]
     rows = table.sort_by([("event_time", "ascending"), ("event_id", "ascending")]).select(columns).to_pylist()
     with target.open("w", newline="", encoding="utf-8") as f:

@@ -62,6 +62,31 @@ def test_a_run_killed_right_after_its_output_commit_leaves_its_statistics(spark,
     )
     output_rows = spark.read.format("delta").load(str(output)).where("run_id = 'killed-run'")
     assert output_rows.count() == sum(r.rows_written for r in stats.collect()) > 0
+    # Airflow's retry runs the task again with the same run id: its rows replace the first attempt's
+    done = subprocess.run(job_command(events_table, output, workload_file, start, end, "killed-run"), env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    # read again: a Delta DataFrame keeps the table version it was made at
+    stats = spark.read.format("delta").load(str(tmp_path / "run_stats")).where("run_id = 'killed-run'")
+    assert sorted((r.query_set, r.status) for r in stats.collect()) == [(0, "committed"), (1, "committed")]
+    output_rows = spark.read.format("delta").load(str(output)).where("run_id = 'killed-run'")
+    assert output_rows.count() == sum(r.rows_written for r in stats.collect())
+
+
+def test_a_run_stats_table_of_the_old_schema_gains_the_status_columns(spark, events_table, workload_file,
+                                                                      tmp_path):  # fmt: skip
+    from jobs.aggregate import build_parser, make_plan, run
+    from jobs.schema import RUN_STATS_DDL, create_table
+
+    stats_table = str(tmp_path / "run_stats")
+    create_table(spark, stats_table, RUN_STATS_DDL.replace(", status STRING, output_version BIGINT", ""))
+    start, end = START + timedelta(hours=2), START + timedelta(hours=3)
+    argv = ["--workload", str(workload_file), "--start", start.isoformat(), "--end", end.isoformat(),
+            "--events-table", events_table, "--output-table", str(tmp_path / "out"), "--run-id", "old-schema"]  # fmt: skip
+    run(spark, make_plan(build_parser().parse_args(argv)))
+    rows = spark.read.format("delta").load(stats_table).collect()
+    assert sorted((r.query_set, r.status, r.output_version) for r in rows) == [(0, "committed", 1),
+                                                                               (1, "committed", 1)]  # fmt: skip
 
 
 def test_hours_of_one_day_written_at_once_all_commit(spark, events_table, workload_file, tmp_path, capfd):
