@@ -101,7 +101,7 @@ def validate(config: PipelineConfig, stage: str, workload: str, start: str, end:
     the data) when the gate closes, its log naming the failed expectations."""
 
     @task(task_id=f"validate_{stage}", outlets=list(outlets))
-    def run(source: str, stage: str, workload: str, start: str, end: str, run_id: str | None = None) -> str:
+    def run(source: str, stage: str, workload: str, start: str, end: str, run_id: str | None = None) -> dict:
         from jobs.pipeline import PipelineError, allowed_workload, load_config
         from jobs.validate import GATES
 
@@ -114,7 +114,9 @@ def validate(config: PipelineConfig, stage: str, workload: str, start: str, end:
         ) as failed:  # the gate closed, or a bad workload or time: retrying changes nothing
             raise AirflowFailException(str(failed)) from None
         print(report.summary())
-        return report.summary()
+        # The counts as XCom (Airflow logs the returned value: the summary's text would print twice).
+        return {"rows_in": report.rows, "quarantined": report.bad_rows, "rows_out": report.rows - report.bad_rows,
+                "data_docs": str(report.docs / "index.html") if report.docs else None}  # fmt: skip
 
     return run(str(config.source), stage, workload, start, end)
 
