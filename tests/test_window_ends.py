@@ -7,7 +7,15 @@ from fractions import Fraction
 
 from hypothesis import given, note
 from hypothesis import strategies as st
-from workloads import bursty_events, events, sharing_workloads, types_of, workloads
+from workloads import (
+    MULTI_QUERY_EXAMPLES,
+    bursty_events,
+    events,
+    multi_query_workloads,
+    sharing_workloads,
+    types_of,
+    workloads,
+)
 
 from hamlet import STRATEGIES, parse_workload
 from hamlet.api import evaluate, evaluate_partials, finalize, prepare
@@ -41,6 +49,16 @@ def test_window_ends_under_negation(text, data, lo, hi):
 @given(sharing_workloads(), bursty_events(), bounds, bounds)
 def test_window_ends_with_shared_bursts(text, stream, lo, hi):
     check(text, stream, lo, hi)
+
+
+@MULTI_QUERY_EXAMPLES
+@given(multi_query_workloads(), st.data(), bounds, bounds)
+def test_window_ends_of_multi_query_workloads(text, data, lo, hi):
+    # Clipped windows differ per query, yet queries of one pattern still share a graph (graph.py's classes).
+    types = types_of(text, every=2)
+    check(
+        text, data.draw(st.one_of(events(types, max_events=13), bursty_events(types, max_events=14))), lo, hi
+    )
 
 
 def test_clipped_window_indexes():

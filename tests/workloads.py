@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from hamlet import Event, parse_workload
+from hamlet.analysis.query import AnalyzedQuery
 
 TYPES = "ABCDEF"
 
@@ -87,11 +90,11 @@ Partitioning = tuple[tuple[str, ...], tuple[str, ...]]
 @st.composite
 def queries(draw, name: str, negation: bool = False, kernel: bool = False, pattern: str | None = None,
             partition: Partitioning | None = None, extreme: str | None = None,
-            window: tuple[int, int] | None = None) -> str:  # fmt: skip
+            window: tuple[int, int] | None = None, predicates: list[str] | None = None) -> str:  # fmt: skip
     """``kernel``: a query the compiled kernel takes (``kernel_patterns``, no edge predicates). The others
     fix what is otherwise drawn: ``pattern``; ``partition``; ``extreme``, the query's only MIN/MAX
     aggregate ("" for none: queries share only when they ask the same, ``Workload.sharable``); ``window``
-    (WITHIN, SLIDE)."""
+    (WITHIN, SLIDE); ``predicates``, the conjuncts of WHERE besides the equivalence list."""
     if pattern is not None:
         pass
     elif kernel:
@@ -100,9 +103,7 @@ def queries(draw, name: str, negation: bool = False, kernel: bool = False, patte
         pattern = (
             draw(negation_patterns()) if negation else draw(patterns(list(draw(st.permutations(TYPES)))))
         )
-    probe = parse_workload(f"q: RETURN COUNT(*) PATTERN {pattern} WITHIN 1").queries[0]
-    positive = list(probe.pattern.template.types)
-    all_types = list(probe.types)
+    positive = list(probe(pattern).pattern.template.types)
     returns = ["COUNT(*)"]
     for _ in range(draw(st.integers(0, 3))):
         t = draw(st.sampled_from(positive))
@@ -117,23 +118,7 @@ def queries(draw, name: str, negation: bool = False, kernel: bool = False, patte
         partition = (("k",) if draw(st.booleans()) else (), ("g",) if draw(st.booleans()) else ())
     equivalence, grouped = partition
     where = [f"[{', '.join(equivalence)}]"] if equivalence else []
-    for _ in range(draw(st.integers(0, 2))):
-        t = draw(st.sampled_from(all_types))
-        where.append(
-            draw(
-                st.sampled_from(
-                    [f"{t}.x < 3", f"({t}.x % 2 = 0 OR {t}.y > 1)", f"{t}.s = u", f"{t}.x + 1 >= {t}.y"]
-                )
-            )
-        )
-    transitions = [tr for part in probe.pattern.walk() for tr in part.template.transitions]
-    for _ in range(draw(st.integers(0, 2)) if transitions and not kernel else 0):
-        tr = draw(st.sampled_from(transitions))
-        x, y = tr.source, tr.target
-        where.append(draw(st.sampled_from([
-            f"{x}.x < NEXT({y}).x", f"{x}.x >= NEXT({y}).x", f"NEXT({y}).y = {x}.y", f"{x}.x + NEXT({y}).y > 3",
-            f"{x}.x * 2 <= NEXT({y}).x + 1", f"{x}.x > NEXT({y}).y", f"NEXT({y}).x < {x}.y", f"{x}.x != NEXT({y}).x",
-        ])))  # fmt: skip
+    where += draw(conditions(pattern, edges=not kernel)) if predicates is None else predicates
     group = ""
     if grouped:
         group = f" GROUP-BY {', '.join(grouped)}"
@@ -141,6 +126,37 @@ def queries(draw, name: str, negation: bool = False, kernel: bool = False, patte
     within, slide = draw(windows()) if window is None else window
     return (f"{name}: RETURN {', '.join(returns)} PATTERN {pattern}"
             + (f" WHERE {' AND '.join(where)}" if where else "") + f"{group} WITHIN {within} SLIDE {slide}")  # fmt: skip
+
+
+def probe(pattern: str) -> AnalyzedQuery:
+    """The pattern analysed (its types, templates and negations)."""
+    return parse_workload(f"q: RETURN COUNT(*) PATTERN {pattern} WITHIN 1").queries[0]
+
+
+@st.composite
+def conditions(draw, pattern: str, edges: bool = True) -> list[str]:
+    """Up to two local predicates on any type of ``pattern`` (negated ones too) and, with ``edges``, up to
+    two edge predicates on any transition, of its negative sub-patterns too."""
+    query = probe(pattern)
+    out = []
+    for _ in range(draw(st.integers(0, 2))):
+        t = draw(st.sampled_from(query.types))
+        out.append(
+            draw(
+                st.sampled_from(
+                    [f"{t}.x < 3", f"({t}.x % 2 = 0 OR {t}.y > 1)", f"{t}.s = u", f"{t}.x + 1 >= {t}.y"]
+                )
+            )
+        )
+    transitions = [tr for part in query.pattern.walk() for tr in part.template.transitions]
+    for _ in range(draw(st.integers(0, 2)) if transitions and edges else 0):
+        tr = draw(st.sampled_from(transitions))
+        x, y = tr.source, tr.target
+        out.append(draw(st.sampled_from([
+            f"{x}.x < NEXT({y}).x", f"{x}.x >= NEXT({y}).x", f"NEXT({y}).y = {x}.y", f"{x}.x + NEXT({y}).y > 3",
+            f"{x}.x * 2 <= NEXT({y}).x + 1", f"{x}.x > NEXT({y}).y", f"NEXT({y}).x < {x}.y", f"{x}.x != NEXT({y}).x",
+        ])))  # fmt: skip
+    return out
 
 
 @st.composite
@@ -268,6 +284,10 @@ def bursty_events(draw, types: str = "ABCDEF", max_runs: int = 7, max_events: in
     return out
 
 
+# CI's 500 examples of 2–5 queries take half a minute per property; the default profile draws fewer, to stay
+# about as quick as the other properties.
+MULTI_QUERY_EXAMPLES = settings(max_examples=500 if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 150)
+
 # Kleene sub-patterns that the queries of a multi-query workload share (over B, C, D; B+ most often, as its
 # bursts are what the shared strategies share).
 SHARED_CORES = ["B+"] * 5 + ["(SEQ(B, C))+", "(SEQ(B+, C))+", "(SEQ(B, NOT D, C))+"]
@@ -343,20 +363,6 @@ def negation_siblings(draw, core: str, others: list[str], count: int) -> list[st
     return [with_negation(items, negation, slot, kleene) for slot in slots]
 
 
-CLAUSES = re.compile(
-    r"(q\d+: RETURN .*? PATTERN .*?)((?: WHERE .*?)?(?: GROUP-BY [\w, ]+)?)( WITHIN \d+ SLIDE \d+)"
-)
-
-
-def with_clauses_of(first: str, query: str) -> str:
-    """``query`` with the WHERE and GROUP-BY clauses of ``first`` (of the same types, partitioned and
-    grouped alike)."""
-    clauses = CLAUSES.fullmatch(first)
-    m = CLAUSES.fullmatch(query)
-    assert clauses is not None and m is not None, (first, query)
-    return m.group(1) + clauses.group(2) + m.group(3)
-
-
 @st.composite
 def multi_query_workloads(draw) -> str:
     """2–5 queries that share a Kleene sub-pattern (``SHARED_CORES``), with NOT in every position, local and
@@ -364,8 +370,8 @@ def multi_query_workloads(draw) -> str:
 
     Most workloads partition alike and ask one MIN/MAX (or none), so that their queries form one sharable
     set and the shared paths run; the others may fall into several sets. In half of them the queries are
-    ``negation_siblings``, often with one WHERE clause: they then read the same events, and only where the
-    NOT stands tells their trend graphs apart (issue 16)."""
+    ``negation_siblings``, often with one set of predicates: they then read the same events, and only where
+    the NOT stands tells their trend graphs apart (issue 16)."""
     core = draw(st.sampled_from(SHARED_CORES))
     core_types = set(parse_workload(f"q: RETURN COUNT(*) PATTERN {core} WITHIN 1").queries[0].types)
     # The types around the core come from a few for the whole workload: queries then read the same events
@@ -381,17 +387,18 @@ def multi_query_workloads(draw) -> str:
         found = draw(negation_siblings(core, others, count))
     else:
         found = [draw(pattern_around(core, list(draw(st.permutations(others))))) for _ in range(count)]
-    one_where = siblings and alike and draw(st.booleans())
-    partition = draw(partitionings(attributes)) if one_where else None
+    # Siblings of one WHERE read the same events: their graphs, shared but for the NOT, differ in nothing
+    # else (each may still group by other attributes than the others, ``partitionings``).
+    predicates = draw(conditions(found[0])) if siblings and draw(st.booleans()) else None
+    partition = None
     # A few windows for the whole workload: queries of one window keep their COUNT(*) in one shape group's
     # columns (``shapes.py``), those of several share a graph (``partition.graph_key``).
     menu = draw(st.lists(windows(), min_size=1, max_size=3))
     out = []
     for i, pattern in enumerate(found):
-        if alike and not one_where:
+        if alike:
             partition = draw(partitionings(attributes))
         window = draw(st.sampled_from(menu))
-        out.append(draw(queries(f"q{i}", pattern=pattern, partition=partition, extreme=extreme, window=window)))  # fmt: skip
-    if one_where:
-        out = [out[0]] + [with_clauses_of(out[0], query) for query in out[1:]]
+        out.append(draw(queries(f"q{i}", pattern=pattern, partition=partition, extreme=extreme, window=window,
+                                predicates=predicates)))  # fmt: skip
     return "\n".join(out)
