@@ -31,7 +31,7 @@ DAG_ID = "hamlet_trends_adhoc"
 WORKLOAD = "conf/workloads/rideshare_trips.hamlet"
 START, END = "2026-01-05T09:00:00+00:00", "2026-01-05T10:00:00+00:00"
 CONF = {"workload": WORKLOAD, "start": START, "end": END, "strategy": "hamlet"}
-TASKS = {"validate_events", "aggregate", "verify_commit", "validate_aggregates"}
+TASKS = {"check_params", "validate_events", "aggregate", "verify_commit", "validate_aggregates"}
 COLUMNS = ["query", "window_start", "window_end", "group_key", "aggregate", "value_exact"]
 AIRFLOW = Path(sys.executable).parent / "airflow"
 
