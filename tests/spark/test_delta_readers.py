@@ -19,18 +19,19 @@ ROOT = Path(__file__).resolve().parents[2]
 PROCESSES = 300
 READER = """
 import sys
-from jobs.aggregate import table_columns
+from jobs.schema import table_attributes
 from jobs.pipeline import input_ready, verify_commit
 from jobs.tables import read_arrow, read_pandas
 events, output, run_id, start, end = sys.argv[1:]
 commit = verify_commit(output, run_id, "trips", start, end)
 print(read_arrow(events).num_rows, len(read_pandas(output)), commit["rows"], input_ready(events, start, end),
-      len(table_columns(events)))
+      sorted(table_attributes(events)))
 """
 
 
 def test_hundreds_of_short_reader_processes_all_exit_cleanly(spark, events_table, workload_file, tmp_path):
     from jobs.aggregate import build_parser, make_plan, run
+    from jobs.schema import table_attributes
 
     output = str(tmp_path / "trend_aggregates")
     start, end = START + timedelta(hours=2), START + timedelta(hours=3)
@@ -39,7 +40,7 @@ def test_hundreds_of_short_reader_processes_all_exit_cleanly(spark, events_table
             "--run-id", "reader-run", "--strategy", "greta"]  # fmt: skip
     result = run(spark, make_plan(build_parser().parse_args(argv)))
     events = spark.read.format("delta").load(events_table).count()
-    expected = f"{events} {result.rows_written} {result.rows_written} True 11"
+    expected = f"{events} {result.rows_written} {result.rows_written} True {sorted(table_attributes(events_table))}"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     outcomes: collections.Counter[tuple[int, str]] = collections.Counter()
     for _ in range(PROCESSES):
