@@ -2,23 +2,41 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from fractions import Fraction
 from functools import partial
 from operator import attrgetter
 from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window, as_number
 from hamlet.analysis.workload import Workload, parse_workload
 from hamlet.errors import EventError, HamletError
 from hamlet.events import Event, Number
-from hamlet.partials import PartialRow
+from hamlet.partials import AggregateState, PartialRow
 from hamlet.results import ResultRow, group_key
 from hamlet.runtime.aggregates import Algebra, FloatColumns, WindowSums, algebra_for
 from hamlet.runtime.clipping import WindowEnds, clip_window
+from hamlet.runtime.columnar import (
+    MICROS,
+    PARTIAL_SCHEMA,
+    TIME,
+    TYPE,
+    algebras_of,
+    events_of,
+    micros_of,
+    partial_rows_table,
+    run_compiled,
+    set_rows,
+    sorted_events,
+)
 from hamlet.runtime.greta import run_greta
 from hamlet.runtime.partition import PartitionRunner, groupings, partition_stream
 from hamlet.runtime.shared import run_shared
@@ -71,6 +89,66 @@ def evaluate_partials(workload: Workload | PreparedWorkload | str, events: Any, 
     stats = stats if stats is not None else EvaluationStats()
     stats.strategy = strategy
     return partials_with(workload, events, _executor(strategy), stats, window_ends)
+
+
+def evaluate_table(workload: Workload | PreparedWorkload | str, table: pa.Table, strategy: str = "hamlet",
+                   stats: EvaluationStats | None = None,
+                   window_ends_us: tuple[int, int] | None = None) -> pa.Table:  # fmt: skip
+    """``evaluate_partials`` over an Arrow table of events (``event_type``, ``event_time`` as a timestamp or
+    int64 microseconds, optionally ``event_id``, attribute columns), with partial states as Arrow
+    (``columnar.PARTIAL_SCHEMA``: windows in microseconds, groups as JSON keys, states as
+    ``AggregateState.to_text``). The compiled kernel reads the columns and writes the states; no Python
+    object is made per event or per result (``hamlet/runtime/columnar.py``). ``window_ends_us=(lo, hi)``:
+    only windows that end in (lo, hi] microseconds."""
+    stats = stats if stats is not None else EvaluationStats()
+    stats.strategy = strategy
+    executor = _executor(strategy)
+    window_ends = None if window_ends_us is None else tuple(Fraction(t, MICROS) for t in window_ends_us)
+    prepared = prepare(workload).clipped(window_ends)  # type: ignore[arg-type]
+    table = sorted_events(table)
+    parts = [_table_set(s, table, executor, stats, window_ends_us) for s in prepared.sets]
+    return pa.concat_tables(parts) if parts else PARTIAL_SCHEMA.empty_table()
+
+
+def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stats: EvaluationStats,
+               window_ends_us: tuple[int, int] | None) -> pa.Table:  # fmt: skip
+    rows = set_rows(table, query_set.types, query_set.attributes)
+    if rows.num_rows == 0:
+        return PARTIAL_SCHEMA.empty_table()
+    queries = list(query_set.queries)
+    micros = micros_of(rows)
+    whole = pc.all(pc.equal(pc.multiply(pc.divide(micros, MICROS), MICROS), micros)).as_py()
+    runner = executor(queries, algebras_of(queries, rows), stats)
+    parts, left = [], rows
+    if whole and runner.compiled_set is not None:
+        done, fallback = run_compiled(runner.compiled_set, queries, rows, micros, query_set.attributes,
+                                      groupings(queries), window_ends_us, stats)  # fmt: skip
+        parts.append(done)
+        left = rows.take(pa.array(fallback, pa.int64()))
+    if left.num_rows:  # what the kernel cannot compute exactly, as ``evaluate_partials`` computes it
+        attributes = [name for name in left.column_names if name not in (TYPE, TIME)]
+        by_query = _evaluate_set(query_set, events_of(left, attributes), executor, stats)
+        parts.append(partial_rows_table([row for q in queries for row in by_query[q.name]], window_ends_us))
+    return pa.concat_tables(parts)
+
+
+def finalize_table(workload: Workload | PreparedWorkload | str, partials: pa.Table) -> list[ResultRow]:
+    """The results of ``evaluate_table``'s partial rows, ordered as ``evaluate`` orders its rows."""
+    queries = prepare(workload).workload.queries
+    order = {q.name: (i, {a.text: j for j, a in enumerate(q.aggregates)}) for i, q in enumerate(queries)}
+    rows = []
+    for query, start, end, key, aggregate, state in zip(
+        *(partials.column(n).to_pylist() for n in PARTIAL_SCHEMA.names)
+    ):
+        group = json.loads(key)
+        rows.append(PartialRow(query, as_number(Fraction(start, MICROS)), as_number(Fraction(end, MICROS)), group,
+                               aggregate, AggregateState.from_text(state)))  # fmt: skip
+
+    def position(row: PartialRow) -> tuple:
+        number, aggregates = order[row.query]
+        return number, row.window_start, group_key(row.group), aggregates[row.aggregate]
+
+    return finalize(sorted(rows, key=position))
 
 
 def finalize(partials: Iterable[PartialRow]) -> list[ResultRow]:

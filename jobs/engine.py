@@ -3,13 +3,12 @@
 No Spark import here (pyarrow and ``hamlet`` only), so all of it is unit-tested without a JVM.
 
 Stage 1 (``run_partitions``): the events of whole stream partitions (GROUP-BY ∪ equivalence values) of one
-sharable query set arrive as one Arrow table; they become ``hamlet.Event``s (int64 stays an exact Python
-int, a timestamp becomes whole seconds when it is whole) and go through ``hamlet.api.evaluate_partials``
-exactly as ``hamlet evaluate`` would run them, with the workload analysed once per worker process and its
-windows restricted to those that end in (start, end] (the engine skips the others: the read-ahead half hour
-only feeds windows that end after the start). Out come the partial aggregates of those windows, their
-states as text (``AggregateState.to_text``: counts exceed every fixed-width type), and one row of
-statistics for the call.
+sharable query set arrive as one Arrow table and go to the engine as it is (``hamlet.evaluate_table``: the
+compiled kernel reads the columns and writes the partial states, no Python object per event or result),
+with the workload analysed once per worker process and its windows restricted to those that end in
+(start, end] (the engine skips the others: the read-ahead half hour only feeds windows that end after the
+start). Out come the partial aggregates of those windows, their states as text (``AggregateState.to_text``:
+counts exceed every fixed-width type), and one row of statistics for the call.
 
 Stage 2 (``combine``): partial rows of the same (query, window, group, aggregate) from different calls
 are merged with ``AggregateState.merge`` (counts and sums add, MIN/MAX keep the extreme, AVG divides at the
@@ -22,27 +21,24 @@ from __future__ import annotations
 import json
 import sys
 import time
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hamlet.analysis.workload import parse_workload
-from hamlet.api import PreparedWorkload, evaluate_partials, prepare
-from hamlet.events import Event
+from hamlet.api import PreparedWorkload, evaluate_table, prepare
 from hamlet.partials import AggregateState
+from hamlet.runtime.columnar import ID, MICROS, TIME, TYPE, micros_of, sorted_events
 from hamlet.stats import EvaluationStats
 
 # Python 3.11 refuses str(int) beyond 4300 digits by default; trend counts have many more (PITFALLS).
 sys.set_int_max_str_digits(0)
 
-MICROS = 1_000_000
 PARTIAL = "partial"
 STATS = "stats"
 
@@ -99,22 +95,22 @@ class SetTask:
     read_start_us: int | None = None  # the set's events start here (range start - its longest WITHIN)
     index: int = 0  # the set's number in the workload, for its statistics row
 
-    def reads(self, events: list[Event]) -> list[Event]:
-        """The set's events among a call's (sorted by time, attributes in every event's dict): its types,
-        from its read start, no null partition attribute (no query of the set can match those; the engine
-        would leave them out too)."""
+    def reads(self, table: pa.Table) -> pa.Table:
+        """The set's rows among a call's: its types, from its read start, its columns (the engine leaves out
+        rows with a null partition attribute: no query of the set can match those)."""
+        keep = None
         if self.read_start_us is not None:
-            events = events[bisect_left(events, _seconds_exactly(self.read_start_us), key=lambda e: e.time) :]
-        if self.types and {e.type for e in events} - set(self.types):
-            types = set(self.types)
-            events = [e for e in events if e.type in types]
-        if self.partition_attributes:
-            key = itemgetter(*self.partition_attributes)
-            if len(self.partition_attributes) == 1:
-                events = [e for e in events if key(e.attributes) is not None]
-            else:
-                events = [e for e in events if None not in key(e.attributes)]
-        return events
+            keep = pc.greater_equal(micros_of(table), self.read_start_us)
+        if self.types:
+            of_types = pc.is_in(table.column(TYPE), value_set=pa.array(self.types, pa.string()))
+            keep = of_types if keep is None else pc.and_(keep, of_types)
+        columns = (
+            [TYPE, TIME]
+            + [ID] * (ID in table.column_names)
+            + [a for a in self.attributes if a in table.column_names]
+        )
+        table = table.select(list(dict.fromkeys(columns)))
+        return table if keep is None else table.filter(keep)
 
 
 @lru_cache(maxsize=16)
@@ -126,44 +122,6 @@ def prepared_workload(text: str, range_start_us: int, range_end_us: int) -> Prep
     return prepare(parse_workload(text, max_windows_per_event=None)).clipped(window_ends)  # type: ignore[arg-type]
 
 
-def _seconds_exactly(micros: int) -> int | Fraction:
-    """Microseconds as seconds to compare event times with, exactly (an int when whole)."""
-    return micros // MICROS if micros % MICROS == 0 else Fraction(micros, MICROS)
-
-
-def seconds(micros: int) -> int | float:
-    """A timestamp as the engine wants it: whole seconds as an int (the exact, fast path), else a float."""
-    whole, rest = divmod(micros, MICROS)
-    return whole if rest == 0 else micros / MICROS
-
-
-def to_micros(value: float) -> int:
-    if isinstance(value, int):
-        return value * MICROS
-    return round(Fraction(value) * MICROS)  # window bounds are whole microseconds; floats only approach them
-
-
-def events_from_arrow(table: pa.Table, attributes: tuple[str, ...]) -> list[Event]:
-    """Events sorted by (time, event_id): the engine's result does not depend on the order of equal
-    times, and this makes every run see the same order whatever the shuffle did."""
-    if table.num_rows == 0:
-        return []
-    # Sorted by Arrow (stable; strings in UTF-8 byte order, which is code point order as in Python).
-    table = table.take(
-        pc.sort_indices(table, sort_keys=[("event_time", "ascending"), ("event_id", "ascending")])
-    )
-    micros = table.column("event_time").cast(pa.int64())
-    whole = pc.divide(micros, MICROS)  # integer division
-    if pc.all(pc.equal(pc.multiply(whole, MICROS), micros)).as_py():
-        times = whole.to_pylist()  # every time a whole second: ints (the exact, fast path)
-    else:
-        times = [seconds(t) for t in micros.to_pylist()]
-    types = table.column("event_type").to_pylist()
-    names = attributes
-    columns = [table.column(name).to_pylist() for name in names]
-    return [Event(t, moment, dict(zip(names, values))) for t, moment, *values in zip(types, times, *columns)]
-
-
 def text_of(value: Any) -> str | None:
     """A value with every digit: ints in full, floats as their shortest round-trip repr."""
     if value is None:
@@ -173,11 +131,6 @@ def text_of(value: Any) -> str | None:
     return str(value) if isinstance(value, int) else repr(value)
 
 
-def group_key(group: dict[str, Any]) -> str:
-    """The canonical key of a group: JSON of {attribute: value} in GROUP-BY order ("{}" without GROUP-BY)."""
-    return json.dumps(group, ensure_ascii=False, separators=(",", ":"))
-
-
 def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
     """Stage 1 over one group of the shuffle (whole stream partitions of one sharable query set)."""
     return run_sets([task], table)
@@ -185,59 +138,41 @@ def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
 
 def run_sets(tasks: Sequence[SetTask], table: pa.Table) -> pa.Table:
     """Stage 1 over one group of a shuffle shared by several sharable query sets (whole stream partitions
-    of each): the events become ``Event``s once, then each set runs on its own. One statistics row per set;
-    the conversion's seconds are on the first set's."""
+    of each): the rows sorted once, then each set runs on its own. One statistics row per set; the sort's
+    seconds are on the first set's."""
     started = time.perf_counter()
-    attributes = tuple(dict.fromkeys(a for task in tasks for a in task.attributes))
-    events = events_from_arrow(table, attributes)
+    table = sorted_events(table)
     convert = time.perf_counter() - started
     parts = []
     for task in tasks:
-        parts.append(_run_set(task, events, convert))
+        parts.append(_run_set(task, table, convert))
         convert = 0.0
     return pa.concat_tables(parts)
 
 
-def _run_set(task: SetTask, call_events: list[Event], convert_seconds: float) -> pa.Table:
+def _run_set(task: SetTask, call_table: pa.Table, convert_seconds: float) -> pa.Table:
     started = time.perf_counter()
-    events = task.reads(call_events)
+    table = task.reads(call_table)
     converted = time.perf_counter()
     stats = EvaluationStats()
     workload = prepared_workload(task.workload_text, task.range_start_us, task.range_end_us)
-    partials = evaluate_partials(workload, events, task.strategy, stats)
+    partials = evaluate_table(workload, table, task.strategy, stats, (task.range_start_us, task.range_end_us))
     engine_done = time.perf_counter()
-    columns: dict[str, list] = {name: [] for name in PARTIAL_SCHEMA.names}
-    group_keys: dict[tuple, str] = {}  # a group's key, once per group (not per row)
-    for p in partials:
-        end = to_micros(p.window_end)
-        if not task.range_start_us < end <= task.range_end_us:
-            continue
-        columns["kind"].append(PARTIAL)
-        columns["query"].append(p.query)
-        columns["window_start_us"].append(to_micros(p.window_start))
-        columns["window_end_us"].append(end)
-        values = tuple(p.group.items())
-        key = group_keys.get(values)
-        if key is None:
-            key = group_keys[values] = group_key(p.group)
-        columns["group_key"].append(key)
-        columns["aggregate"].append(p.aggregate)
-        columns["state"].append(p.state.to_text())
     summary = {
         "query_set": task.index,
-        "events": len(events),
+        "events": table.num_rows,
         "partitions": stats.partitions,
-        "calls": 1 if events else 0,  # (a call of the shared shuffle may hold none of the set's events)
+        "calls": 1
+        if table.num_rows
+        else 0,  # (a call of the shared shuffle may hold none of the set's events)
         "convert_seconds": convert_seconds + (converted - started),
         "engine_seconds": engine_done - converted,
-        "encode_seconds": time.perf_counter() - engine_done,
+        "encode_seconds": 0.0,  # (the kernel writes the states: ``hamlet.evaluate_table``)
         "engine": {k: v for k, v in stats.as_dict().items() if k != "strategy"},
     }
-    for name in PARTIAL_SCHEMA.names:
-        columns[name].append(None)
-    columns["kind"][-1] = STATS
-    columns["state"][-1] = json.dumps(summary)
-    return pa.Table.from_pydict(columns, schema=PARTIAL_SCHEMA)
+    kinds = pa.array([PARTIAL] * partials.num_rows, pa.string())
+    stats_row = pa.Table.from_pylist([{"kind": STATS, "state": json.dumps(summary)}], schema=PARTIAL_SCHEMA)
+    return pa.concat_tables([partials.add_column(0, "kind", kinds).cast(PARTIAL_SCHEMA), stats_row])
 
 
 def add_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:

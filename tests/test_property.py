@@ -23,13 +23,16 @@ from workloads import (
     graph_sharing_workloads,
     multi_query_workloads,
     sharing_workloads,
+    table_of,
+    typed,
     types_of,
     workloads,
 )
 
 from hamlet import STRATEGIES, parse_workload
-from hamlet.api import evaluate_with
+from hamlet.api import evaluate_table, evaluate_with, finalize_table
 from hamlet.optimizer.benefit import CostModel
+from hamlet.runtime.columnar import events_of, sorted_events
 from hamlet.runtime.greta import run_greta
 from hamlet.runtime.shared import run_shared
 
@@ -74,6 +77,21 @@ def check(text, stream):
         assert evaluate_with(workload, stream, in_python) == expected, f"{strategy} in Python"
     assert evaluate_with(workload, stream, HAMLET_SHARED_PATH) == expected, "hamlet, shared path"
     assert evaluate_with(workload, stream, HAMLET_EITHER_PATH) == expected, "hamlet, partitions either way"
+    check_table(workload, stream, expected)
+
+
+def check_table(workload, stream, expected):
+    """Every strategy on the stream as an Arrow table (``evaluate_table``: the kernel reads the columns and
+    writes the states). A column of ints and floats is a float column in Arrow: where the table changed a
+    value's type, the oracle counts the table's events."""
+    table = table_of(stream)
+    read = events_of(sorted_events(table), ["x", "y", "s", "g", "k"])
+    if [typed(e) for e in read] != [typed(e) for e in stream]:
+        expected = evaluate_bruteforce(workload, read)
+    for strategy in STRATEGIES:
+        assert finalize_table(workload, evaluate_table(workload, table, strategy)) == expected, (
+            f"{strategy}, table"
+        )
 
 
 @given(sharing_workloads(), bursty_events())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 
+import pyarrow as pa
 from hypothesis import settings
 from hypothesis import strategies as st
 
@@ -192,6 +193,24 @@ def attributes(draw) -> dict:
         "g": draw(st.sampled_from([1, 2, None])) if draw(st.integers(0, 5)) == 0 else draw(st.sampled_from([1, 2])),
         "k": draw(st.sampled_from(["p", "q"])),
     }  # fmt: skip
+
+
+def table_of(stream: list[Event]) -> pa.Table:
+    """A stream as the Spark job hands it to the engine: type, a timestamp (seconds), attribute columns."""
+    names = ["x", "y", "s", "g", "k"]
+    columns = {
+        "event_type": pa.array([e.type for e in stream], pa.string()),
+        "event_time": pa.array([round(e.time * 1_000_000) for e in stream], pa.int64()).cast(
+            pa.timestamp("us", "UTC")
+        ),
+    }
+    for name in names:
+        columns[name] = pa.array([e.attributes.get(name) for e in stream])
+    return pa.table(columns)
+
+
+def typed(event: Event) -> tuple:
+    return event.type, event.time, sorted((k, type(v).__name__, v) for k, v in event.attributes.items())
 
 
 def types_of(text: str, every: int = 1) -> str:

@@ -16,7 +16,7 @@ from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, Projection, shared_algebra
 from hamlet.runtime.graph import PartitionClasses, TrendGraph, WindowClasses
-from hamlet.runtime.native import NativeGraph, SetAnswer, kernel_for, set_kernel_for
+from hamlet.runtime.native import CompiledSet, NativeGraph, SetAnswer, kernel_for, set_kernel_for
 from hamlet.runtime.partition import (
     LocalTests,
     PartitionRunner,
@@ -231,7 +231,8 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     compiled = frozenset(q.name for g in groups if g.native is not None for q in g.queries)
     summed = tuple if compiled_set is None else compiled_set.summed
     return PartitionRunner(
-        run, summed, compiled, whole, shares=compiled_set is not None and sharing != "none"
+        run, summed, compiled, whole, shares=compiled_set is not None and sharing != "none",
+        compiled_set=None if compiled_set is None else CompiledSet(compiled_set, tuple(groups), sharing),
     )
 
 

@@ -135,6 +135,16 @@ class NativeSet:
             yield Summed(graph.names[member], group, diffs, entries)
 
 
+@dataclass(frozen=True)
+class CompiledSet:
+    """A whole sharable query set on the compiled kernel: its graphs' groups (in the kernel's order) and how
+    it shares bursts; ``columnar.run_table`` hands it a table's columns."""
+
+    native: NativeSet
+    groups: tuple[GraphGroupLike, ...]
+    sharing: str
+
+
 def set_kernel_for(
     groups: Sequence[GraphGroupLike], grouping: Mapping[tuple[str, ...], int]
 ) -> NativeSet | None:
@@ -175,6 +185,9 @@ def segment_costs_for(readers: Mapping[str, tuple[int, int, int, int]], sharers:
 class GraphGroupLike(Protocol):  # ``greta.GraphGroup`` (which imports this module)
     @property
     def queries(self) -> tuple[AnalyzedQuery, ...]: ...
+
+    @property
+    def algebra(self) -> Algebra: ...
 
     @property
     def key(self) -> tuple: ...

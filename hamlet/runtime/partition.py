@@ -37,13 +37,16 @@ class PartitionRunner:
     hands those sums over, once, after the last partition. ``compiled``: the queries whose graphs run on the
     compiled kernel (the sharing decision weighs their steps as such); ``whole(events, groups)``: the runs
     of the partition with each of those graphs computed there, or None where the kernel leaves one of them
-    to Python. ``shares``: the runner shares bursts itself (the compiled set kernel)."""
+    to Python. ``shares``: the runner shares bursts itself (the compiled set kernel). ``compiled_set``: the
+    set on the compiled kernel, where the whole set is there: it also takes a table's columns at once
+    (``columnar.py``)."""
 
     run: Callable[[list[Event], Sequence[int] | None], Iterable[Run]]
     summed: Callable[[], Iterable[Summed]] = tuple
     compiled: frozenset[str] = frozenset()
     whole: Callable[[list[Event], Sequence[int] | None], Iterable[Run] | None] = lambda events, groups: None
     shares: bool = False  # the whole set runs on the compiled kernel, which shares bursts itself
+    compiled_set: Any = None  # ``native.CompiledSet``
 
     def __call__(self, events: list[Event], groups: Sequence[int] | None = None) -> Iterable[Run]:
         return self.run(events, groups)

@@ -54,6 +54,16 @@ pub struct Decisions {
     pub merges: usize,
 }
 
+impl Decisions {
+    pub fn add(&mut self, other: &Decisions) {
+        self.bursts += other.bursts;
+        self.shared_bursts += other.shared_bursts;
+        self.graphlets += other.graphlets;
+        self.splits += other.splits;
+        self.merges += other.merges;
+    }
+}
+
 /// One graph of the set as the decision sees it.
 pub struct Reader<'a> {
     pub graph: &'a Graph,

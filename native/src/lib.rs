@@ -14,12 +14,14 @@
 //! Python engine.
 
 mod burst;
+mod columns;
 mod edges;
 mod events;
 mod graph;
 mod graphlet;
 mod negation;
 mod num;
+mod partials;
 mod predicates;
 mod segments;
 mod sums;
@@ -27,11 +29,13 @@ mod values;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyTuple};
 
 use burst::{Decisions, Sharing};
 use edges::{Edge, Expr};
+use columns::{Bytes, ColumnSpec, Held};
 use negation::Negation;
+use partials::{Function, MemberSpec, PartialColumns, StateSpec};
 use events::{RawEvent, Reader};
 use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, COUNT, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
 use predicates::Program;
@@ -432,101 +436,182 @@ impl SetKernel {
         let Some(raw) = self.reader.read(py, events)? else {
             return Ok(None);
         };
-        let Some((matched, any)) = self.matched(&raw) else {
+        let Some(outcome) = self.compute(&raw, whole, sharing) else {
             return Ok(None);
         };
-        // Each graph's events and what their values are; the graphs the kernel cannot compute exactly.
-        let mut prepared = Vec::new();
-        let mut declined = Vec::new();
-        for (g, kernel) in self.graphs.iter().enumerate() {
-            let graph = &kernel.get().graph;
-            let mine = &matched[self.key_of[g]];
-            // Every trend holds an event of each positive type; windows of the run may lie elsewhere.
-            let mut seen = vec![false; graph.types.len()];
-            for &i in mine {
-                if let Some(p) = self.roles[g][raw[i].kind].and_then(Role::positive) {
-                    seen[p] = true;
-                }
-            }
-            if !seen.iter().all(|&s| s) || !graph.has_windows(raw[mine[0]].time, raw[mine[mine.len() - 1]].time) {
-                continue;
-            }
-            match graph.events(&raw, mine, &self.roles[g], &self.attribute_at[g]) {
-                Some((events, scales)) => prepared.push((g, events, scales)),
-                None if whole => return Ok(None),
-                None => declined.push(g),
-            }
-        }
-        let mut partitions: Vec<Partition> = Vec::with_capacity(prepared.len());
-        let mut kept = Vec::with_capacity(prepared.len());
-        for (g, events, scales) in &prepared {
-            match Partition::new(&self.graphs[*g].get().graph, events, scales) {
-                Some(partition) => {
-                    partitions.push(partition);
-                    kept.push((*g, events, scales));
-                }
-                None if whole => return Ok(None),
-                None => declined.push(*g),
-            }
-        }
-        let readers: Vec<burst::Reader> = kept
-            .iter()
-            .zip(&partitions)
-            .map(|((g, events, _), partition)| burst::Reader {
-                graph: &self.graphs[*g].get().graph,
-                roles: &self.roles[*g],
-                events,
-                partition,
-            })
-            .collect();
-        let plan = burst::plan(&raw, self.pane, &self.shared, &readers, sharing);
-        drop(readers);
-        let mut snapshots = 0;
-        let mut computed = Vec::new();
-        for (((g, _, scales), partition), bursts) in kept.iter().zip(partitions).zip(&plan.bursts) {
-            let bursts: Vec<SharedBurst> = bursts
-                .iter()
-                .map(|&(from, to, graphlet)| SharedBurst {
-                    from,
-                    to,
-                    graphlet: &plan.graphlets[graphlet],
-                })
-                .collect();
-            match partition.run(&bursts) {
-                Some((found, taken)) => {
-                    snapshots += taken;
-                    computed.push((*g, found, *scales));
-                }
-                None if whole => return Ok(None),
-                None => declined.push(*g),
-            }
-        }
+        let Outcome { computed, declined, matched, decisions, snapshots } = outcome;
         let mut runs = Vec::new();
         for (g, found, scales) in computed {
             let kernel = self.graphs[g].get();
             if let Some(groups) = &groups {
                 let grouping = &self.grouping_of[g];
-                if self.sums[g].add(&kernel.graph, &found, scales, |m| groups[grouping[m]]) {
+                if self.sums[g].add(&kernel.graph, &found, &scales, |m| groups[grouping[m]]) {
                     continue;
                 }
             }
-            for (member, first, last, agg) in kernel.to_python(py, found, scales)? {
+            for (member, first, last, agg) in kernel.to_python(py, found, &scales)? {
                 runs.push(PyTuple::new(
                     py,
                     [g.into_pyobject(py)?.into_any(), member, first, last, agg],
                 )?);
             }
         }
-        let matched = any.iter().filter(|&&m| m).count();
         Ok(Some(PyTuple::new(
             py,
             [
                 PyList::new(py, runs)?.into_any(),
                 PyList::new(py, declined)?.into_any(),
                 matched.into_pyobject(py)?.into_any(),
-                decisions_tuple(py, plan.decisions, snapshots)?,
+                decisions_tuple(py, decisions, snapshots)?,
             ],
         )?))
+    }
+
+    /// A table's events on the set kernel, with no Python object per event or per result: the events of
+    /// every stream partition of the call as Arrow buffers (`hamlet/runtime/columnar.py`), their partial
+    /// aggregates as Arrow buffers. Rows are sorted by time; `types`: per row, its number in `type_names`;
+    /// `times`: whole seconds; `partitions`: per row, its partition's number (dense from 0, `count` of
+    /// them); `groups`: per grouping, per row, its group's number, which `group_offsets` turns into the
+    /// caller's group code; `columns`: the attribute columns by name (`columns.rs`); `members`: per graph,
+    /// per member, (query code, [(aggregate code, function, fields)]). Windows are kept where they end in
+    /// `window_ends` (microseconds). A partition the kernel cannot compute whole and exactly is left to
+    /// the caller (its number in `fallback`); the others' sums are written out and cleared.
+    ///
+    /// Returns (rows, query, group, window_start_us, window_end_us, aggregate, state offsets, state bytes,
+    /// fallback, matched, decisions): int64 columns as bytes, states as a large_string's buffers.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (type_names, types, times, partitions, count, groups, group_offsets, columns, members,
+                        window_ends, sharing="none"))]
+    fn run_columns<'py>(
+        &mut self,
+        py: Python<'py>,
+        type_names: Vec<String>,
+        types: Bound<'py, PyAny>,
+        times: Bound<'py, PyAny>,
+        partitions: Bound<'py, PyAny>,
+        count: usize,
+        groups: Vec<Bound<'py, PyAny>>,
+        group_offsets: Vec<i64>,
+        columns: Vec<(String, ColumnSpec<'py>)>,
+        members: Vec<Vec<(i64, Vec<(i64, String, Vec<usize>)>)>>,
+        window_ends: (i64, i64),
+        sharing: &str,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let Some(sharing) = Sharing::parse(sharing) else {
+            return Err(PyValueError::new_err(format!("sharing: none, static or hamlet, not {sharing:?}")));
+        };
+        let members = self.member_specs(members)?;
+        if groups.len() < self.groupings || group_offsets.len() < self.groupings {
+            return Err(PyValueError::new_err(format!("groups: one per grouping ({})", self.groupings)));
+        }
+        let (types, times, partitions) = (Bytes::get(&types)?, Bytes::get(&times)?, Bytes::get(&partitions)?);
+        let (types, times, partitions) = (types.words::<i64>(), times.words::<i64>(), partitions.words::<i64>());
+        let held_groups = groups.iter().map(Bytes::get).collect::<PyResult<Vec<_>>>()?;
+        let groups: Vec<_> = held_groups.iter().map(|g| g.words::<i64>()).collect();
+        let rows = types.len();
+        if times.len() != rows || partitions.len() != rows || groups.iter().any(|g| g.len() != rows) {
+            return Err(PyValueError::new_err("types, times, partitions and groups: one value per row"));
+        }
+        let kind_of: Vec<Option<usize>> = type_names.iter().map(|t| self.reader.types.get(t).copied()).collect();
+        let held = columns.iter().map(|(name, spec)| Ok((name.clone(), Held::new(spec)?))).collect::<PyResult<Vec<_>>>()?;
+        let mut by_attribute: Vec<Option<columns::Column>> = (0..self.reader.attributes.len()).map(|_| None).collect();
+        for (name, held) in &held {
+            if let Some(a) = self.reader.attributes.iter().position(|x| x.bind(py).to_str().is_ok_and(|x| x == name)) {
+                by_attribute[a] = Some(held.column()?);
+            }
+        }
+        // The rows of each partition, in time order (a counting sort: stable).
+        let mut starts = vec![0usize; count + 1];
+        for &p in partitions.iter() {
+            if p < 0 || p as usize >= count {
+                return Err(PyValueError::new_err(format!("partition {p} outside 0..{count}")));
+            }
+            starts[p as usize + 1] += 1;
+        }
+        for p in 0..count {
+            starts[p + 1] += starts[p];
+        }
+        let mut order = vec![0usize; rows];
+        let mut next = starts.clone();
+        for (row, &p) in partitions.iter().enumerate() {
+            order[next[p as usize]] = row;
+            next[p as usize] += 1;
+        }
+        let (mut fallback, mut matched, mut decisions, mut snapshots) = (Vec::new(), 0, Decisions::default(), 0);
+        'partitions: for p in 0..count {
+            let mine = &order[starts[p]..starts[p + 1]];
+            let mut raw = Vec::with_capacity(mine.len());
+            for &row in mine {
+                let Some(kind) = usize::try_from(types[row]).ok().and_then(|t| kind_of.get(t).copied().flatten()) else {
+                    continue;
+                };
+                if times[row].abs() >= 1 << 52 {
+                    fallback.push(p);
+                    continue 'partitions;
+                }
+                let mut values = Vec::new();
+                if !self.reader.needs[kind].is_empty() {
+                    values = vec![values::Raw::Null; self.reader.attributes.len()];
+                    for &a in &self.reader.needs[kind] {
+                        if let Some(column) = &by_attribute[a] {
+                            values[a] = column.raw(row);
+                        }
+                    }
+                }
+                raw.push(RawEvent { kind, time: times[row], values });
+            }
+            if raw.is_empty() {
+                continue;
+            }
+            let Some(outcome) = self.compute(&raw, true, sharing) else {
+                fallback.push(p);
+                continue;
+            };
+            let first = mine[0];
+            let group_of = |g: usize, m: usize| groups[self.grouping_of[g][m]][first] as usize;
+            let mut changes = Vec::with_capacity(outcome.computed.len());
+            for (g, found, scales) in &outcome.computed {
+                let graph = &self.graphs[*g].get().graph;
+                match self.sums[*g].prepare(graph, found, scales, |m| group_of(*g, m)) {
+                    Some(c) => changes.push((*g, c)),
+                    None => {
+                        fallback.push(p);
+                        continue 'partitions;
+                    }
+                }
+            }
+            for (g, c) in changes {
+                self.sums[g].commit(c);
+            }
+            matched += outcome.matched;
+            decisions.add(&outcome.decisions);
+            snapshots += outcome.snapshots;
+        }
+        let mut out = PartialColumns::new();
+        for (g, kernel) in self.graphs.iter().enumerate() {
+            let graph = &kernel.get().graph;
+            let grouping = &self.grouping_of[g];
+            out.write(graph, &self.sums[g], &members[g], window_ends, |m, group| group_offsets[grouping[m]] + group as i64);
+            self.sums[g] = GraphSums::new(graph);
+        }
+        let bytes = |v: &[i64]| -> Bound<'py, PyAny> {
+            let raw: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            PyBytes::new(py, &raw).into_any()
+        };
+        let items: Vec<Bound<'py, PyAny>> = vec![
+            out.query.len().into_pyobject(py)?.into_any(),
+            bytes(&out.query),
+            bytes(&out.group),
+            bytes(&out.window_start_us),
+            bytes(&out.window_end_us),
+            bytes(&out.aggregate),
+            bytes(&out.offsets),
+            PyBytes::new(py, &out.data).into_any(),
+            PyList::new(py, fallback)?.into_any(),
+            matched.into_pyobject(py)?.into_any(),
+            decisions_tuple(py, decisions, snapshots)?,
+        ];
+        PyTuple::new(py, items)
     }
 
     /// What `run` summed, and the sums cleared: (graph, member, group, linear, [(window, value)]), a
@@ -565,6 +650,112 @@ impl SetKernel {
 }
 
 impl SetKernel {
+    /// One partition (`raw`, sorted by time) on every graph: the runs of those computed here with the
+    /// scales of their values, those left to Python, and what sharing did; None when the partition is
+    /// Python's (with `whole`: unless every graph is computed here).
+    fn compute(&self, raw: &[RawEvent], whole: bool, sharing: Sharing) -> Option<Outcome> {
+        let (matched, any) = self.matched(raw)?;
+        // Each graph's events and what their values are; the graphs the kernel cannot compute exactly.
+        let mut prepared = Vec::new();
+        let mut declined = Vec::new();
+        for (g, kernel) in self.graphs.iter().enumerate() {
+            let graph = &kernel.get().graph;
+            let mine = &matched[self.key_of[g]];
+            // Every trend holds an event of each positive type; windows of the run may lie elsewhere.
+            let mut seen = vec![false; graph.types.len()];
+            for &i in mine {
+                if let Some(p) = self.roles[g][raw[i].kind].and_then(Role::positive) {
+                    seen[p] = true;
+                }
+            }
+            if !seen.iter().all(|&s| s) || !graph.has_windows(raw[mine[0]].time, raw[mine[mine.len() - 1]].time) {
+                continue;
+            }
+            match graph.events(raw, mine, &self.roles[g], &self.attribute_at[g]) {
+                Some((events, scales)) => prepared.push((g, events, scales)),
+                None if whole => return None,
+                None => declined.push(g),
+            }
+        }
+        let mut partitions: Vec<Partition> = Vec::with_capacity(prepared.len());
+        let mut kept = Vec::with_capacity(prepared.len());
+        for (g, events, scales) in &prepared {
+            match Partition::new(&self.graphs[*g].get().graph, events, scales) {
+                Some(partition) => {
+                    partitions.push(partition);
+                    kept.push((*g, events, scales));
+                }
+                None if whole => return None,
+                None => declined.push(*g),
+            }
+        }
+        let readers: Vec<burst::Reader> = kept
+            .iter()
+            .zip(&partitions)
+            .map(|((g, events, _), partition)| burst::Reader {
+                graph: &self.graphs[*g].get().graph,
+                roles: &self.roles[*g],
+                events,
+                partition,
+            })
+            .collect();
+        let plan = burst::plan(raw, self.pane, &self.shared, &readers, sharing);
+        drop(readers);
+        let mut snapshots = 0;
+        let mut computed = Vec::new();
+        for (((g, _, scales), partition), bursts) in kept.iter().zip(partitions).zip(&plan.bursts) {
+            let bursts: Vec<SharedBurst> = bursts
+                .iter()
+                .map(|&(from, to, graphlet)| SharedBurst {
+                    from,
+                    to,
+                    graphlet: &plan.graphlets[graphlet],
+                })
+                .collect();
+            match partition.run(&bursts) {
+                Some((found, taken)) => {
+                    snapshots += taken;
+                    computed.push((*g, found, (*scales).clone()));
+                }
+                None if whole => return None,
+                None => declined.push(*g),
+            }
+        }
+        let matched = any.iter().filter(|&&m| m).count();
+        Some(Outcome { computed, declined, matched, decisions: plan.decisions, snapshots })
+    }
+
+    /// `members` of `run_columns`, checked against the graphs.
+    #[allow(clippy::type_complexity)]
+    fn member_specs(&self, members: Vec<Vec<(i64, Vec<(i64, String, Vec<usize>)>)>>) -> PyResult<Vec<Vec<MemberSpec>>> {
+        if members.len() != self.graphs.len() {
+            return Err(PyValueError::new_err("members: one list per graph"));
+        }
+        let mut out = Vec::with_capacity(members.len());
+        for (g, specs) in members.into_iter().enumerate() {
+            let graph = &self.graphs[g].get().graph;
+            if specs.len() != graph.members.len() {
+                return Err(PyValueError::new_err(format!("members: graph {g} has {} members", graph.members.len())));
+            }
+            let mut parsed = Vec::with_capacity(specs.len());
+            for (query, aggregates) in specs {
+                let mut states = Vec::with_capacity(aggregates.len());
+                for (code, function, fields) in aggregates {
+                    let Some(f) = Function::parse(&function) else {
+                        return Err(PyValueError::new_err(format!("an aggregate function {function:?}")));
+                    };
+                    if fields.len() != f.fields() || fields.iter().any(|&x| x >= graph.kinds.len().max(1)) {
+                        return Err(PyValueError::new_err(format!("{function}: fields {fields:?} of graph {g}")));
+                    }
+                    states.push(StateSpec { code, function: f, fields });
+                }
+                parsed.push(MemberSpec { query, aggregates: states });
+            }
+            out.push(parsed);
+        }
+        Ok(out)
+    }
+
     /// Per match key, the indexes of the events that pass its local predicates; and per event whether
     /// some key matched it. None: a predicate read a value only Python compares exactly.
     fn matched(&self, raw: &[RawEvent]) -> Option<(Vec<Vec<usize>>, Vec<bool>)> {
@@ -592,6 +783,15 @@ impl SetKernel {
         }
         Some((matched, any))
     }
+}
+
+/// One partition on the set kernel (`SetKernel::compute`).
+struct Outcome {
+    computed: Vec<(usize, Vec<Run>, Vec<Scale>)>, // (graph, its runs, the scales of its values)
+    declined: Vec<usize>,                         // graphs left to Python
+    matched: usize,                               // events some graph's local predicates match
+    decisions: Decisions,
+    snapshots: usize,
 }
 
 fn decisions_tuple<'py>(py: Python<'py>, d: Decisions, snapshots: usize) -> PyResult<Bound<'py, PyAny>> {

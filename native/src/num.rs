@@ -105,6 +105,38 @@ impl Num {
         Num::from_big(self.big() << bits as usize)
     }
 
+    /// Every decimal digit.
+    pub fn to_text(&self) -> String {
+        match self {
+            Num::Small(x) => x.to_string(),
+            Num::Big(x) => x.to_string(),
+        }
+    }
+
+    /// self · 2^-exponent as a reduced fraction (numerator, denominator), each as decimal text: how
+    /// `AggregateState` writes a sum (a `Fraction`).
+    pub fn ratio_text(&self, exponent: u32) -> (String, String) {
+        if self.is_zero() {
+            return ("0".to_owned(), "1".to_owned());
+        }
+        let zeros = match self {
+            Num::Small(x) => x.trailing_zeros(),
+            Num::Big(x) => x.trailing_zeros().map_or(u32::MAX, |z| z.min(u32::MAX as u64) as u32),
+        };
+        let shift = zeros.min(exponent);
+        let numerator = match self {
+            Num::Small(x) => (x >> shift).to_string(),
+            Num::Big(x) => (&**x >> shift as usize).to_string(),
+        };
+        let denominator = exponent - shift;
+        let denominator = if denominator < 127 {
+            (1i128 << denominator).to_string()
+        } else {
+            (BigInt::from(1) << denominator as usize).to_string()
+        };
+        (numerator, denominator)
+    }
+
     pub fn into_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         Ok(match self {
             Num::Small(x) => x.into_pyobject(py)?.into_any(),
@@ -129,5 +161,18 @@ mod tests {
         assert_eq!(Num::Small(i128::MIN).neg().big(), -BigInt::from(i128::MIN));
         assert_eq!(Num::Small(-5).shl(3), Num::Small(-40));
         assert_eq!(Num::Small(1).shl(126).big(), BigInt::from(1) << 126usize);
+    }
+
+    #[test]
+    fn writes_sums_as_reduced_fractions() {
+        let text = |n: &Num, e: u32| n.ratio_text(e);
+        assert_eq!(text(&Num::Small(12), 0), ("12".into(), "1".into()));
+        assert_eq!(text(&Num::Small(12), 3), ("3".into(), "2".into()));
+        assert_eq!(text(&Num::Small(-12), 1), ("-6".into(), "1".into()));
+        assert_eq!(text(&Num::ZERO, 1074), ("0".into(), "1".into()));
+        let (n, d) = text(&Num::Small(3).shl(200), 1074);
+        assert_eq!(n, "3");
+        assert_eq!(d, (BigInt::from(1) << 874usize).to_string());
+        assert_eq!(Num::Small(1).shl(130).to_text(), (BigInt::from(1) << 130usize).to_string());
     }
 }

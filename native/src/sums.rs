@@ -24,22 +24,32 @@ pub struct GraphSums {
     extreme: Vec<bool>, // per attribute: some MIN/MAX reads it (its ints and floats must not mix)
     summed: Vec<bool>,  // per attribute: some sum in units of 2^-E reads it
     scaled: Vec<usize>, // per field: the attribute of a sum kept in units of 2^-E, usize::MAX for others
+    read: Vec<usize>,   // per field: the attribute it reads (usize::MAX: the trend count, COUNT(E))
     scales: Vec<Scale>, // per attribute: what the summed partitions held, E of the unit of its sums
     series: HashMap<(usize, usize), HashMap<i64, Agg>>, // (member, group) → window → change or sum
 }
 
-/// The changes of `add` to commit: the series replaced (a finer unit) and the entries written.
-type Changes = (
+type SeriesChanges = (
     Option<HashMap<(usize, usize), HashMap<i64, Agg>>>,
     Vec<((usize, usize), i64, Agg)>,
 );
+
+/// What `prepare` computed and `commit` writes: the series replaced (a finer unit), the entries written,
+/// and the partition's scales.
+pub struct Changes {
+    series: Option<HashMap<(usize, usize), HashMap<i64, Agg>>>,
+    entries: Vec<((usize, usize), i64, Agg)>,
+    scales: Vec<Scale>,
+}
 
 impl GraphSums {
     pub fn new(graph: &Graph) -> GraphSums {
         let mut extreme = vec![false; graph.attributes.len()];
         let mut summed = vec![false; graph.attributes.len()];
         let mut scaled = vec![usize::MAX; graph.kinds.len()];
+        let mut read = vec![usize::MAX; graph.kinds.len()];
         for u in graph.updates.iter().flatten() {
+            read[u.field] = u.attribute;
             if u.kind == MIN || u.kind == MAX {
                 extreme[u.attribute] = true;
             }
@@ -53,6 +63,7 @@ impl GraphSums {
             extreme,
             summed,
             scaled,
+            read,
             scales: vec![Scale::default(); graph.attributes.len()],
             series: HashMap::new(),
         }
@@ -61,23 +72,46 @@ impl GraphSums {
     /// Sum a partition's `runs`, its values being `scales`, member m's group `group_of(m)`; false (nothing
     /// summed) when the sums cannot hold them exactly.
     pub fn add(&mut self, graph: &Graph, runs: &[Run], scales: &[Scale], group_of: impl Fn(usize) -> usize) -> bool {
-        match self.changes(graph, runs, scales, group_of) {
-            Some((series, entries)) => {
-                if let Some(series) = series {
-                    self.series = series;
-                }
-                for (key, k, agg) in entries {
-                    self.series.entry(key).or_default().insert(k, agg);
-                }
-                for (summed, new) in self.scales.iter_mut().zip(scales) {
-                    summed.ints |= new.ints;
-                    summed.floats |= new.floats;
-                    summed.exponent = summed.exponent.max(new.exponent);
-                }
+        match self.prepare(graph, runs, scales, group_of) {
+            Some(changes) => {
+                self.commit(changes);
                 true
             }
             None => false,
         }
+    }
+
+    /// What `add` would write, computed without touching the sums (so that the caller can add a partition
+    /// to several graphs' sums all or nothing); None if the sums cannot hold it exactly.
+    pub fn prepare(&self, graph: &Graph, runs: &[Run], scales: &[Scale], group_of: impl Fn(usize) -> usize)
+        -> Option<Changes> {
+        let (series, entries) = self.changes(graph, runs, scales, group_of)?;
+        Some(Changes { series, entries, scales: scales.to_vec() })
+    }
+
+    pub fn commit(&mut self, changes: Changes) {
+        if let Some(series) = changes.series {
+            self.series = series;
+        }
+        for (key, k, agg) in changes.entries {
+            self.series.entry(key).or_default().insert(k, agg);
+        }
+        for (summed, new) in self.scales.iter_mut().zip(&changes.scales) {
+            summed.ints |= new.ints;
+            summed.floats |= new.floats;
+            summed.exponent = summed.exponent.max(new.exponent);
+        }
+    }
+
+    /// The attribute field `field` reads (None: a count), and the exponent E of the unit 2^-E its sums are
+    /// kept in (0 for every field but a sum over floats).
+    pub fn field_unit(&self, field: usize) -> (Option<usize>, u32) {
+        let attribute = self.read[field];
+        let exponent = match self.scaled[field] {
+            usize::MAX => 0,
+            a => self.scales[a].exponent,
+        };
+        (if attribute == usize::MAX { None } else { Some(attribute) }, exponent)
     }
 
     /// Every (member, group, windows as (k, change or sum)) summed so far; the unit of the float sums is
@@ -103,7 +137,7 @@ impl GraphSums {
         runs: &[Run],
         scales: &[Scale],
         group_of: impl Fn(usize) -> usize,
-    ) -> Option<Changes> {
+    ) -> Option<SeriesChanges> {
         let mut finer = vec![0u32; self.scales.len()]; // per attribute: how much finer the unit becomes
         let mut coarser = vec![0u32; self.scales.len()]; // how much finer than the partition's it is
         for (a, (summed, new)) in self.scales.iter().zip(scales).enumerate() {

@@ -12,6 +12,7 @@ import pytest
 
 from hamlet import parse_workload
 from hamlet.partials import AggregateState
+from hamlet.runtime.columnar import events_of, sorted_events
 from jobs import engine
 from jobs.generate import chunk_sizes, chunk_table, rideshare_chunk, stock_chunk
 from jobs.load_events import LoadError, content_id, parse_csv
@@ -32,7 +33,7 @@ def test_arrow_events_keep_int64_exact_nulls_and_sub_second_times():
     big = 2**63 - 1
     table = events_table([("b", "A", 1_500_000, big, None), ("a", "A", 1_000_000, -(2**63), 2.5),
                           ("c", "B", 1_000_000, None, 0.1)], {"n": pa.int64(), "x": pa.float64()})  # fmt: skip
-    events = engine.events_from_arrow(table, ("n", "x"))
+    events = events_of(sorted_events(table), ("n", "x"))
     assert [(e.type, e.time, e.attributes["n"], e.attributes["x"]) for e in events] == [
         ("A", 1, -(2**63), 2.5),
         ("B", 1, None, 0.1),

@@ -1,0 +1,305 @@
+"""A table of events on the compiled engine, column by column: Arrow in, Arrow out.
+
+The Spark job hands the engine its ``applyInArrow`` batches; turning each row into an ``Event`` and each
+result into an ``AggregateState`` cost more than the engine itself. Here Arrow compute prepares what the
+kernel reads (per row: its type's number, its time in whole seconds, its stream partition's number, its
+group's number in each GROUP-BY) and the kernel (``native/src/columns.rs``) reads the attribute columns'
+buffers directly, runs every partition, sums the windows of each group and writes their partial states as
+Arrow buffers (``native/src/partials.rs``). Python touches one object per group and per query, never per
+event or per result row.
+
+Partitions the kernel cannot compute exactly (``native.py``: a value only Python computes exactly) are
+evaluated as ``hamlet.evaluate`` would, on ``Event``s of their rows only, and their partial rows appended:
+rows of one (query, window, group, aggregate) merge (``AggregateState.merge``), so a caller that merges
+partials (the job's second stage, ``merge_partials``) sees the same results either way. A set the kernel
+does not take whole (edge predicates it lacks, windows of fractions of seconds, times that are not whole
+seconds) runs entirely on that path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hamlet.events import Event
+from hamlet.partials import PartialRow
+from hamlet.runtime.aggregates import CountAlgebra, FloatColumns, algebra_for
+from hamlet.stats import EvaluationStats
+
+MICROS = 1_000_000
+TYPE, TIME, ID = "event_type", "event_time", "event_id"
+
+PARTIAL_SCHEMA = pa.schema([
+    ("query", pa.string()),
+    ("window_start_us", pa.int64()),
+    ("window_end_us", pa.int64()),
+    ("group_key", pa.string()),
+    ("aggregate", pa.string()),
+    ("state", pa.string()),
+])  # fmt: skip
+
+
+def group_text(group: dict[str, Any]) -> str:
+    """The canonical key of a group: JSON of {attribute: value} in GROUP-BY order ("{}" without GROUP-BY)."""
+    return json.dumps(group, ensure_ascii=False, separators=(",", ":"))
+
+
+def sorted_events(table: pa.Table) -> pa.Table:
+    """Rows by (time, event id): the engine's result does not depend on the order of equal times, and this
+    makes every run see the same order whatever the shuffle did (strings in UTF-8 byte order, which is code
+    point order as in Python)."""
+    keys = [(TIME, "ascending")] + ([(ID, "ascending")] if ID in table.column_names else [])
+    return table.take(pc.sort_indices(table, sort_keys=keys))
+
+
+def micros_of(table: pa.Table) -> pa.Array:
+    """Event times as int64 microseconds (a timestamp column of any unit, or int64 microseconds)."""
+    column = table.column(TIME)
+    if pa.types.is_timestamp(column.type):
+        column = column.cast(pa.timestamp("us", column.type.tz))
+    return column.cast(pa.int64())
+
+
+def seconds(micros: int) -> int | float:
+    """A timestamp as the engine wants it: whole seconds as an int (the exact, fast path), else a float."""
+    whole, rest = divmod(micros, MICROS)
+    return whole if rest == 0 else micros / MICROS
+
+
+def to_micros(value: float | Fraction) -> int:
+    if isinstance(value, int):
+        return value * MICROS
+    return round(Fraction(value) * MICROS)  # window bounds are whole microseconds; floats only approach them
+
+
+def events_of(table: pa.Table, attributes: Sequence[str]) -> list[Event]:
+    """The rows of a table sorted by time as ``Event``s (int64 stays an exact Python int, a time becomes
+    whole seconds when it is whole): the path for what the kernel leaves to Python."""
+    if table.num_rows == 0:
+        return []
+    micros = micros_of(table)
+    whole = pc.divide(micros, MICROS)  # integer division
+    if pc.all(pc.equal(pc.multiply(whole, MICROS), micros)).as_py():
+        times = whole.to_pylist()
+    else:
+        times = [seconds(t) for t in micros.to_pylist()]
+    types = table.column(TYPE).to_pylist()
+    names = [a for a in attributes if a in table.column_names]
+    columns = [table.column(name).to_pylist() for name in names]
+    return [Event(t, moment, dict(zip(names, values))) for t, moment, *values in zip(types, times, *columns)]
+
+
+class TableFloats(FloatColumns):
+    """``aggregates.FloatColumns`` of a table: which (event type, attribute) hold a float in some row."""
+
+    def __init__(self, table: pa.Table) -> None:  # (not FloatColumns': no events here)
+        self.table = table
+        self.known: dict[tuple[str | None, str | None], bool] = {}
+
+    def __contains__(self, key: tuple[str | None, str | None]) -> bool:
+        found = self.known.get(key)
+        if found is None:
+            event_type, attribute = key
+            column = self.table.column(attribute) if attribute in self.table.column_names else None
+            found = (
+                column is not None
+                and pa.types.is_floating(column.type)
+                and bool(
+                    pc.any(
+                        pc.and_(pc.equal(self.table.column(TYPE), event_type), pc.is_valid(column))
+                    ).as_py()
+                )
+            )
+            self.known[key] = found
+        return found
+
+
+def codes(columns: Sequence[pa.ChunkedArray | pa.Array], rows: int) -> tuple[np.ndarray, int]:
+    """Per row, the number of its combination of values in ``columns`` (dense, from 0; none null), and how
+    many there are."""
+    code: pa.Array | None = None
+    count = 1
+    for column in columns:
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if pa.types.is_floating(column.type):
+            column = pc.add(column, 0.0)  # -0.0 + 0.0 is 0.0: one key, as in Python, where 0.0 == -0.0
+        encoded = pc.dictionary_encode(column)
+        indices, n = encoded.indices.cast(pa.int64()), len(encoded.dictionary)
+        if code is not None:
+            indices = pc.add(pc.multiply(code, n), indices)
+            encoded = pc.dictionary_encode(indices)
+            indices, n = encoded.indices.cast(pa.int64()), len(encoded.dictionary)
+        code, count = indices, n
+    if code is None:
+        return np.zeros(rows, dtype=np.int64), 1 if rows else 0
+    return code.to_numpy(zero_copy_only=False).astype(np.int64, copy=False), count
+
+
+def column_spec(column: pa.ChunkedArray) -> tuple:
+    """An attribute column as the kernel reads it (``columns.rs``): (kind, offset, validity, values, data)."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        array, kind = array.dictionary_decode(), array.type.value_type
+    if pa.types.is_null(kind):
+        return ("null", 0, None, None, None)
+    if pa.types.is_integer(kind) and not pa.types.is_uint64(kind):
+        array, name = array.cast(pa.int64()), "int"
+    elif pa.types.is_floating(kind):
+        array, name = array.cast(pa.float64()), "float"
+    elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        array, name = array.cast(pa.large_string()), "str"
+    else:  # bools, decimals, dates, uint64...: Python reads them (the kernel leaves what needs them)
+        return ("other", array.offset, array.buffers()[0], None, None)
+    buffers = array.buffers()
+    return (name, array.offset, buffers[0], buffers[1], buffers[2] if name == "str" else None)
+
+
+def _words(values: np.ndarray) -> pa.Buffer:
+    """An int64 array's memory as the kernel borrows it (``columns.rs``: bytes, no copy)."""
+    return pa.py_buffer(np.ascontiguousarray(values, dtype=np.int64))
+
+
+def _int64(buffer: bytes, n: int) -> pa.Array:
+    return pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(buffer)])
+
+
+def member_specs(compiled: Any, queries: Sequence[Any]) -> tuple[list, list[str], list[str]]:
+    """Per graph, per member: (query code, [(aggregate code, function, fields)]) for ``run_columns``; the
+    query names and the aggregate texts the codes stand for."""
+    number = {q.name: i for i, q in enumerate(queries)}
+    names = [q.name for q in queries]
+    aggregates: list[str] = []
+    specs = []
+    for group in compiled.groups:
+        algebra = group.algebra
+        members = []
+        for q in group.queries:
+            states = []
+            for spec in q.aggregates:
+                states.append((len(aggregates), spec.function, _fields(algebra, spec)))
+                aggregates.append(spec.text)
+            members.append((number[q.name], states))
+        specs.append(members)
+    return specs, names, aggregates
+
+
+def _fields(algebra: Any, spec: Any) -> list[int]:
+    """The graph's fields a RETURN aggregate reads (``VectorAlgebra.states``)."""
+    if isinstance(algebra, CountAlgebra) or (spec.function == "COUNT" and spec.event_type is None):
+        return [0]
+    if spec.function == "COUNT":
+        return [algebra.index[("count", spec.event_type, None)]]
+    if spec.function in ("MIN", "MAX"):
+        return [algebra.index[(spec.function.lower(), spec.event_type, spec.attribute)]]
+    key = (spec.event_type, spec.attribute)
+    return [algebra.index[("sum", *key)], algebra.index[("nonnull", *key)], algebra.index[("floats", *key)]]
+
+
+def partial_rows_table(rows: Sequence[PartialRow], window_ends_us: tuple[int, int] | None) -> pa.Table:
+    """``PartialRow``s (the Python path's) as a table of ``PARTIAL_SCHEMA``, windows ending in the range."""
+    columns: dict[str, list] = {name: [] for name in PARTIAL_SCHEMA.names}
+    keys: dict[tuple, str] = {}  # a group's key, once per group (not per row)
+    for p in rows:
+        end = to_micros(p.window_end)
+        if window_ends_us is not None and not window_ends_us[0] < end <= window_ends_us[1]:
+            continue
+        columns["query"].append(p.query)
+        columns["window_start_us"].append(to_micros(p.window_start))
+        columns["window_end_us"].append(end)
+        values = tuple(p.group.items())
+        key = keys.get(values)
+        if key is None:
+            key = keys[values] = group_text(p.group)
+        columns["group_key"].append(key)
+        columns["aggregate"].append(p.aggregate)
+        columns["state"].append(p.state.to_text())
+    return pa.Table.from_pydict(columns, schema=PARTIAL_SCHEMA)
+
+
+def set_rows(table: pa.Table, types: frozenset[str], attributes: Sequence[str]) -> pa.Table:
+    """A set's rows: its types, none null in its partition attributes (no query of the set matches those)."""
+    mask = pc.is_in(table.column(TYPE), value_set=pa.array(sorted(types), pa.string()))
+    for a in attributes:
+        if a not in table.column_names:
+            return table.slice(0, 0)
+        mask = pc.and_(mask, pc.is_valid(table.column(a)))
+    return table.filter(mask)
+
+
+def group_keys(
+    table: pa.Table, by: Sequence[tuple[str, ...]]
+) -> tuple[list[np.ndarray], list[int], list[str]]:
+    """Per GROUP-BY: per row its group's number; the offset of each GROUP-BY's numbers in the keys; and the
+    keys (``group_text``), one per group, computed from each group's first row."""
+    numbers, offsets, keys = [], [], []
+    for attributes in by:
+        code, _ = codes([table.column(a) for a in attributes], table.num_rows)
+        _, first = np.unique(code, return_index=True)
+        values = [table.column(a).take(pa.array(first)).to_pylist() for a in attributes]
+        offsets.append(len(keys))
+        keys.extend(group_text(dict(zip(attributes, row))) for row in zip(*values)) if attributes else keys.append(
+            "{}")  # fmt: skip
+        numbers.append(code)
+    return numbers, offsets, keys
+
+
+def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros: pa.Array,
+                 attributes: Sequence[str], by: Sequence[tuple[str, ...]],
+                 window_ends_us: tuple[int, int] | None, stats: EvaluationStats) -> tuple[pa.Table, np.ndarray]:  # fmt: skip
+    """``table`` (a set's rows, sorted by time, every time whole seconds) on the set kernel: its partial rows,
+    and the numbers of the rows whose partitions the kernel left to Python."""
+    types = pc.dictionary_encode(table.column(TYPE).combine_chunks())
+    partition, count = codes([table.column(a) for a in attributes], table.num_rows)
+    groups, offsets, keys = group_keys(table, by)
+    specs, names, aggregates = member_specs(compiled, queries)
+    columns = [
+        (name, column_spec(table.column(name))) for name in table.column_names if name not in (TYPE, TIME)
+    ]
+    time_seconds = pc.divide(micros, MICROS).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    ends = window_ends_us if window_ends_us is not None else (-(1 << 63), (1 << 63) - 1)
+    n, query, group, start, end, aggregate, offsets_out, data, fallback, matched, decisions = (
+        compiled.native.kernel.run_columns(
+            types.dictionary.to_pylist(), _words(types.indices.cast(pa.int64()).to_numpy()), _words(time_seconds),
+            _words(partition), count, [_words(g) for g in groups], offsets, columns, specs, ends, compiled.sharing,
+        )
+    )  # fmt: skip
+    stats.events += matched
+    stats.partitions += count - len(fallback)
+    bursts, shared, graphlets, snapshots, splits, merges = decisions
+    stats.bursts += bursts
+    stats.shared_bursts += shared
+    stats.graphlets += graphlets
+    stats.graphlet_snapshots += snapshots
+    stats.splits += splits
+    stats.merges += merges
+    out = pa.Table.from_arrays(
+        [
+            pa.array(names, pa.string()).take(_int64(query, n)),
+            _int64(start, n),
+            _int64(end, n),
+            pa.array(keys, pa.string()).take(_int64(group, n)),
+            pa.array(aggregates, pa.string()).take(_int64(aggregate, n)),
+            pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets_out), pa.py_buffer(data)]).cast(
+                pa.string()),
+        ],
+        schema=PARTIAL_SCHEMA,
+    )  # fmt: skip
+    left = (
+        np.flatnonzero(np.isin(partition, np.asarray(fallback, dtype=np.int64)))
+        if fallback
+        else np.zeros(0, np.int64)
+    )
+    return out, left
+
+
+def algebras_of(queries: Sequence[Any], table: pa.Table) -> dict[str, Any]:
+    floats = TableFloats(table)
+    return {q.name: algebra_for(q, floats) for q in queries}  # type: ignore[arg-type]

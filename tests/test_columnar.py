@@ -1,0 +1,130 @@
+"""Arrow in, Arrow out (``hamlet.evaluate_table``, hamlet/runtime/columnar.py, native/src/columns.rs and
+partials.rs): the kernel reads a table's columns and writes each window's partial states itself. Exact
+values where the numbers are known (2^200 − 1 trends, float sums to the last bit, groups with any text), and
+the partitions the kernel leaves to Python (-0.0 under MAX, sub-second times, uint64 values) computed on
+``Event``s of their rows only, merged with the kernel's into the same results as ``hamlet.evaluate``. Random
+workloads through this path are held to the oracle in test_property.py (``check_table``)."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pyarrow as pa
+import pytest
+
+from hamlet import evaluate
+from hamlet.api import evaluate_table, finalize_table
+from hamlet.partials import AggregateState
+from hamlet.runtime.columnar import PARTIAL_SCHEMA, events_of, sorted_events
+from hamlet.stats import EvaluationStats
+
+STRATEGIES = ("greta", "static", "hamlet")
+
+
+def table(rows: list[tuple], columns: dict[str, pa.DataType]) -> pa.Table:
+    """(type, time in microseconds, *attributes) rows."""
+    names = ["event_type", "event_time", *columns]
+    data = {name: [row[i] for row in rows] for i, name in enumerate(names)}
+    types = {"event_type": pa.string(), "event_time": pa.timestamp("us", "UTC"), **columns}
+    return pa.table({name: pa.array(values, types[name]) for name, values in data.items()})
+
+
+def results(workload: str, events: pa.Table, strategy: str, stats: EvaluationStats | None = None) -> list:
+    return finalize_table(workload, evaluate_table(workload, events, strategy, stats))
+
+
+def as_events(events: pa.Table) -> list:
+    return events_of(
+        sorted_events(events), [c for c in events.column_names if c not in ("event_type", "event_time")]
+    )
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_counts_of_two_hundred_digits_and_more_stay_exact(strategy):
+    workload = "q: RETURN COUNT(*), COUNT(B), MAX(B.n) PATTERN B+ WITHIN 1000 SLIDE 1000"
+    events = table([("B", t * 1_000_000, t) for t in range(200)], {"n": pa.int64()})
+    out = evaluate_table(workload, events, strategy)
+    states = {a: AggregateState.from_text(s) for a, s in zip(out.column("aggregate").to_pylist(),
+                                                               out.column("state").to_pylist())}  # fmt: skip
+    assert states["COUNT(*)"].value() == 2**200 - 1
+    assert states["COUNT(B)"].value() == 200 * 2**199  # each B is in half of the 2^200 subsets
+    assert states["MAX(B.n)"].value() == 199
+    assert out.schema == PARTIAL_SCHEMA
+    assert out.column("window_start_us").to_pylist() == [0, 0, 0]
+    assert out.column("window_end_us").to_pylist() == [1_000_000_000] * 3
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_float_sums_are_exact_to_the_last_bit(strategy):
+    """SUM(B.x) over a Kleene B+ of 0.1, 0.2, 2^-40: each value in 2^(n-1) of the 2^n - 1 trends, summed
+    exactly (the state is a reduced fraction of a power of two) and rounded once."""
+    values = [0.1, 0.2, 2.0**-40]
+    workload = "q: RETURN SUM(B.x), AVG(B.x), MIN(B.x) PATTERN B+ WITHIN 100 SLIDE 100"
+    events = table([("B", (t + 1) * 1_000_000, v) for t, v in enumerate(values)], {"x": pa.float64()})
+    exact = sum(Fraction(v) for v in values) * 4
+    rows = {r.aggregate: r.value for r in results(workload, events, strategy)}
+    assert rows == {"SUM(B.x)": float(exact), "AVG(B.x)": float(exact / 12), "MIN(B.x)": 2.0**-40}
+    state = evaluate_table(workload, events, strategy).column("state").to_pylist()[0]
+    function, count, numerator, denominator, floats, _ = json.loads(state)
+    assert (function, count, floats) == ("SUM", "12", 12)
+    assert Fraction(int(numerator), int(denominator)) == exact
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_groups_keep_their_values_and_any_text(strategy):
+    workload = "q: RETURN g, n, COUNT(*) PATTERN SEQ(A, B+) WHERE [g, n] GROUP-BY g, n WITHIN 10 SLIDE 10"
+    names = ['quo"te', "naïve\\", "line\nbreak", "plain"]
+    rows = [(t, i * 1_000_000, g, n) for g in names for n in (1, -(2**63)) for i, t in enumerate("ABB")]
+    rows.append(("A", 0, None, 1))  # a null partition attribute: no query of the set reads it
+    events = table(rows, {"g": pa.string(), "n": pa.int64()})
+    out = results(workload, events, strategy)
+    assert [(r.group, r.value) for r in out] == [
+        ({"g": g, "n": n}, 3) for g in sorted(names) for n in (-(2**63), 1)
+    ]
+    assert out == evaluate(workload, as_events(events), strategy)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_partitions_the_kernel_leaves_to_python_merge_with_its_own(strategy):
+    """-0.0 under MAX is Python's to order (it keeps the first of -0.0 and 0.0 it meets): that partition
+    (and only that one) runs on Events; the others on the kernel. Their rows merge into one result per
+    group."""
+    workload = """
+        q: RETURN g, COUNT(*), MAX(B.x) PATTERN SEQ(A, B+) WHERE [k] GROUP-BY g WITHIN 10 SLIDE 10
+        r: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [k] GROUP-BY g WITHIN 10 SLIDE 10
+    """
+    rows = []
+    for k, g, x in [("p", 1, 2.5), ("q", 1, 4.0), ("s", 2, -0.0), ("t", 2, 1.0)]:
+        rows += [("A", 1_000_000, k, g, 0.0), ("B", 2_000_000, k, g, x), ("B", 3_000_000, k, g, 1.5)]
+    events = table(rows, {"k": pa.string(), "g": pa.int64(), "x": pa.float64()})
+    stats = EvaluationStats()
+    out = results(workload, events, strategy, stats)
+    by = {(r.query, r.group.get("g"), r.aggregate): r.value for r in out}
+    assert by[("q", 1, "COUNT(*)")] == 6 and by[("q", 1, "MAX(B.x)")] == 4.0
+    assert by[("q", 2, "COUNT(*)")] == 6 and by[("r", 2, "COUNT(*)")] == 6 and by[("q", 2, "MAX(B.x)")] == 1.5
+    on_events = EvaluationStats()
+    expected = evaluate(workload, as_events(events), strategy, on_events)
+    assert out == expected
+    assert (stats.partitions, stats.events) == (on_events.partitions, on_events.events) == (8, 24)  # 2 sets
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_times_that_are_not_whole_seconds_and_values_only_python_reads_take_the_python_path(strategy):
+    workload = "q: RETURN COUNT(*), SUM(B.u) PATTERN SEQ(A, B+) WHERE B.u > 5 WITHIN 1 SLIDE 1"
+    rows = [("A", 100_000, 2**64 - 1), ("B", 200_000, 2**64 - 2), ("B", 700_000, 9)]
+    events = table(rows, {"u": pa.uint64()})
+    out = results(workload, events, strategy)
+    assert [r.value for r in out] == [3, 2 * (2**64 - 2) + 2 * 9]
+    whole = table([(t, s * 1_000_000, u) for t, s, u in [("A", 1, 2**64 - 1), ("B", 2, 2**64 - 2)]],
+                  {"u": pa.uint64()})  # fmt: skip
+    assert [r.value for r in results(workload.replace("1 SLIDE 1", "10 SLIDE 10"), whole, strategy)] == [
+        1, 2**64 - 2]  # fmt: skip
+
+
+def test_only_windows_ending_in_the_range_are_kept():
+    workload = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 SLIDE 5"
+    events = table([("A" if t % 4 == 0 else "B", t * 1_000_000) for t in range(40)], {})
+    out = evaluate_table(workload, events, "hamlet", window_ends_us=(10_000_000, 25_000_000))
+    assert sorted(set(zip(out.column("window_start_us").to_pylist(), out.column("window_end_us").to_pylist()))) == [
+        (5_000_000, 15_000_000), (10_000_000, 20_000_000), (15_000_000, 25_000_000)]  # fmt: skip
