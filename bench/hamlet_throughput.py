@@ -74,13 +74,17 @@ def main() -> None:
     parser.add_argument("--strategies", nargs="+", default=["greta", "static", "hamlet"])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", help="append one JSON line per measurement to this file")
+    parser.add_argument(
+        "--table", action="store_true", help="Arrow in, partial states out (hamlet.evaluate_table)"
+    )
     args = parser.parse_args()
     print(f"# {machine()}; {load()} at the start")
     print(HEADER)
     for q in args.queries:
         for n in args.events:
             for k in args.burst:
-                results = measure_all(parse_workload(workload(q)), stream(n, k), args.strategies, args.repeat)
+                results = measure_all(parse_workload(workload(q)), stream(n, k), args.strategies, args.repeat,
+                                      args.table)  # fmt: skip
                 report("authors", q, n, k, results, args.json)
     print(f"# {load()} at the end")
 

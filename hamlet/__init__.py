@@ -1,7 +1,7 @@
 """hamlet-trends: exact trend aggregation over event streams (GRETA, and HAMLET's shared execution)."""
 
 from hamlet.analysis.workload import Workload, parse_workload
-from hamlet.api import STRATEGIES, evaluate
+from hamlet.api import STRATEGIES, evaluate, evaluate_table, finalize_table
 from hamlet.errors import EvaluationError, EventError, HamletError, QueryError
 from hamlet.events import Event
 from hamlet.results import ResultRow
@@ -16,5 +16,7 @@ __all__ = [
     "ResultRow",
     "Workload",
     "evaluate",
+    "evaluate_table",
+    "finalize_table",
     "parse_workload",
 ]
