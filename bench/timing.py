@@ -48,11 +48,11 @@ def measure_all(workload: Workload, events: list[Any], strategies: list[str],
 
 
 def arrow_table(events: list[Event]) -> pa.Table:
-    """Events as the Spark job hands them to the engine: type, time (int64 microseconds), attributes."""
+    """Events as a table: type, time in seconds (as ``hamlet.evaluate`` takes them), attributes."""
     names = sorted({a for e in events for a in e.attributes})
     columns = {
         "event_type": pa.array([e.type for e in events], pa.string()),
-        "event_time": pa.array([round(e.time * 1_000_000) for e in events], pa.int64()),
+        "event_time": pa.array([e.time for e in events]),
     }
     for name in names:
         columns[name] = pa.array([e.attributes.get(name) for e in events])

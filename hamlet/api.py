@@ -13,13 +13,12 @@ from operator import attrgetter
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window, as_number
 from hamlet.analysis.workload import Workload, parse_workload
 from hamlet.errors import EventError, HamletError
-from hamlet.events import Event, Number
+from hamlet.events import TIME_RANGE, Event, Number
 from hamlet.partials import AggregateState, PartialRow
 from hamlet.results import ResultRow, group_key
 from hamlet.runtime.aggregates import Algebra, FloatColumns, WindowSums, algebra_for
@@ -30,12 +29,14 @@ from hamlet.runtime.columnar import (
     TIME,
     TYPE,
     algebras_of,
+    checked,
     events_of,
     micros_of,
     partial_rows_table,
     run_compiled,
     set_rows,
     sorted_events,
+    whole_seconds,
 )
 from hamlet.runtime.greta import run_greta
 from hamlet.runtime.partition import PartitionRunner, groupings, partition_stream
@@ -95,7 +96,7 @@ def evaluate_table(workload: Workload | PreparedWorkload | str, table: pa.Table,
                    stats: EvaluationStats | None = None,
                    window_ends_us: tuple[int, int] | None = None) -> pa.Table:  # fmt: skip
     """``evaluate_partials`` over an Arrow table of events (``event_type``, ``event_time`` as a timestamp or
-    int64 microseconds, optionally ``event_id``, attribute columns), with partial states as Arrow
+    seconds, optionally ``event_id``, attribute columns), with partial states as Arrow
     (``columnar.PARTIAL_SCHEMA``: windows in microseconds, groups as JSON keys, states as
     ``AggregateState.to_text``). The compiled kernel reads the columns and writes the states; no Python
     object is made per event or per result (``hamlet/runtime/columnar.py``). ``window_ends_us=(lo, hi)``:
@@ -105,7 +106,7 @@ def evaluate_table(workload: Workload | PreparedWorkload | str, table: pa.Table,
     executor = _executor(strategy)
     window_ends = None if window_ends_us is None else tuple(Fraction(t, MICROS) for t in window_ends_us)
     prepared = prepare(workload).clipped(window_ends)  # type: ignore[arg-type]
-    table = sorted_events(table)
+    table = sorted_events(checked(table))
     parts = [_table_set(s, table, executor, stats, window_ends_us) for s in prepared.sets]
     return pa.concat_tables(parts) if parts else PARTIAL_SCHEMA.empty_table()
 
@@ -116,12 +117,10 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
     if rows.num_rows == 0:
         return PARTIAL_SCHEMA.empty_table()
     queries = list(query_set.queries)
-    micros = micros_of(rows)
-    whole = pc.all(pc.equal(pc.multiply(pc.divide(micros, MICROS), MICROS), micros)).as_py()
     runner = executor(queries, algebras_of(queries, rows), stats)
     parts, left = [], rows
-    if whole and runner.compiled_set is not None:
-        done, fallback = run_compiled(runner.compiled_set, queries, rows, micros, query_set.attributes,
+    if runner.compiled_set is not None and whole_seconds(rows):
+        done, fallback = run_compiled(runner.compiled_set, queries, rows, micros_of(rows), query_set.attributes,
                                       groupings(queries), window_ends_us, stats)  # fmt: skip
         parts.append(done)
         left = rows.take(pa.array(fallback, pa.int64()))
@@ -318,11 +317,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
-
-
-# Seconds from 0001-01-01 to 9999-12-31T23:59:59 UTC: the times a datetime can show. Beyond them windows are
-# not times any more (and ISO-8601 output fails), so such an event_time is an error that names its input.
-TIME_RANGE = (-62_135_596_800, 253_402_300_799)
 
 
 def event_time(value: Any, where: str) -> Number:

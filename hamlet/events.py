@@ -8,6 +8,10 @@ from typing import Any
 
 Number = int | float
 
+# Seconds from 0001-01-01 to 9999-12-31T23:59:59 UTC: the times a datetime can show. Beyond them windows are
+# not times any more (and ISO-8601 output fails), so such an event_time is an error that names its input.
+TIME_RANGE = (-62_135_596_800, 253_402_300_799)
+
 
 @dataclass(frozen=True, slots=True)
 class Event:

@@ -128,3 +128,39 @@ def test_only_windows_ending_in_the_range_are_kept():
     out = evaluate_table(workload, events, "hamlet", window_ends_us=(10_000_000, 25_000_000))
     assert sorted(set(zip(out.column("window_start_us").to_pylist(), out.column("window_end_us").to_pylist()))) == [
         (5_000_000, 15_000_000), (10_000_000, 20_000_000), (15_000_000, 25_000_000)]  # fmt: skip
+
+
+def test_times_in_seconds_as_numbers_are_read_as_hamlet_evaluate_reads_them():
+    """In window [1, 3): A1 B2 B2.5 make 3 trends whose B.n sum to 2 + 3 + 5; A1 B2 (B3 is out) make 1."""
+    workload = "q: RETURN COUNT(*), SUM(B.n) PATTERN SEQ(A, B+) WITHIN 2 SLIDE 1"
+    for times, first in (([1, 2, 2.5], [3, 10]), ([1.0, 2.0, 3.0], [1, 2]), ([1, 2, 3], [1, 2])):
+        events = pa.table({"event_type": ["A", "B", "B"], "event_time": times, "n": [1, 2, 3]})
+        out = results(workload, events, "hamlet")
+        assert [(r.window_start, r.value) for r in out[:2]] == [(1, first[0]), (1, first[1])]
+        as_dicts = [{"event_type": t, "event_time": s, "n": n} for t, s, n in zip("ABB", times, [1, 2, 3])]
+        assert out == evaluate(workload, as_dicts, "hamlet")
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        ({"event_type": ["A"]}, "the events table: the table has no event_time column (found: event_type)"),
+        ({"event_type": [1], "event_time": [1]}, "the events table: event_type is int64, not text"),
+        (
+            {"event_type": ["A"], "event_time": ["x"]},
+            "event_time is string, neither a timestamp nor a number",
+        ),
+        ({"event_type": ["A", None], "event_time": [1, 2]}, "the events table, row 1: event_type is empty"),
+        ({"event_type": ["A", "B"], "event_time": [1.0, float("nan")]}, "row 1: event_time is empty"),
+        (
+            {"event_type": ["A"], "event_time": [10**12]},
+            "row 0: event_time 1000000000000 lies outside the years",
+        ),
+    ],
+)
+def test_a_table_the_engine_cannot_read_is_an_error_that_says_where(columns, message):
+    from hamlet import EventError
+
+    with pytest.raises(EventError) as error:
+        evaluate_table("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 2 SLIDE 1", pa.table(columns))
+    assert message in str(error.value)

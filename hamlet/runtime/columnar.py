@@ -27,7 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hamlet.events import Event
+from hamlet.errors import EventError
+from hamlet.events import TIME_RANGE, Event
 from hamlet.partials import PartialRow
 from hamlet.runtime.aggregates import CountAlgebra, FloatColumns, algebra_for
 from hamlet.stats import EvaluationStats
@@ -59,11 +60,56 @@ def sorted_events(table: pa.Table) -> pa.Table:
 
 
 def micros_of(table: pa.Table) -> pa.Array:
-    """Event times as int64 microseconds (a timestamp column of any unit, or int64 microseconds)."""
+    """Event times as int64 microseconds (``checked``: a timestamp column of any unit, or whole seconds)."""
     column = table.column(TIME)
     if pa.types.is_timestamp(column.type):
-        column = column.cast(pa.timestamp("us", column.type.tz))
-    return column.cast(pa.int64())
+        return column.cast(pa.timestamp("us", column.type.tz)).cast(pa.int64())
+    return pc.multiply_checked(column.cast(pa.int64()), MICROS)
+
+
+def checked(table: pa.Table) -> pa.Table:
+    """The table as the engine reads it, or an ``EventError`` naming what is wrong and where: an
+    ``event_type`` (text) and an ``event_time`` (a timestamp, or seconds as numbers, as ``hamlet.evaluate``
+    takes them) in every row. Seconds that are not all whole go to the ``Event`` path as they are."""
+    for name in (TYPE, TIME):
+        if name not in table.column_names:
+            raise EventError(f"the table has no {name} column (found: {', '.join(table.column_names)})",
+                             where="the events table")  # fmt: skip
+    kind = table.column(TYPE).type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        raise EventError(f"event_type is {kind}, not text", where="the events table")
+    table = table.set_column(table.column_names.index(TYPE), TYPE, table.column(TYPE).cast(pa.string()))
+    time = table.column(TIME)
+    if not (
+        pa.types.is_timestamp(time.type) or pa.types.is_integer(time.type) or pa.types.is_floating(time.type)
+    ):
+        raise EventError(f"event_time is {time.type}, neither a timestamp nor a number of seconds",
+                         where="the events table")  # fmt: skip
+    for name in (TYPE, TIME):
+        nulls = pc.is_null(table.column(name), nan_is_null=True)
+        if pc.any(nulls).as_py():
+            row = pc.index(nulls, True).as_py()
+            raise EventError(f"{name} is empty", where=f"the events table, row {row}")
+    if pa.types.is_floating(time.type) and pc.all(pc.equal(pc.floor(time), time)).as_py():
+        table = table.set_column(table.column_names.index(TIME), TIME, time.cast(pa.int64()))
+    if pa.types.is_integer(table.column(TIME).type):
+        seconds = table.column(TIME)
+        outside = pc.or_(pc.less(seconds, TIME_RANGE[0]), pc.greater(seconds, TIME_RANGE[1]))
+        if pc.any(outside).as_py():
+            row = pc.index(outside, True).as_py()
+            raise EventError(f"event_time {seconds[row].as_py()} lies outside the years 1 to 9999",
+                             where=f"the events table, row {row}")  # fmt: skip
+    return table
+
+
+def whole_seconds(table: pa.Table) -> bool:
+    """Every time a whole second (the kernel's times)."""
+    if pa.types.is_floating(table.column(TIME).type):
+        return False
+    micros = micros_of(table)
+    return bool(pc.all(pc.equal(pc.multiply(pc.divide(micros, MICROS), MICROS), micros)).as_py())
 
 
 def seconds(micros: int) -> int | float:
@@ -83,12 +129,12 @@ def events_of(table: pa.Table, attributes: Sequence[str]) -> list[Event]:
     whole seconds when it is whole): the path for what the kernel leaves to Python."""
     if table.num_rows == 0:
         return []
-    micros = micros_of(table)
-    whole = pc.divide(micros, MICROS)  # integer division
-    if pc.all(pc.equal(pc.multiply(whole, MICROS), micros)).as_py():
-        times = whole.to_pylist()
+    if pa.types.is_floating(table.column(TIME).type):  # seconds with fractions, exactly as given
+        times = table.column(TIME).to_pylist()
+    elif whole_seconds(table):
+        times = pc.divide(micros_of(table), MICROS).to_pylist()  # ints: the exact, fast path
     else:
-        times = [seconds(t) for t in micros.to_pylist()]
+        times = [seconds(t) for t in micros_of(table).to_pylist()]
     types = table.column(TYPE).to_pylist()
     names = [a for a in attributes if a in table.column_names]
     columns = [table.column(name).to_pylist() for name in names]
@@ -239,15 +285,19 @@ def group_keys(
 ) -> tuple[list[np.ndarray], list[int], list[str]]:
     """Per GROUP-BY: per row its group's number; the offset of each GROUP-BY's numbers in the keys; and the
     keys (``group_text``), one per group, computed from each group's first row."""
-    numbers, offsets, keys = [], [], []
+    numbers: list[np.ndarray] = []
+    offsets: list[int] = []
+    keys: list[str] = []
     for attributes in by:
         code, _ = codes([table.column(a) for a in attributes], table.num_rows)
+        offsets.append(len(keys))
+        numbers.append(code)
+        if not attributes:
+            keys.append("{}")
+            continue
         _, first = np.unique(code, return_index=True)
         values = [table.column(a).take(pa.array(first)).to_pylist() for a in attributes]
-        offsets.append(len(keys))
-        keys.extend(group_text(dict(zip(attributes, row))) for row in zip(*values)) if attributes else keys.append(
-            "{}")  # fmt: skip
-        numbers.append(code)
+        keys.extend(group_text(dict(zip(attributes, row))) for row in zip(*values))
     return numbers, offsets, keys
 
 

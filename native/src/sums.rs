@@ -10,7 +10,7 @@
 //! runs to Python as before. A sum over floats is kept in units of 2^-E, E the finest
 //! any partition so far needed; a partition that needs a finer unit rescales what is summed.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::graph::{Agg, Graph, MAX, MIN, SUM};
 use crate::num::Num;
@@ -65,7 +65,7 @@ impl GraphSums {
             scaled,
             read,
             scales: vec![Scale::default(); graph.attributes.len()],
-            series: HashMap::new(),
+            series: HashMap::default(),
         }
     }
 
@@ -151,7 +151,7 @@ impl GraphSums {
             }
         }
         // The partition's contributions per (member, window), in the unit of the sums.
-        let mut local: HashMap<(usize, i64), Agg> = HashMap::new();
+        let mut local: HashMap<(usize, i64), Agg> = HashMap::default();
         for (member, first, last, agg) in runs {
             let agg = self.rescaled(agg, &coarser);
             if self.linear {
