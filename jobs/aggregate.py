@@ -583,7 +583,9 @@ def _stats_row(plan: Plan, s: SetResult, events_read: int, seconds: dict[str, fl
         "partitions": s.summary["partitions"],
         "engine_calls": s.summary["calls"],
         "rows_written": s.rows,
-        "engine_stats": {k: float(v) for k, v in s.summary["engine"].items()},
+        # What the engine did, and the skew of its calls (events per call: call_events_min/median/max).
+        "engine_stats": {k: float(v) for k, v in s.summary["engine"].items()}
+        | {f"call_events_{k}": float(v) for k, v in s.summary.get("call_events", {}).items()},
         "read_seconds": seconds["read"],
         "shuffle_seconds": s.shuffle_seconds,
         "engine_seconds": s.engine_seconds,

@@ -19,6 +19,7 @@ text with every digit.
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -176,7 +177,9 @@ def _run_set(task: SetTask, call_table: pa.Table, convert_seconds: float) -> pa.
 
 
 def add_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    """The statistics rows of all stage-1 calls of one query set, added up."""
+    """The statistics rows of all stage-1 calls of one query set, added up; and the skew of the calls: the
+    events of the set per call that held some (min, median, max), since one hot stream partition keeps one
+    call, one task and one core busy while the others wait."""
     total: dict[str, Any] = {"events": 0, "partitions": 0, "calls": 0, "convert_seconds": 0.0,
                              "engine_seconds": 0.0, "encode_seconds": 0.0}  # fmt: skip
     engine = EvaluationStats()
@@ -185,6 +188,12 @@ def add_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:
             total[key] += s[key]
         engine.add(EvaluationStats(**s["engine"]))
     total["engine"] = {k: v for k, v in engine.as_dict().items() if k != "strategy"}
+    per_call = sorted(s["events"] for s in summaries if s["calls"])
+    total["call_events"] = {
+        "min": per_call[0] if per_call else 0,
+        "median": statistics.median_low(per_call) if per_call else 0,
+        "max": per_call[-1] if per_call else 0,
+    }
     return total
 
 

@@ -181,6 +181,9 @@ def test_run_stats_hold_every_query_set_with_stage_times(spark, hour_run):
         assert s.read_start == datetime(2026, 1, 5, 7, 0)  # start - the longest WITHIN (1 h, q4)
         assert s.engine_stats["events"] > 0 and s.set_events > 0 and s.partitions > 0
         assert s.events_read >= s.set_events
+        # The skew of the engine calls: each call's events of the set, from the smallest to the largest.
+        skew = [s.engine_stats[f"call_events_{k}"] for k in ("min", "median", "max")]
+        assert skew == sorted(skew) and skew[2] <= s.set_events <= skew[2] * s.engine_calls
         for seconds in (s.read_seconds, s.shuffle_seconds, s.engine_seconds, s.engine_cpu_seconds,
                         s.combine_seconds, s.write_seconds):  # fmt: skip
             assert 0 <= seconds <= s.total_seconds

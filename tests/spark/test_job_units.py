@@ -100,6 +100,10 @@ def test_run_partitions_keeps_windows_ending_in_the_range_and_reports_statistics
     assert (summary["events"], summary["partitions"], summary["calls"]) == (40, 2, 1)
     assert summary["engine"]["events"] > 0
     assert engine.add_summaries([summary, summary])["partitions"] == 4
+    idle = {**summary, "events": 0, "calls": 0}  # a call of the shared shuffle with none of the set's events
+    skew = engine.add_summaries([summary, idle, {**summary, "events": 7}, {**summary, "events": 900}])
+    assert skew["call_events"] == {"min": 7, "median": 40, "max": 900}
+    assert skew["calls"] == 3
 
 
 def test_the_generator_is_deterministic_and_bursty():
