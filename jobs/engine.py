@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 from hamlet.analysis.workload import parse_workload
 from hamlet.api import PreparedWorkload, evaluate_table, prepare
 from hamlet.partials import AggregateState
+from hamlet.runtime import columnar
 from hamlet.runtime.columnar import ID, MICROS, TIME, TYPE, micros_of, sorted_events
 from hamlet.stats import EvaluationStats
 
@@ -43,15 +44,8 @@ sys.set_int_max_str_digits(0)
 PARTIAL = "partial"
 STATS = "stats"
 
-PARTIAL_SCHEMA = pa.schema([
-    ("kind", pa.string()),
-    ("query", pa.string()),
-    ("window_start_us", pa.int64()),
-    ("window_end_us", pa.int64()),
-    ("group_key", pa.string()),
-    ("aggregate", pa.string()),
-    ("state", pa.string()),
-])  # fmt: skip
+# A partial row of ``hamlet.evaluate_table``, or (``kind`` = stats) a call's statistics as JSON in ``state``.
+PARTIAL_SCHEMA = pa.schema([("kind", pa.string()), *columnar.PARTIAL_SCHEMA])
 
 RESULT_SCHEMA = pa.schema([
     ("query", pa.string()),

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from hamlet.errors import EventError
 from hamlet.events import TIME_RANGE, Event
 from hamlet.partials import PartialRow
+from hamlet.runtime import native
 from hamlet.runtime.aggregates import CountAlgebra, FloatColumns, algebra_for
 from hamlet.stats import EvaluationStats
 
@@ -321,15 +322,8 @@ def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros:
             _words(partition), count, [_words(g) for g in groups], offsets, columns, specs, ends, compiled.sharing,
         )
     )  # fmt: skip
-    stats.events += matched
+    native.count(stats, matched, decisions)
     stats.partitions += count - len(fallback)
-    bursts, shared, graphlets, snapshots, splits, merges = decisions
-    stats.bursts += bursts
-    stats.shared_bursts += shared
-    stats.graphlets += graphlets
-    stats.graphlet_snapshots += snapshots
-    stats.splits += splits
-    stats.merges += merges
     out = pa.Table.from_arrays(
         [
             pa.array(names, pa.string()).take(_int64(query, n)),

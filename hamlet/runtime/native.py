@@ -95,14 +95,20 @@ class SetAnswer:
     decisions: tuple[int, int, int, int, int, int]
 
     def count(self, stats: EvaluationStats) -> None:
-        stats.events += self.matched
-        bursts, shared, graphlets, snapshots, splits, merges = self.decisions
-        stats.bursts += bursts
-        stats.shared_bursts += shared
-        stats.graphlets += graphlets
-        stats.graphlet_snapshots += snapshots
-        stats.splits += splits
-        stats.merges += merges
+        count(stats, self.matched, self.decisions)
+
+
+def count(stats: EvaluationStats, matched: int, decisions: tuple[int, int, int, int, int, int]) -> None:
+    """What the kernel reports of a call: events its graphs matched, and (bursts, shared bursts,
+    graphlets, graphlet-level snapshots, splits, merges)."""
+    stats.events += matched
+    bursts, shared, graphlets, snapshots, splits, merges = decisions
+    stats.bursts += bursts
+    stats.shared_bursts += shared
+    stats.graphlets += graphlets
+    stats.graphlet_snapshots += snapshots
+    stats.splits += splits
+    stats.merges += merges
 
 
 class NativeSet:
