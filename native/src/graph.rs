@@ -41,7 +41,7 @@ pub struct Update {
 }
 
 /// One query's windows: [k·slide, k·slide + within) for k in [first, last].
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Member {
     pub within: i64,
     pub slide: i64,
@@ -103,6 +103,7 @@ pub struct Graph {
     pub attributes: Vec<String>,
     pub count_only: bool,
     pub members: Vec<Member>,
+    pub windows: Vec<Member>, // the members' distinct windows (queries of a graph often share theirs)
 }
 
 impl Graph {
@@ -492,7 +493,7 @@ impl<'a> Partition<'a> {
     /// `TrendGraph.windows`: the classes of the windows (of every member) that contain `time`, ascending.
     pub fn classes(&self, time: i64) -> Vec<usize> {
         let mut out = Vec::new();
-        for member in &self.kernel.members {
+        for member in &self.kernel.windows {
             let (mut k, stop) = member.indexes(time);
             while k < stop {
                 let (c, through) = self.class_of(member, k);

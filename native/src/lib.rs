@@ -173,6 +173,10 @@ impl GraphKernel {
             (1..=parsed_negations.len()).filter(|&k| parsed_negations[k - 1].parent == 0 && f(&parsed_negations[k - 1])).collect()
         };
         let (leading, trailing) = (top(|n| n.previous.is_none()), top(|n| n.following.is_none()));
+        let members: Vec<Member> = members
+            .into_iter()
+            .map(|(within, slide, first, last)| Member { within, slide, first, last })
+            .collect();
         let graph = Graph {
             edges: parsed_edges,
             edges_into,
@@ -189,15 +193,13 @@ impl GraphKernel {
             updates,
             attributes,
             count_only,
-            members: members
-                .into_iter()
-                .map(|(within, slide, first, last)| Member {
-                    within,
-                    slide,
-                    first,
-                    last,
-                })
-                .collect(),
+            windows: members.iter().fold(Vec::new(), |mut distinct, member| {
+                if !distinct.contains(member) {
+                    distinct.push(*member);
+                }
+                distinct
+            }),
+            members,
         };
         // Read on its own, the graph numbers its types in the order of `Graph::roles`.
         let (types, roles): (Vec<String>, Vec<Role>) = graph.roles().into_iter().unzip();
