@@ -583,7 +583,7 @@ impl SetKernel {
                 }
             }
             for (g, c) in changes {
-                self.sums[g].commit(c);
+                self.sums[g].commit(&self.graphs[g].get().graph, c);
             }
             matched += outcome.matched;
             decisions.add(&outcome.decisions);

@@ -10,6 +10,8 @@
 //! runs to Python as before. A sum over floats is kept in units of 2^-E, E the finest
 //! any partition so far needed; a partition that needs a finer unit rescales what is summed.
 
+use std::collections::hash_map::Entry;
+
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::graph::{Agg, Graph, MAX, MIN, SUM};
@@ -29,15 +31,11 @@ pub struct GraphSums {
     series: HashMap<(usize, usize), HashMap<i64, Agg>>, // (member, group) → window → change or sum
 }
 
-type SeriesChanges = (
-    Option<HashMap<(usize, usize), HashMap<i64, Agg>>>,
-    Vec<((usize, usize), i64, Agg)>,
-);
-
-/// What `prepare` computed and `commit` writes: the series replaced (a finer unit), the entries written,
-/// and the partition's scales.
+/// What `prepare` computed and `commit` adds: per attribute how much finer the unit of the sums becomes
+/// (None: no finer), the partition's contributions per (member, group) and window in that unit, and the
+/// partition's scales.
 pub struct Changes {
-    series: Option<HashMap<(usize, usize), HashMap<i64, Agg>>>,
+    finer: Option<Vec<u32>>,
     entries: Vec<((usize, usize), i64, Agg)>,
     scales: Vec<Scale>,
 }
@@ -74,27 +72,63 @@ impl GraphSums {
     pub fn add(&mut self, graph: &Graph, runs: &[Run], scales: &[Scale], group_of: impl Fn(usize) -> usize) -> bool {
         match self.prepare(graph, runs, scales, group_of) {
             Some(changes) => {
-                self.commit(changes);
+                self.commit(graph, changes);
                 true
             }
             None => false,
         }
     }
 
-    /// What `add` would write, computed without touching the sums (so that the caller can add a partition
+    /// What `add` would add, computed without touching the sums (so that the caller can add a partition
     /// to several graphs' sums all or nothing); None if the sums cannot hold it exactly.
     pub fn prepare(&self, graph: &Graph, runs: &[Run], scales: &[Scale], group_of: impl Fn(usize) -> usize)
         -> Option<Changes> {
-        let (series, entries) = self.changes(graph, runs, scales, group_of)?;
-        Some(Changes { series, entries, scales: scales.to_vec() })
+        let mut finer = vec![0u32; self.scales.len()]; // per attribute: how much finer the unit becomes
+        let mut coarser = vec![0u32; self.scales.len()]; // how much finer than the partition's it is
+        for (a, (summed, new)) in self.scales.iter().zip(scales).enumerate() {
+            if self.extreme[a] && ((summed.ints && new.floats) || (summed.floats && new.ints)) {
+                return None;
+            }
+            if self.summed[a] {
+                let exponent = summed.exponent.max(new.exponent);
+                finer[a] = exponent - summed.exponent;
+                coarser[a] = exponent - new.exponent;
+            }
+        }
+        // The partition's contributions per (member, window), in the unit of the sums.
+        let mut local: HashMap<(usize, i64), Agg> = HashMap::default();
+        for (member, first, last, agg) in runs {
+            let agg = rescaled(&self.scaled, agg, &coarser);
+            if self.linear {
+                let negated = agg.iter().map(Num::neg).collect::<Agg>();
+                accumulate(graph, &mut local, (*member, *first), agg);
+                accumulate(graph, &mut local, (*member, last + 1), negated);
+            } else {
+                for k in *first..=*last {
+                    accumulate(graph, &mut local, (*member, k), agg.clone());
+                }
+            }
+        }
+        let entries = local.into_iter().map(|((member, k), agg)| ((member, group_of(member)), k, agg)).collect();
+        let finer = finer.iter().any(|&f| f > 0).then_some(finer);
+        Some(Changes { finer, entries, scales: scales.to_vec() })
     }
 
-    pub fn commit(&mut self, changes: Changes) {
-        if let Some(series) = changes.series {
-            self.series = series;
+    pub fn commit(&mut self, graph: &Graph, changes: Changes) {
+        if let Some(finer) = &changes.finer {
+            for windows in self.series.values_mut() {
+                for agg in windows.values_mut() {
+                    *agg = rescaled(&self.scaled, agg, finer);
+                }
+            }
         }
         for (key, k, agg) in changes.entries {
-            self.series.entry(key).or_default().insert(k, agg);
+            match self.series.entry(key).or_default().entry(k) {
+                Entry::Occupied(mut sum) => graph.add(sum.get_mut(), &agg),
+                Entry::Vacant(slot) => {
+                    slot.insert(agg);
+                }
+            }
         }
         for (summed, new) in self.scales.iter_mut().zip(&changes.scales) {
             summed.ints |= new.ints;
@@ -129,75 +163,18 @@ impl GraphSums {
     pub fn is_linear(&self) -> bool {
         self.linear
     }
+}
 
-    /// What `add` would write, computed without touching the sums; None if it does not fit.
-    fn changes(
-        &self,
-        graph: &Graph,
-        runs: &[Run],
-        scales: &[Scale],
-        group_of: impl Fn(usize) -> usize,
-    ) -> Option<SeriesChanges> {
-        let mut finer = vec![0u32; self.scales.len()]; // per attribute: how much finer the unit becomes
-        let mut coarser = vec![0u32; self.scales.len()]; // how much finer than the partition's it is
-        for (a, (summed, new)) in self.scales.iter().zip(scales).enumerate() {
-            if self.extreme[a] && ((summed.ints && new.floats) || (summed.floats && new.ints)) {
-                return None;
-            }
-            if self.summed[a] {
-                let exponent = summed.exponent.max(new.exponent);
-                finer[a] = exponent - summed.exponent;
-                coarser[a] = exponent - new.exponent;
-            }
+/// `agg` with each float sum (`scaled`: per field, the attribute of a sum in units of 2^-E) shifted to a
+/// unit 2^`by[attribute]` times finer.
+fn rescaled(scaled: &[usize], agg: &Agg, by: &[u32]) -> Agg {
+    let mut out = agg.clone();
+    for (field, &a) in scaled.iter().enumerate() {
+        if a != usize::MAX && by[a] > 0 {
+            out[field] = out[field].shl(by[a]);
         }
-        // The partition's contributions per (member, window), in the unit of the sums.
-        let mut local: HashMap<(usize, i64), Agg> = HashMap::default();
-        for (member, first, last, agg) in runs {
-            let agg = self.rescaled(agg, &coarser);
-            if self.linear {
-                let negated = agg.iter().map(Num::neg).collect::<Agg>();
-                accumulate(graph, &mut local, (*member, *first), agg);
-                accumulate(graph, &mut local, (*member, last + 1), negated);
-            } else {
-                for k in *first..=*last {
-                    accumulate(graph, &mut local, (*member, k), agg.clone());
-                }
-            }
-        }
-        let series = if finer.iter().any(|&f| f > 0) {
-            let mut rescaled = self.series.clone();
-            for windows in rescaled.values_mut() {
-                for agg in windows.values_mut() {
-                    *agg = self.rescaled(agg, &finer);
-                }
-            }
-            Some(rescaled)
-        } else {
-            None
-        };
-        let current = series.as_ref().unwrap_or(&self.series);
-        let mut entries = Vec::with_capacity(local.len());
-        for ((member, k), agg) in local {
-            let key = (member, group_of(member));
-            let mut total = agg;
-            if let Some(previous) = current.get(&key).and_then(|windows| windows.get(&k)) {
-                graph.add(&mut total, previous);
-            }
-            entries.push((key, k, total));
-        }
-        Some((series, entries))
     }
-
-    /// `agg` with each float sum shifted to a unit 2^`by[attribute]` times finer.
-    fn rescaled(&self, agg: &Agg, by: &[u32]) -> Agg {
-        let mut out = agg.clone();
-        for (field, &a) in self.scaled.iter().enumerate() {
-            if a != usize::MAX && by[a] > 0 {
-                out[field] = out[field].shl(by[a]);
-            }
-        }
-        out
-    }
+    out
 }
 
 /// local[key] += agg (MIN/MAX fields by their extreme).
