@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+import pyarrow as pa
+
 from hamlet.analysis.attributes import check_attributes
 from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, load_workload_file
-from hamlet.api import STRATEGIES, evaluate
+from hamlet.api import STRATEGIES, evaluate, evaluate_table, finalize_table
 from hamlet.errors import EventError, HamletError
 from hamlet.explain import explain
-from hamlet.io import format_table, open_csv, read_events_csv, write_jsonl
+from hamlet.io import ARROW_SUFFIXES, format_table, open_csv, read_events_arrow, read_events_csv, write_jsonl
 from hamlet.stats import EvaluationStats
 
 
@@ -18,19 +20,25 @@ def _evaluate(args: argparse.Namespace) -> int:
     workload = load_workload_file(args.workload, args.max_windows_per_event)
     if args.strategy not in STRATEGIES:
         raise HamletError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
-    try:
-        with open_csv(args.events) as f:
-            events_file = read_events_csv(f, args.events)
-    except OSError as e:
-        raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
     stats = EvaluationStats()
-    rows = evaluate(workload, events_file.events, strategy=args.strategy, stats=stats)
+    if args.events.lower().endswith(ARROW_SUFFIXES):  # columnar in: the kernel reads the columns themselves
+        table = read_events_arrow(args.events)
+        rows = finalize_table(workload, evaluate_table(workload, table, strategy=args.strategy, stats=stats))
+        iso_times = pa.types.is_timestamp(table.schema.field("event_time").type)
+    else:
+        try:
+            with open_csv(args.events) as f:
+                events_file = read_events_csv(f, args.events)
+        except OSError as e:
+            raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
+        rows = evaluate(workload, events_file.events, strategy=args.strategy, stats=stats)
+        iso_times = events_file.iso_times
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
             write_jsonl(rows, out)
         print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
     else:
-        print(format_table(rows, events_file.iso_times) if rows else "no trend matched: no rows")
+        print(format_table(rows, iso_times) if rows else "no trend matched: no rows")
     if args.stats:
         print("\n".join(f"{name}: {value}" for name, value in stats.as_dict().items()), file=sys.stderr)
     return 0
@@ -91,9 +99,10 @@ def _positive(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hamlet", description="Exact trend aggregation over event streams.")
     sub = parser.add_subparsers(dest="command", required=True)
-    ev = sub.add_parser("evaluate", help="evaluate a workload over a CSV of events")
+    ev = sub.add_parser("evaluate", help="evaluate a workload over a CSV (or Parquet, Arrow) file of events")
     ev.add_argument("--workload", required=True, help="workload file (queries)")
-    ev.add_argument("--events", required=True, help="CSV: event_type, event_time, attribute columns")
+    ev.add_argument("--events", required=True, help="CSV: event_type, event_time, attribute columns; or a "
+                    "Parquet or Arrow IPC file (.parquet, .arrow, .feather) with those columns")  # fmt: skip
     ev.add_argument("--strategy", default="hamlet", help=f"execution strategy: {', '.join(STRATEGIES)}")
     ev.add_argument("--output", help="write JSON lines here instead of printing a table")
     ev.add_argument(

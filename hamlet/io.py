@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any
 
+import pyarrow as pa
+
 from hamlet.api import event_time
-from hamlet.errors import EventError
+from hamlet.errors import EventError, HamletError
 from hamlet.events import Event
 from hamlet.partials import int_text
 from hamlet.results import ResultRow
@@ -177,6 +179,24 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
         )
         events.append(Event(event_type, time, attributes))
     return EventsFile(events, iso_times)
+
+
+ARROW_SUFFIXES = (".parquet", ".arrow", ".feather", ".ipc")
+
+
+def read_events_arrow(path: str) -> pa.Table:
+    """A Parquet or Arrow IPC file of events, read whole (``hamlet.evaluate_table`` checks its columns)."""
+    import pyarrow.parquet as pq
+    from pyarrow import feather
+
+    try:
+        if path.lower().endswith(".parquet"):
+            return pq.read_table(path)
+        return feather.read_table(path)
+    except OSError as e:
+        raise HamletError(f"cannot read events {path}: {e.strerror or e}") from None
+    except (pa.ArrowException, ValueError) as e:
+        raise HamletError(f"cannot read events {path}: {str(e).splitlines()[0]}") from None
 
 
 def _attribute(text: str, index: int, name: str, where: str) -> int | float | str | None:

@@ -153,3 +153,54 @@ def unlimited_int_digits():
         yield
     finally:
         sys.set_int_max_str_digits(previous)
+
+
+def test_evaluate_reads_parquet_and_arrow_files_on_the_columnar_path(tmp_path, capsys):
+    """The same rows as from the CSV of the same events, printed with ISO times when event_time is a
+    timestamp."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyarrow import feather
+
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WITHIN 10 SLIDE 10\n")
+    (tmp_path / "e.csv").write_text("event_type,event_time,x\nA,1,\nB,2,5\nB,3,7\n")
+    table = pa.table({"event_type": ["A", "B", "B"], "event_time": [1, 2, 3], "x": [None, 5, 7]})
+    pq.write_table(table, tmp_path / "e.parquet")
+    feather.write_feather(table, tmp_path / "e.arrow")
+    printed = []
+    for name in ("e.csv", "e.parquet", "e.arrow"):
+        assert (
+            main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / name)])
+            == 0
+        )
+        printed.append(capsys.readouterr().out)
+    assert printed[0] == printed[1] == printed[2]
+    assert printed[0].splitlines()[2:] == [  # A B2, A B3, A B2 B3: 3 trends, their B.x summing to 5 + 7 + 12
+        "q      [0, 10)  -      COUNT(*)   3",
+        "q      [0, 10)  -      SUM(B.x)   24",
+    ]
+    stamped = table.set_column(1, "event_time", pa.array([1, 2, 3], pa.timestamp("s", "UTC")))
+    pq.write_table(stamped, tmp_path / "t.parquet")
+    assert (
+        main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "t.parquet")])
+        == 0
+    )
+    assert "1970-01-01T00:00:00" in capsys.readouterr().out
+
+
+def test_a_columnar_file_that_cannot_be_read_is_an_error_not_a_traceback(tmp_path, capsys):
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 SLIDE 10\n")
+    (tmp_path / "bad.parquet").write_text("not parquet")
+    args = ["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events"]
+    assert main([*args, str(tmp_path / "bad.parquet")]) == 1
+    assert capsys.readouterr().err.startswith(f"error: cannot read events {tmp_path / 'bad.parquet'}: ")
+    assert main([*args, str(tmp_path / "missing.arrow")]) == 1
+    assert "cannot read events" in capsys.readouterr().err
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"event_type": ["A"]}), tmp_path / "no_time.parquet")
+    assert main([*args, str(tmp_path / "no_time.parquet")]) == 1
+    assert capsys.readouterr().err == (
+        "error: the events table: the table has no event_time column (found: event_type)\n"
+    )
