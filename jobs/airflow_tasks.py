@@ -44,6 +44,40 @@ def default_args(config: PipelineConfig) -> dict[str, Any]:
     }
 
 
+def hourly_doc(config: PipelineConfig, entry: Any) -> str:
+    """The hourly DAG's page (doc_md) for the workload ``entry`` (a ``jobs.pipeline.WorkloadEntry``)."""
+    return f"""
+### Trend aggregates of `{entry.name}`, hour by hour
+
+Each run covers one hour of events, its data interval `[start, end)`, and writes the aggregates of every
+window of the workload **`{entry.workload.name}`** that ends in `(start, end]` — so the runs of
+consecutive hours together equal one run over the whole range, and rerunning an hour replaces its rows.
+
+1. **wait_for_events** — waits (reschedule mode, up to {config.sensor_timeout_minutes} min) until the events
+   table holds the hour: its partition, or a later one.
+2. **validate_events** — Great Expectations (`expectations/events.json`, `events_{entry.scenario}.json`):
+   rows that fail (null ids, unknown event types, duplicate ids, values out of range, times outside the
+   hour) go to the quarantine table with the reason; above {config.max_bad_fraction:.0%} bad rows the run fails.
+3. **aggregate** — `spark-submit jobs/aggregate.py` on the connection `spark_default` (edit it to run on a
+   cluster), strategy `{config.strategy}`, leaving quarantined rows out. It waits for the previous hour's
+   `aggregate` to succeed (`depends_on_past`): its read-ahead reads the previous hour, whose bad rows must
+   be in quarantine first, so hours are aggregated in order on every path (scheduler, backfills of any
+   max active runs, clears).
+4. **verify_commit** — the Delta commit of this run for this hour must exist in the output table.
+5. **validate_aggregates** — Great Expectations on the rows written (`expectations/trend_aggregates.json`);
+   success updates the Asset `hamlet_trend_aggregates`, which downstream DAGs can be scheduled on.
+
+Each validation task's **Data Docs** and the **Report** of the workload are links on the task (Extra Links).
+Tables: events `{entry.events_table}`, output `{config.output_table}`, quarantine
+`{config.quarantine_table}`; Data Docs per run under `{config.data_docs}` (the latest
+{config.data_docs_keep_runs} runs kept). Settings: `{config.source}`.
+Catchup is **{"on" if config.catchup else "off"}** (`[schedule] catchup`): unpausing this DAG runs
+{"every hour since the start date" if config.catchup else "only the latest complete hour"}, then each new
+hour. Backfill past hours: **Trigger → Backfill** in this DAG's page, or
+`airflow backfill create --dag-id {entry.dag_id} --from-date 2026-01-05T00:00:00+00:00 --to-date 2026-01-05T05:00:00+00:00` (both bounds inclusive: the hours 00:00 to 05:00).
+"""
+
+
 def aggregates_asset(config: PipelineConfig) -> Asset:
     """The output table as an Asset: downstream DAGs schedule on it (``schedule=[aggregates_asset(...)]``)."""
     uri = config.output_table if "://" in config.output_table else Path(config.output_table).as_uri()
@@ -88,8 +122,12 @@ def check_params(config: PipelineConfig, workload: str, start: str, end: str):  
             request = check_request(load_config(source), workload, start, end)
         except PipelineError as error:
             raise AirflowFailException(str(error)) from None
-        print(f"workload {workload}, [{request.start.isoformat()}, {request.end.isoformat()})")
-        return {"workload": workload, "start": request.start.isoformat(), "end": request.end.isoformat()}
+        events_table = load_config(source).for_workload(request.workload).events_table
+        print(
+            f"workload {workload}, [{request.start.isoformat()}, {request.end.isoformat()}), events {events_table}"
+        )
+        return {"workload": workload, "start": request.start.isoformat(), "end": request.end.isoformat(),
+                "events_table": events_table}  # fmt: skip
 
     return check(str(config.source), workload, start, end)
 
@@ -108,6 +146,7 @@ def validate(config: PipelineConfig, stage: str, workload: str, start: str, end:
         try:
             config = load_config(source)
             path = str(allowed_workload(workload, workload_choices(config)))
+            config = config.for_workload(path)  # its scenario's suite and its events table
             report = GATES[stage](config, start, end, str(run_id), workload=path)
         except (
             PipelineError
@@ -122,7 +161,13 @@ def validate(config: PipelineConfig, stage: str, workload: str, start: str, end:
 
 
 def aggregate(
-    config: PipelineConfig, workload: str, start: str, end: str, strategy: str
+    config: PipelineConfig,
+    workload: str,
+    start: str,
+    end: str,
+    strategy: str,
+    events_table: str | None = None,
+    in_order: bool = False,
 ) -> SparkSubmitOperator:
     """The Spark job through ``spark-submit`` on the connection ``spark_default`` (local[*] as set up by
     scripts/airflow; point the connection at a cluster to run there), with the Delta jars of ``var/jars`` on
@@ -138,7 +183,7 @@ def aggregate(
         jars = None
     arguments = {
         "--workload": workload, "--start": start, "--end": end, "--strategy": strategy,
-        "--events-table": config.events_table, "--output-table": config.output_table,
+        "--events-table": events_table or config.events_table, "--output-table": config.output_table,
         "--stats-table": config.stats_table, "--quarantine-table": config.quarantine_table,
         "--run-id": "{{ run_id }}",
     }  # fmt: skip
@@ -151,6 +196,8 @@ def aggregate(
         application_args=[part for pair in arguments.items() for part in pair] + allowed,
         jars=jars,
         conf=submit_conf(),
+        # Hourly runs: wait for the previous hour's aggregate (its quarantine is this run's read-ahead).
+        depends_on_past=in_order,
         env_vars={
             "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
             "PYSPARK_PYTHON": PYTHON,
@@ -185,9 +232,11 @@ def pipeline(config: PipelineConfig, workload: str, start: str, end: str, strate
     last). ``checked``: the times and workload are Params, checked first."""
     events = validate(config, "events", workload, start, end)
     last = validate(config, "aggregates", workload, start, end, outlets=(aggregates_asset(config),))
+    # The ad hoc DAG's workload is a Param: its events table is the one check_params found for it.
+    events_table = "{{ ti.xcom_pull(task_ids='check_params')['events_table'] }}" if checked else None
     (
         events
-        >> aggregate(config, workload, start, end, strategy)
+        >> aggregate(config, workload, start, end, strategy, events_table, in_order=not checked)
         >> verify_commit(config, workload, start, end)
         >> last
     )

@@ -58,7 +58,7 @@ def hourly_dag():
 
     bag = DagBag()
     assert bag.import_errors == {}
-    return bag.dags["hamlet_trends_hourly"]
+    return bag.dags["hamlet_trends_hourly_rideshare_trips"]
 
 
 def run_hourly(logical_date: datetime):
@@ -70,7 +70,7 @@ def run_hourly(logical_date: datetime):
 def backfill_dry_run(first: datetime, last: datetime) -> list[str]:
     """The logical dates for which `airflow backfill create` would make a run (the real CLI, this home)."""
     command = [str(Path(sys.executable).parent / "airflow"), "backfill", "create", "--dry-run",
-               "--dag-id", "hamlet_trends_hourly", "--from-date", first.isoformat(),
+               "--dag-id", "hamlet_trends_hourly_rideshare_trips", "--from-date", first.isoformat(),
                "--to-date", last.isoformat()]  # fmt: skip
     done = subprocess.run(
         command, env=os.environ.copy(), capture_output=True, text=True, timeout=300, check=True
