@@ -19,8 +19,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import attrs
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import Asset, task
+from airflow.sdk import Asset, BaseOperatorLink, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from jobs.logs import quiet
@@ -78,6 +79,59 @@ hour. Backfill past hours: **Trigger → Backfill** in this DAG's page, or
 """
 
 
+# ------------------------------------------------------------------------- links from every task (Extra Links)
+
+
+def _base_url() -> str:
+    from airflow.configuration import conf
+
+    return str(conf.get("api", "base_url", fallback="") or "http://127.0.0.1:8080").rstrip("/")
+
+
+@attrs.define
+class DataDocsLink(BaseOperatorLink):
+    """The run's Data Docs of one stage, served by the API server (jobs/airflow_plugin.py)."""
+
+    stage: str = "events"
+
+    @property
+    def name(self) -> str:
+        return "Data Docs (input)" if self.stage == "events" else "Data Docs (output)"
+
+    @property
+    def xcom_key(self) -> str:
+        return f"_link_DataDocsLink_{self.stage}"
+
+    def get_link(self, operator: Any, *, ti_key: Any) -> str:
+        from jobs.validate import docs_folder
+
+        return f"{_base_url()}/hamlet/data_docs/{docs_folder(Path(), ti_key.run_id).name}/{self.stage}/index.html"
+
+
+@attrs.define
+class ReportLink(BaseOperatorLink):
+    """The workload's report (charts per query, the optimizer's decisions per run), refreshed by validate_aggregates."""
+
+    workload: str = ""
+
+    @property
+    def name(self) -> str:
+        return "Report"
+
+    def get_link(self, operator: Any, *, ti_key: Any) -> str:
+        return f"{_base_url()}/hamlet/reports/{self.workload + '.html' if self.workload else ''}"
+
+
+def linked(operator: Any, workload: str) -> Any:
+    """``operator`` (or the operator of a decorated task's XComArg) with the links to its run's Data Docs and
+    its workload's report. The ad hoc DAG's workload is a Param, unknown when the DAG is parsed: its tasks link
+    to the list of reports."""
+    target = getattr(operator, "operator", operator)
+    report = ReportLink("" if "{{" in workload else Path(workload).stem)
+    target.operator_extra_links = (DataDocsLink("events"), DataDocsLink("trend_aggregates"), report)
+    return operator
+
+
 def aggregates_asset(config: PipelineConfig) -> Asset:
     """The output table as an Asset: downstream DAGs schedule on it (``schedule=[aggregates_asset(...)]``)."""
     uri = config.output_table if "://" in config.output_table else Path(config.output_table).as_uri()
@@ -107,7 +161,7 @@ def wait_for_events(config: PipelineConfig, start: str, end: str):  # type: igno
                       time.perf_counter() - started, note=note).line())  # fmt: skip
         return ready
 
-    return wait(config.events_table, str(config.workload), start, end)
+    return linked(wait(config.events_table, str(config.workload), start, end), str(config.workload))
 
 
 def check_params(config: PipelineConfig, workload: str, start: str, end: str):  # type: ignore[no-untyped-def]
@@ -153,6 +207,14 @@ def validate(config: PipelineConfig, stage: str, workload: str, start: str, end:
         ) as failed:  # the gate closed, or a bad workload or time: retrying changes nothing
             raise AirflowFailException(str(failed)) from None
         print(report.summary())
+        if stage == "aggregates":  # the workload's report, refreshed with this run's rows (a second or so)
+            from jobs.report import write_report
+
+            name = Path(path).stem
+            page = write_report(
+                config.output_table, config.stats_table, config.reports / f"{name}.html", [name]
+            )
+            print(f"report: {page}")
         # The counts as XCom (Airflow logs the returned value: the summary's text would print twice).
         return {"rows_in": report.rows, "quarantined": report.bad_rows, "rows_out": report.rows - report.bad_rows,
                 "data_docs": str(report.docs / "index.html") if report.docs else None}  # fmt: skip
@@ -209,15 +271,18 @@ def aggregate(
 def verify_commit(config: PipelineConfig, workload: str, start: str, end: str):  # type: ignore[no-untyped-def]
     """The Delta commit of this run for this interval exists (spark-submit's exit status is not trusted)."""
 
-    @task(task_id="verify_commit")
+    @task(task_id="verify_commit", retries=0)
     def verify(output_table: str, workload: str, start: str, end: str, run_id: str | None = None) -> dict:
         import time
 
-        from jobs.pipeline import instant, verify_commit, workload_name
+        from jobs.pipeline import PipelineError, instant, verify_commit, workload_name
         from jobs.summary import Summary
 
         started = time.perf_counter()
-        commit = verify_commit(output_table, str(run_id), workload_name(workload), start, end)
+        try:
+            commit = verify_commit(output_table, str(run_id), workload_name(workload), start, end)
+        except PipelineError as missing:  # the table's history will not change by asking again: no retries
+            raise AirflowFailException(str(missing)) from None
         print(Summary("verify_commit", workload_name(workload), instant(start), instant(end),
                       time.perf_counter() - started, rows_out=commit["rows"],
                       note=f"run {run_id} committed version {commit['version']} of {output_table}").line())  # fmt: skip
@@ -230,18 +295,22 @@ def pipeline(config: PipelineConfig, workload: str, start: str, end: str, strate
              checked: bool = False) -> tuple[Any, Any]:  # fmt: skip
     """[check_params →] validate_events → aggregate → verify_commit → validate_aggregates; returns (first,
     last). ``checked``: the times and workload are Params, checked first."""
-    events = validate(config, "events", workload, start, end)
-    last = validate(config, "aggregates", workload, start, end, outlets=(aggregates_asset(config),))
+    events = linked(validate(config, "events", workload, start, end), workload)
+    last = linked(
+        validate(config, "aggregates", workload, start, end, outlets=(aggregates_asset(config),)), workload
+    )
     # The ad hoc DAG's workload is a Param: its events table is the one check_params found for it.
     events_table = "{{ ti.xcom_pull(task_ids='check_params')['events_table'] }}" if checked else None
     (
         events
-        >> aggregate(config, workload, start, end, strategy, events_table, in_order=not checked)
-        >> verify_commit(config, workload, start, end)
+        >> linked(
+            aggregate(config, workload, start, end, strategy, events_table, in_order=not checked), workload
+        )
+        >> linked(verify_commit(config, workload, start, end), workload)
         >> last
     )
     if not checked:
         return events, last
-    first = check_params(config, workload, start, end)
+    first = linked(check_params(config, workload, start, end), workload)
     first >> events
     return first, last

@@ -81,6 +81,8 @@ class PipelineConfig:
     workloads: tuple[WorkloadEntry, ...] = ()
     # Data Docs of at most this many runs are kept (the oldest run folders are removed after a validation).
     data_docs_keep_runs: int = 48
+    # Where validate_aggregates writes each workload's report, <reports>/<workload>.html (``hamlet report``).
+    reports: Path = ROOT / "var" / "reports"
 
     def for_workload(self, workload: str | os.PathLike[str]) -> PipelineConfig:
         """These settings with the scenario and events table of ``workload`` (a path as users write it, a
@@ -152,6 +154,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
             source, data.get("adhoc", {}).get("max_range_hours", MAX_RANGE_HOURS), "[adhoc] max_range_hours"
         ),
         workloads=entries,
+        reports=local(str(data.get("validation", {}).get("reports", "var/reports"))),
         data_docs_keep_runs=_positive_int(
             source,
             data.get("validation", {}).get("data_docs_keep_runs", 48),

@@ -79,7 +79,9 @@ def _group_text(group_key: str) -> str:
     return str(group_key)
 
 
-Aggregates = dict[str, dict[str, dict[str, dict[str, Series]]]]  # workload → query → aggregate → group → series
+Aggregates = dict[
+    str, dict[str, dict[str, dict[str, Series]]]
+]  # workload → query → aggregate → group → series
 
 
 def read_aggregates(table: str, workload: str | None) -> Aggregates:

@@ -12,9 +12,9 @@ import pytest
 pytest.importorskip("great_expectations")
 pytest.importorskip("websockets")
 
-from browser import Browser, browser_path  # noqa: E402
+from browser import Browser, browser_path
 
-from jobs.data_docs import SCRIPT, STYLESHEET, localize, prune  # noqa: E402
+from jobs.data_docs import SCRIPT, STYLESHEET, localize, prune
 
 
 def build_site(site: Path, run: str) -> None:
@@ -32,12 +32,18 @@ def build_site(site: Path, run: str) -> None:
         "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(site)},
         "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
     })  # fmt: skip
-    batch = context.data_sources.add_pandas("events").add_dataframe_asset("events").add_batch_definition_whole_dataframe("all")
+    batch = (
+        context.data_sources.add_pandas("events")
+        .add_dataframe_asset("events")
+        .add_batch_definition_whole_dataframe("all")
+    )
     suite = context.suites.add(gx.ExpectationSuite(name="events", expectations=[
         gx.expectations.ExpectColumnValuesToNotBeNull(column="event_id"),
         gx.expectations.ExpectColumnValuesToBeBetween(column="speed", min_value=0, max_value=200),
     ]))  # fmt: skip
-    definition = context.validation_definitions.add(gx.ValidationDefinition(name="events", data=batch, suite=suite))
+    definition = context.validation_definitions.add(
+        gx.ValidationDefinition(name="events", data=batch, suite=suite)
+    )
     checkpoint = context.checkpoints.add(gx.Checkpoint(name="events", validation_definitions=[definition],
         actions=[gx.checkpoint.UpdateDataDocsAction(name="docs", site_names=["hamlet"])]))  # fmt: skip
     frame = pd.DataFrame({"event_id": ["a", "b", "c"], "speed": [10.0, 250.0, 30.0]})
@@ -60,15 +66,22 @@ def docs(tmp_path_factory) -> Path:
 
 
 def test_localized_sites_load_nothing_from_elsewhere_and_share_one_copy_of_their_assets(docs):
-    assert sorted(p.name for p in (docs / "_static").iterdir()) == ["favicon.ico", "fonts", STYLESHEET, SCRIPT]
+    assert sorted(p.name for p in (docs / "_static").iterdir()) == [
+        "favicon.ico",
+        "fonts",
+        STYLESHEET,
+        SCRIPT,
+    ]
     for run in ("run1", "run2"):
         site = docs / run / "events"
         assert not (site / "static").exists()
         assert size(site) < 300_000
         for page in site.rglob("*.html"):
             text = page.read_text(encoding="utf-8")
-            assert "<link" in text and 'src="http' not in text and not any(
-                "http" in tag.split("href=")[1][:6] for tag in text.split("<link")[1:]
+            assert (
+                "<link" in text
+                and 'src="http' not in text
+                and not any("http" in tag.split("href=")[1][:6] for tag in text.split("<link")[1:])
             ), page
     assert size(docs / "_static") < 1_000_000
 

@@ -31,7 +31,13 @@ def test_sensor_events_are_long_bursts_of_readings_per_machine():
     rows = sensor_chunk(2021, HOUR, 0, 2000)
     assert rows == sensor_chunk(2021, HOUR, 0, 2000)  # deterministic for (seed, hour, chunk)
     assert len(rows) == 2000 and len({r[0] for r in rows}) == 2000
-    assert Counter(r[1] for r in rows) == {"Reading": 1889, "Alarm": 55, "Start": 30, "Stop": 22, "Service": 4}
+    assert Counter(r[1] for r in rows) == {
+        "Reading": 1889,
+        "Alarm": 55,
+        "Start": 30,
+        "Stop": 22,
+        "Service": 4,
+    }
     machines = Counter(r[3] for r in rows)
     assert len(machines) == 8 and set(machines.values()) == {250}  # 250 events per machine and hour
     for machine in machines:  # distinct times per machine, all inside the hour
@@ -49,8 +55,14 @@ def test_hamlet_shares_the_bursts_of_readings_and_every_strategy_agrees():
         results[strategy] = evaluate(workload, stream, strategy=strategy, stats=stats[strategy])
     assert results["greta"] == results["static"] == results["hamlet"]
     assert len(results["hamlet"]) == 179
-    counters = {s: (st.bursts, st.shared_bursts, st.graphlets, st.splits, st.merges) for s, st in stats.items()}
-    assert counters == {"greta": (0, 0, 0, 0, 0), "static": (118, 91, 108, 0, 0), "hamlet": (118, 88, 105, 8, 8)}
+    counters = {
+        s: (st.bursts, st.shared_bursts, st.graphlets, st.splits, st.merges) for s, st in stats.items()
+    }
+    assert counters == {
+        "greta": (0, 0, 0, 0, 0),
+        "static": (118, 91, 108, 0, 0),
+        "hamlet": (118, 88, 105, 8, 8),
+    }
     # the counts are those of long bursts: far beyond 64 bits
     warm = [r for r in results["hamlet"] if r.query == "warm" and r.aggregate == "COUNT(*)"]
     assert max(int(r.value) for r in warm).bit_length() == 107

@@ -47,6 +47,7 @@ quarantine = "{tables / "quarantine"}"
 [validation]
 expectations = "expectations"
 data_docs = "{tables / "data_docs"}"
+reports = "{tables / "reports"}"
 max_bad_fraction = {max_bad_fraction}
 max_bad_output_fraction = 0.0
 [schedule]

@@ -58,8 +58,9 @@ def test_the_hourly_dag_runs_hour_intervals_without_catchup_with_retries_and_tag
         in dag.doc_md
     )
     for task in dag.tasks:
+        # verify_commit reads the table's history: asking again cannot change it (AirflowFailException)
         assert (task.retries, task.retry_delay, task.retry_exponential_backoff) == (
-            2,
+            0 if task.task_id == "verify_commit" else 2,
             timedelta(minutes=2),
             True,
         )
@@ -132,7 +133,10 @@ def test_the_adhoc_dag_is_triggered_with_workload_range_and_strategy(dags):
     assert args[args.index("--strategy") + 1] == "{{ params.strategy }}"
     assert args[args.index("--allowed-workload") :: 2] == ["--allowed-workload"] * 7
     # the workload is a Param: the events table is the one check_params found for it
-    assert args[args.index("--events-table") + 1] == "{{ ti.xcom_pull(task_ids='check_params')['events_table'] }}"
+    assert (
+        args[args.index("--events-table") + 1]
+        == "{{ ti.xcom_pull(task_ids='check_params')['events_table'] }}"
+    )
     # a range at once: no order between runs to keep
     assert dag.get_task("aggregate").depends_on_past is False
 
@@ -149,7 +153,13 @@ def test_parsing_the_dags_imports_neither_spark_nor_great_expectations():
                           timeout=300, check=True)  # fmt: skip
     dags, errors, heavy = json.loads(done.stdout.strip().splitlines()[-1])
     assert (dags, errors, heavy) == (
-        ["hamlet_trends_adhoc", "hamlet_trends_hourly_factory_sensors", "hamlet_trends_hourly_rideshare_trips"], [], []
+        [
+            "hamlet_trends_adhoc",
+            "hamlet_trends_hourly_factory_sensors",
+            "hamlet_trends_hourly_rideshare_trips",
+        ],
+        [],
+        [],
     )
 
 
@@ -158,7 +168,10 @@ def test_each_workload_has_its_hourly_dag_with_its_events_and_suite(dags, config
     assert upstream(dag) == HOURLY_TASKS
     assert dag.tags == {"hamlet", "trends", "hourly", "factory_sensors"}
     sensor = config.for_workload("conf/workloads/factory_sensors.hamlet")
-    assert (sensor.scenario, sensor.events_table) == ("sensor", str(config.source.parent / "tables" / "sensor_events"))
+    assert (sensor.scenario, sensor.events_table) == (
+        "sensor",
+        str(config.source.parent / "tables" / "sensor_events"),
+    )
     args = dag.get_task("aggregate").application_args
     assert args[args.index("--workload") + 1] == "conf/workloads/factory_sensors.hamlet"
     assert args[args.index("--events-table") + 1] == sensor.events_table
@@ -170,3 +183,42 @@ def test_each_workload_has_its_hourly_dag_with_its_events_and_suite(dags, config
             "wait_for_events": False, "validate_events": False, "aggregate": True, "verify_commit": False,
             "validate_aggregates": False,
         }  # fmt: skip
+
+
+def test_every_task_links_to_its_runs_data_docs_and_its_workloads_report(dags):
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    key = type("Key", (), {"run_id": "scheduled__2026-01-05T01:00:00+00:00"})()
+    for dag_id, report in [("hamlet_trends_hourly_factory_sensors", "reports/factory_sensors.html"),
+                           ("hamlet_trends_adhoc", "reports/")]:  # fmt: skip
+        dag = dags[dag_id]
+        # as the API server sees them (the serialized DAG): three links on every task
+        served = DagSerialization.deserialize_dag(DagSerialization.serialize_dag(dag))
+        assert {t.task_id: sorted(t.extra_links) for t in served.tasks} == {
+            t.task_id: ["Data Docs (input)", "Data Docs (output)", "Report"] for t in dag.tasks
+        }
+        links = [link.get_link(None, ti_key=key) for link in dag.get_task("aggregate").operator_extra_links]
+        assert links == [
+            "http://127.0.0.1:8080/hamlet/data_docs/scheduled__2026-01-05T01_00_00_00_00/events/index.html",
+            "http://127.0.0.1:8080/hamlet/data_docs/scheduled__2026-01-05T01_00_00_00_00/trend_aggregates/index.html",
+            f"http://127.0.0.1:8080/hamlet/{report}",
+        ]
+
+
+def test_the_plugin_serves_only_files_inside_its_folders(config, tmp_path):
+    from fastapi import HTTPException
+
+    from jobs.airflow_plugin import served_file
+
+    config.reports.mkdir(parents=True, exist_ok=True)
+    (config.reports / "factory_sensors.html").write_text("<p>report</p>")
+    assert (
+        served_file("reports", "factory_sensors.html") == (config.reports / "factory_sensors.html").resolve()
+    )
+    outside = tmp_path / "secret.html"
+    outside.write_text("no")
+    (config.reports / "link.html").symlink_to(outside)
+    for path in ("../pipeline.toml", "link.html", "missing.html", "/etc/passwd"):
+        with pytest.raises(HTTPException) as refused:
+            served_file("reports", path)
+        assert refused.value.status_code == 404
