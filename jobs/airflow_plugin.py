@@ -26,26 +26,44 @@ from jobs.pipeline import load_config
 app = FastAPI(title="hamlet-trends: Data Docs and reports")
 
 
-def served_file(kind: str, path: str) -> Path:
-    """The file ``path`` inside the folder of ``kind``; a 404 for anything else (``..``, links out)."""
+def _inside(kind: str, path: str) -> Path:
     config = load_config()
     base = (config.data_docs if kind == "data_docs" else config.reports).resolve()
     target = (base / path).resolve()
-    if not target.is_relative_to(base) or not target.is_file():
+    if not target.is_relative_to(base):
         raise HTTPException(status_code=404, detail=f"no {kind} file {path}")
+    return target
+
+
+def served_file(kind: str, path: str) -> Path:
+    """The file ``path`` inside the folder of ``kind``; a 404 for anything else (``..``, links out)."""
+    target = _inside(kind, path)
+    if not target.is_file():
+        raise HTTPException(status_code=404, detail=f"no {kind} file {path}")
+    return target
+
+
+def served_folder(kind: str, path: str) -> Path:
+    """The folder ``path`` inside the folder of ``kind`` (or that folder); a 404 for anything else."""
+    target = _inside(kind, path)
+    if not target.is_dir():
+        raise HTTPException(status_code=404, detail=f"no {kind} folder {path}")
     return target
 
 
 @app.get("/{kind}/{path:path}", response_model=None)
 def serve(kind: Literal["data_docs", "reports"], path: str, user: GetUserDep) -> FileResponse | HTMLResponse:
     del user  # (the dependency refuses requests without a valid session or token)
-    if kind == "reports" and path == "":  # the ad hoc DAG's tasks link here: their workload is a Param
-        folder = load_config().reports
-        names = sorted(p.name for p in folder.glob("*.html")) if folder.is_dir() else []
-        items = "".join(f'<li><a href="{html.escape(n)}">{html.escape(n[:-5])}</a></li>' for n in names)
-        return HTMLResponse(
-            f"<!DOCTYPE html><title>reports</title><h1>Reports</h1><ul>{items or '<li>none yet</li>'}</ul>"
+    if path == "" or path.endswith(
+        "/"
+    ):  # a folder: its list (the ad hoc DAG's links before a run rendered them)
+        folder = served_folder(kind, path)
+        names = sorted(
+            p.name + ("/" if p.is_dir() else "") for p in folder.iterdir() if not p.name.startswith("_")
         )
+        items = "".join(f'<li><a href="{html.escape(n)}">{html.escape(n)}</a></li>' for n in names)
+        return HTMLResponse(f"<!DOCTYPE html><title>{kind}</title><h1>{kind}/{html.escape(path)}</h1>"
+                            f"<ul>{items or '<li>none yet</li>'}</ul>")  # fmt: skip
     return FileResponse(served_file(kind, path))
 
 

@@ -75,7 +75,7 @@ Tables: events `{entry.events_table}`, output `{config.output_table}`, quarantin
 Catchup is **{"on" if config.catchup else "off"}** (`[schedule] catchup`): unpausing this DAG runs
 {"every hour since the start date" if config.catchup else "only the latest complete hour"}, then each new
 hour. Backfill past hours: **Trigger → Backfill** in this DAG's page, or
-`airflow backfill create --dag-id {entry.dag_id} --from-date 2026-01-05T00:00:00+00:00 --to-date 2026-01-05T05:00:00+00:00` (both bounds inclusive: the hours 00:00 to 05:00).
+`airflow backfill create --dag-id {entry.dag_id} --reprocess-behavior failed --from-date 2026-01-05T00:00:00+00:00 --to-date 2026-01-05T05:00:00+00:00` (both bounds inclusive: the hours 00:00 to 05:00).
 """
 
 
@@ -90,9 +90,11 @@ def _base_url() -> str:
 
 @attrs.define
 class DataDocsLink(BaseOperatorLink):
-    """The run's Data Docs of one stage, served by the API server (jobs/airflow_plugin.py)."""
+    """The run's Data Docs of one stage (``<data_docs>/<workload>/<run>/<stage>``), served by the API server
+    (jobs/airflow_plugin.py). The ad hoc DAG's workload is a Param: its link is rendered from it."""
 
     stage: str = "events"
+    workload: str = ""
 
     @property
     def name(self) -> str:
@@ -105,7 +107,21 @@ class DataDocsLink(BaseOperatorLink):
     def get_link(self, operator: Any, *, ti_key: Any) -> str:
         from jobs.validate import docs_folder
 
-        return f"{_base_url()}/hamlet/data_docs/{docs_folder(Path(), ti_key.run_id).name}/{self.stage}/index.html"
+        workload = self.workload or _rendered_workload(operator)
+        if not workload:  # (not rendered yet) the list of the workloads' Data Docs
+            return f"{_base_url()}/hamlet/data_docs/"
+        folder = docs_folder(Path(workload), ti_key.run_id)
+        return f"{_base_url()}/hamlet/data_docs/{folder.as_posix()}/{self.stage}/index.html"
+
+
+def _rendered_workload(operator: Any) -> str:
+    """The workload name in a task's rendered arguments (the ad hoc DAG's Param, when the task ran): the
+    ``--workload`` of spark-submit, or the ``.hamlet`` file among a Python task's arguments."""
+    args = [str(a) for a in (getattr(operator, "application_args", None) or [])]
+    values = args[args.index("--workload") + 1 :][:1] if "--workload" in args else []
+    values += [str(a) for a in (getattr(operator, "op_args", None) or [])]
+    found = [v for v in values if v.endswith(".hamlet") and "{{" not in v]
+    return Path(found[0]).stem if found else ""
 
 
 @attrs.define
@@ -127,8 +143,12 @@ def linked(operator: Any, workload: str) -> Any:
     its workload's report. The ad hoc DAG's workload is a Param, unknown when the DAG is parsed: its tasks link
     to the list of reports."""
     target = getattr(operator, "operator", operator)
-    report = ReportLink("" if "{{" in workload else Path(workload).stem)
-    target.operator_extra_links = (DataDocsLink("events"), DataDocsLink("trend_aggregates"), report)
+    name = "" if "{{" in workload else Path(workload).stem
+    target.operator_extra_links = (
+        DataDocsLink("events", name),
+        DataDocsLink("trend_aggregates", name),
+        ReportLink(name),
+    )
     return operator
 
 

@@ -197,10 +197,16 @@ def test_every_task_links_to_its_runs_data_docs_and_its_workloads_report(dags):
         assert {t.task_id: sorted(t.extra_links) for t in served.tasks} == {
             t.task_id: ["Data Docs (input)", "Data Docs (output)", "Report"] for t in dag.tasks
         }
-        links = [link.get_link(None, ti_key=key) for link in dag.get_task("aggregate").operator_extra_links]
+        # the ad hoc DAG's workload is a Param: its links are made from the task's rendered arguments
+        rendered = type(
+            "Rendered", (), {"application_args": ["--workload", "conf/workloads/factory_sensors.hamlet"]}
+        )()
+        links = [
+            link.get_link(rendered, ti_key=key) for link in dag.get_task("aggregate").operator_extra_links
+        ]
         assert links == [
-            "http://127.0.0.1:8080/hamlet/data_docs/scheduled__2026-01-05T01_00_00_00_00/events/index.html",
-            "http://127.0.0.1:8080/hamlet/data_docs/scheduled__2026-01-05T01_00_00_00_00/trend_aggregates/index.html",
+            "http://127.0.0.1:8080/hamlet/data_docs/factory_sensors/scheduled__2026-01-05T01_00_00_00_00/events/index.html",
+            "http://127.0.0.1:8080/hamlet/data_docs/factory_sensors/scheduled__2026-01-05T01_00_00_00_00/trend_aggregates/index.html",
             f"http://127.0.0.1:8080/hamlet/{report}",
         ]
 
@@ -208,7 +214,7 @@ def test_every_task_links_to_its_runs_data_docs_and_its_workloads_report(dags):
 def test_the_plugin_serves_only_files_inside_its_folders(config, tmp_path):
     from fastapi import HTTPException
 
-    from jobs.airflow_plugin import served_file
+    from jobs.airflow_plugin import served_file, served_folder
 
     config.reports.mkdir(parents=True, exist_ok=True)
     (config.reports / "factory_sensors.html").write_text("<p>report</p>")
@@ -222,3 +228,6 @@ def test_the_plugin_serves_only_files_inside_its_folders(config, tmp_path):
         with pytest.raises(HTTPException) as refused:
             served_file("reports", path)
         assert refused.value.status_code == 404
+    assert served_folder("reports", "") == config.reports.resolve()
+    with pytest.raises(HTTPException):
+        served_folder("reports", "../")
