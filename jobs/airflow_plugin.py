@@ -1,4 +1,4 @@
-"""An Airflow plugin (entry point ``airflow.plugins`` in pyproject.toml): the API server serves the pipeline's
+"""An Airflow plugin (loaded from ``plugins/``, the plugins folder ``jobs.airflow_home`` sets): the API server serves the pipeline's
 Data Docs and reports under ``/hamlet/`` to logged-in users, so that the tasks' extra links open them.
 
     /hamlet/data_docs/<run folder>/<stage>/index.html    a run's Great Expectations Data Docs
