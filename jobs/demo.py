@@ -124,7 +124,7 @@ def run_scheduled(dag: Any, scheduled: ScheduledRun) -> Any:
     from unittest import mock
 
     from airflow.models import dagrun
-    from airflow.utils import timezone
+    from airflow.sdk import timezone
     from airflow.utils.state import DagRunState
     from airflow.utils.types import DagRunType
     from sqlalchemy import select

@@ -149,3 +149,24 @@ def test_a_missing_table_is_a_clear_error(tmp_path):
                            "--output", str(tmp_path / "r.html")], capture_output=True, text=True, check=False)  # fmt: skip
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == f"error: no Delta table at {tmp_path / 'none'}\n"
+
+
+def test_the_demo_summary_says_what_the_optimizer_shared(tmp_path):
+    from jobs.demo import sharing_summary
+    from jobs.report import SharingTotal, sharing_totals
+
+    _, stats = write_tables(tmp_path)
+    assert sharing_totals(stats, "factory_sensors", at(0), at(2)) == [
+        SharingTotal("hamlet", ("warm", "hot"), ["scheduled__2026-01-05T01:00:00+00:00",
+                     "scheduled__2026-01-05T02:00:00+00:00"], 3980, 120, 85, 91, 2, 2)
+    ]  # fmt: skip
+    assert sharing_totals(stats, "factory_sensors", at(1), at(2))[0].runs == [
+        "scheduled__2026-01-05T02:00:00+00:00"
+    ]
+    assert sharing_summary(stats, "factory_sensors", at(0), at(2)).endswith(
+        "runs):\n  hamlet {warm, hot}: 85 of 120 bursts shared in 91 graphlets (2 splits, 2 merges), 3980 events"
+    )
+    assert (
+        sharing_summary(stats, "rideshare_trips", at(0), at(2))
+        == f"rideshare_trips: no committed run in {stats}"
+    )

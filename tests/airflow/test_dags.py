@@ -119,8 +119,8 @@ def test_the_adhoc_dag_is_triggered_with_workload_range_and_strategy(dags):
     params = dag.params.dump()
     assert params == {
         "workload": "conf/workloads/rideshare_trips.hamlet",
-        "start": "2026-01-05T08:00:00+00:00",
-        "end": "2026-01-05T10:00:00+00:00",
+        "start": "2026-01-05T00:00:00+00:00",  # the settings' start_date: the demo's first hours
+        "end": "2026-01-05T02:00:00+00:00",
         "strategy": "greta",
     }
     assert dag.params.get_param("strategy").schema["enum"] == ["greta", "static", "hamlet"]

@@ -98,6 +98,8 @@ def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, cl
         ["wait_for_events", "validate_events", "aggregate", "verify_commit", "validate_aggregates"], "success"
     )
     assert run.state == "success"
+    # true start and end dates (dag.test() starts its run at the logical date: the UI showed months)
+    assert timedelta(0) < run.end_date - run.start_date < timedelta(minutes=30)
     # a backfill of 08:00-10:00 finds the run of 09:00 and makes runs for the other two hours only
     assert backfill_dry_run(HOUR_START - timedelta(hours=1), HOUR_END) == [
         "2026-01-05 08:00:00+00:00",
