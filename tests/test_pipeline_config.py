@@ -72,8 +72,8 @@ def test_the_older_single_workload_shape_still_loads(tmp_path):
          "workload 1 of [[workloads]] lacks events (text)"),
         ('[[workloads]]\nfile = "conf/workloads/stock.hamlet"\nscenario = "weather"\nevents = "e"\n',
          "workload 1 of [[workloads]]: unknown scenario 'weather'; known: rideshare, stock, sensor"),
-        ('[[workloads]]\nfile = "a/stock.hamlet"\nscenario = "stock"\nevents = "e"\n'
-         '[[workloads]]\nfile = "b/stock.hamlet"\nscenario = "stock"\nevents = "f"\n',
+        (('[[workloads]]\nfile = "a/stock.hamlet"\nscenario = "stock"\nevents = "e"\n'
+          '[[workloads]]\nfile = "b/stock.hamlet"\nscenario = "stock"\nevents = "f"\n'),
          "two workloads of [[workloads]] are named stock: each gets its own DAG and rows, so names must differ"),
         ('[[workloads]]\nfile = "conf/x y.hamlet"\nscenario = "stock"\nevents = "e"\n',
          "workload 1 of [[workloads]]: workload name 'x y': use letters, digits, '_', '.', '-'"),
