@@ -375,4 +375,6 @@ def test_the_adhoc_dag_triggered_through_the_rest_api_equals_the_spark_job(confi
     assert '<a href="rideshare_trips.html">rideshare_trips.html</a>' in listing
     report = airflow.http.get(f"{airflow.base}/hamlet/reports/rideshare_trips.html", timeout=30).text
     assert report.count('<figure class="chart"') == 4  # q1-q4
-    assert airflow.http.get(f"{airflow.base}/hamlet/reports/../pipeline.toml", timeout=30).status_code == 404
+    for outside in ("../pipeline.toml", "%2E%2E/pipeline.toml"):  # nothing outside the folders
+        refused = airflow.http.get(f"{airflow.base}/hamlet/reports/{outside}", timeout=30)
+        assert refused.status_code in (404, 422) and "[tables]" not in refused.text, outside
