@@ -369,7 +369,10 @@ def test_the_adhoc_dag_triggered_through_the_rest_api_equals_the_spark_job(confi
     for link in links.values():
         local = link.replace("http://127.0.0.1:8080", airflow.base)
         served = airflow.http.get(local, timeout=30)
-        assert served.status_code == 200 and "text/html" in served.headers["content-type"], (link, served.status_code)
+        assert served.status_code == 200 and "text/html" in served.headers["content-type"], (
+            link,
+            served.status_code,
+        )
         assert requests.get(local, timeout=30).status_code == 401  # without the session or token: refused
     listing = airflow.http.get(f"{airflow.base}/hamlet/reports/", timeout=30).text
     assert '<a href="rideshare_trips.html">rideshare_trips.html</a>' in listing
