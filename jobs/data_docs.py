@@ -101,14 +101,15 @@ def localize(site: Path, data_docs: Path) -> None:
     """Point the pages of the Data Docs site at ``site`` to local assets shared under ``data_docs``."""
     shared = data_docs / SHARED
     own = site / "static"
-    if not (shared / STYLESHEET).exists():
-        shared.mkdir(parents=True, exist_ok=True)
-        if (own / "fonts").is_dir():
-            shutil.copytree(own / "fonts", shared / "fonts", dirs_exist_ok=True)
-        if (own / "images" / "favicon.ico").is_file():
-            shutil.copy2(own / "images" / "favicon.ico", shared / "favicon.ico")
-        (shared / STYLESHEET).write_text(STYLE, encoding="utf-8")
-        (shared / SCRIPT).write_text(SHIM, encoding="utf-8")
+    shared.mkdir(parents=True, exist_ok=True)
+    if not (shared / "fonts").is_dir() and (own / "fonts").is_dir():
+        shutil.copytree(own / "fonts", shared / "fonts", dirs_exist_ok=True)
+    if not (shared / "favicon.ico").is_file() and (own / "images" / "favicon.ico").is_file():
+        shutil.copy2(own / "images" / "favicon.ico", shared / "favicon.ico")
+    for name, text in ((STYLESHEET, STYLE), (SCRIPT, SHIM)):  # rewritten when this module changed them
+        path = shared / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         prefix = _relative(shared, page.parent)

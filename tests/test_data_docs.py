@@ -102,6 +102,16 @@ def test_chromium_shows_the_local_data_docs(docs):
         browser.close()
 
 
+def test_shared_assets_of_an_older_version_are_replaced(docs):
+    (docs / "_static" / SCRIPT).unlink()
+    (docs / "_static" / STYLESHEET).write_text("/* older */")
+    site = docs / "run3" / "events"
+    build_site(site, "run3")
+    localize(site, docs)
+    assert (docs / "_static" / SCRIPT).read_text().startswith("/* hamlet-trends: the jQuery")
+    assert (docs / "_static" / STYLESHEET).read_text().startswith("/* hamlet-trends: the Data Docs")
+
+
 def test_prune_keeps_the_latest_runs(tmp_path):
     for i, run in enumerate(("old", "middle", "new")):
         (tmp_path / run / "events").mkdir(parents=True)
