@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from airflow.sdk import DAG, Param
 
 from hamlet import STRATEGIES
@@ -30,15 +32,16 @@ with DAG(
             description="workload file (conf/workloads/)",
         ),
         # The pattern is enforced at trigger time; check_params also checks start < end and the range.
+        # Defaults: the first two hours of the settings' start_date, which scripts/demo fills with events.
         "start": Param(
-            "2026-01-05T08:00:00+00:00",
+            config.start_date.isoformat(),
             type="string",
             format="date-time",
             pattern=ISO_WITH_OFFSET,
             description="start (ISO-8601 with an offset, e.g. 2026-01-05T08:00:00+00:00)",
         ),
         "end": Param(
-            "2026-01-05T10:00:00+00:00",
+            (config.start_date + timedelta(hours=2)).isoformat(),
             type="string",
             format="date-time",
             pattern=ISO_WITH_OFFSET,

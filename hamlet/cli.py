@@ -64,17 +64,27 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    print(explain(load_workload_file(args.workload, args.max_windows_per_event)))
+    workload = load_workload_file(args.workload, args.max_windows_per_event)
+    if args.format == "text":
+        print(explain(workload))
+        return 0
+    from pathlib import Path
+
+    from hamlet.template_dot import render_svg, workload_dot
+
+    dot = workload_dot(workload, Path(args.workload).stem)
+    print(dot if args.format == "dot" else render_svg(dot), end="")
     return 0
 
 
-# Spark commands: their code lives in jobs/ and is imported only when one of them runs (`import hamlet` and the
+# Spark (and table) commands: their code lives in jobs/ and is imported only when one of them runs (`import hamlet` and the
 # other commands never import Spark); jobs/cli.py parses their arguments.
 SPARK_COMMANDS = {
-    "generate": "write synthetic events (rideshare, stock) into a Delta events table (Spark)",
+    "generate": "write synthetic events (rideshare, stock, sensor) into a Delta events table (Spark)",
     "aggregate": "run a workload over a Delta events table into trend_aggregates (Spark)",
     "load-events": "load a CSV of events into a Delta events table, rejecting bad rows with a reason (Spark)",
     "validate": "validate an interval of events or aggregates with Great Expectations; quarantine bad rows (Spark)",
+    "report": "an HTML report of a trend_aggregates table: charts per query, the optimizer's decisions (no Spark)",
 }
 
 
@@ -115,10 +125,13 @@ def build_parser() -> argparse.ArgumentParser:
     against.add_argument("--events-table", metavar="PATH", help="also check attribute names and types against "
                          "this Delta events table's schema (read with deltalake, no Spark)")  # fmt: skip
     against.add_argument("--scenario", help="also check them against a generator scenario's schema "
-                         "(rideshare, stock: jobs/schema.py)")  # fmt: skip
+                         "(rideshare, stock, sensor: jobs/schema.py)")  # fmt: skip
     check.set_defaults(run=_check)
     ex = sub.add_parser("explain", help="print templates, negations, predicates, panes and sharing")
     ex.add_argument("workload")
+    ex.add_argument("--format", choices=("text", "dot", "svg"), default="text",
+                    help="text (default); dot: the merged workload template (HAMLET Figure 3(b)) as Graphviz DOT, "
+                    "sharable Kleene sub-patterns gray; svg: the same drawn by Graphviz's dot")  # fmt: skip
     ex.set_defaults(run=_explain)
     for command in (ev, check, ex):
         add_window_bound(command)

@@ -530,7 +530,8 @@ def _append_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -
     # evolution: a run_stats table made before status and output_version existed gains them.
     merge = (
         DeltaTable.forPath(spark, plan.stats_table).alias("t")
-        .merge(frame.alias("s"), "t.run_id = s.run_id AND t.query_set = s.query_set")
+        # (workload too: the hourly DAGs of two workloads give their runs of one hour the same run id)
+        .merge(frame.alias("s"), "t.run_id = s.run_id AND t.workload = s.workload AND t.query_set = s.query_set")
         .withSchemaEvolution().whenMatchedUpdateAll().whenNotMatchedInsertAll()
     )  # fmt: skip
     retried(merge.execute, f"merging into {plan.stats_table}")
@@ -555,7 +556,11 @@ def _complete_stats(spark: SparkSession, plan: Plan, seconds: dict[str, float], 
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
-    mine = (F.col("run_id") == plan.run_id) & (F.col("status") == "pending")
+    mine = (
+        (F.col("run_id") == plan.run_id)
+        & (F.col("workload") == plan.workload_name)
+        & (F.col("status") == "pending")
+    )
     done: dict[str, Any] = {
         "status": F.lit("committed"), "output_version": F.lit(version).cast("bigint"),
         "write_seconds": F.lit(seconds["write"]), "total_seconds": F.lit(seconds["total"]),

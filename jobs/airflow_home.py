@@ -29,6 +29,8 @@ def environment(home: Path = DEFAULT_HOME) -> dict[str, str]:
     return {
         "AIRFLOW_HOME": str(home),
         "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
+        # plugins/: the API server serves the Data Docs and reports the tasks link to (jobs/airflow_plugin.py).
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         # 2 cores: a handful of task processes (the default starts 32); one Spark job at a time anyway.
         "AIRFLOW__CORE__PARALLELISM": "4",

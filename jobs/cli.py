@@ -1,4 +1,4 @@
-"""``hamlet generate|aggregate|load-events|validate``: the Spark commands, dispatched here from ``hamlet.cli`` so that
+"""``hamlet generate|aggregate|load-events|validate|report``: the Spark commands, dispatched here from ``hamlet.cli`` so that
 ``import hamlet`` never imports Spark (their one-line descriptions are ``hamlet.cli.SPARK_COMMANDS``)."""
 
 from __future__ import annotations
@@ -22,4 +22,8 @@ def main(argv: list[str]) -> int:
         from jobs.validate import main as validate
 
         return validate(rest)
+    if command == "report":
+        from jobs.report import main as report
+
+        return report(rest)
     raise ValueError(f"unknown command {command!r}")

@@ -20,7 +20,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from jobs.logs import quiet
-from jobs.pipeline import load_config, shown_path
+from jobs.pipeline import ROOT, load_config, shown_path
+
+REPORT = ROOT / "var" / "report.html"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,34 +30,50 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hours", type=int, default=3, help="hours of events, one DAG run each (default 3)")
     parser.add_argument("--events-per-hour", type=int, default=2000)
     args = parser.parse_args(argv)
+    if args.hours < 1 or args.events_per_hour < 0:
+        print("error: --hours must be at least 1 and --events-per-hour at least 0", file=sys.stderr)
+        return 1
     quiet()
     config = load_config()
     first = config.start_date
+    end = first + timedelta(hours=args.hours)
     from airflow.dag_processing.dagbag import DagBag
 
     from jobs.generate import generate
     from jobs.session import build_session
 
+    failed = []
     spark = build_session("hamlet-demo")
     try:
-        generate(spark, "rideshare", first, args.hours, args.events_per_hour, config.events_table, seed=2021)
-        print(f"generated {args.hours} h × {args.events_per_hour} rideshare events from {first.isoformat()} "
-              f"into {shown_path(config.events_table)}")  # fmt: skip
+        for entry in config.workloads:
+            generate(
+                spark, entry.scenario, first, args.hours, args.events_per_hour, entry.events_table, seed=2021
+            )
+            print(f"generated {args.hours} h × {args.events_per_hour} {entry.scenario} events from "
+                  f"{first.isoformat()} into {shown_path(entry.events_table)}")  # fmt: skip
         bag = DagBag()
         if bag.import_errors:
             print(f"error: DAG import errors: {bag.import_errors}", file=sys.stderr)
             return 1
-        dag = bag.dags["hamlet_trends_hourly"]
-        failed = []
-        for scheduled in scheduled_runs(dag, first, args.hours):
-            run = run_scheduled(dag, scheduled)
-            print(f"hamlet_trends_hourly {run.run_id} [{run.data_interval_start}, {run.data_interval_end}): "
-                  f"{run.state}")  # fmt: skip
-            if run.state != "success":
-                failed.append(run.run_id)
+        for entry in config.workloads:
+            dag = bag.dags[entry.dag_id]
+            for scheduled in scheduled_runs(dag, first, args.hours):
+                run = run_scheduled(dag, scheduled)
+                print(f"{entry.dag_id} {run.run_id} [{run.data_interval_start}, {run.data_interval_end}): "
+                      f"{run.state}")  # fmt: skip
+                if run.state != "success":
+                    failed.append(run.run_id)
     finally:
         spark.stop()
-    print(summary(config.output_table, config.quarantine_table, first, first + timedelta(hours=args.hours)))
+    for entry in config.workloads:
+        print(summary(config.output_table, config.quarantine_table, first, end, entry.name))
+        print(sharing_summary(config.stats_table, entry.name, first, end))
+    from jobs.report import write_report
+
+    report = write_report(config.output_table, config.stats_table, REPORT,
+                          workloads=[e.name for e in config.workloads])  # fmt: skip
+    print(f"\nreport: {report} (open it in a browser; `hamlet report --table {shown_path(config.output_table)} "
+          "--output report.html` makes another)")  # fmt: skip
     if failed:
         print(f"error: failed runs: {', '.join(failed)}", file=sys.stderr)
         return 1
@@ -106,6 +124,7 @@ def run_scheduled(dag: Any, scheduled: ScheduledRun) -> Any:
     from unittest import mock
 
     from airflow.models import dagrun
+    from airflow.sdk import timezone
     from airflow.utils.state import DagRunState
     from airflow.utils.types import DagRunType
     from sqlalchemy import select
@@ -130,7 +149,8 @@ def run_scheduled(dag: Any, scheduled: ScheduledRun) -> Any:
             state=DagRunState.RUNNING,
             triggered_by=triggered_by,
             triggering_user_name=triggering_user_name,
-            start_date=start_date,
+            # dag.test() passes the logical date as the start: the UI would show a duration of months
+            start_date=timezone.utcnow(),
             session=session,
         )
 
@@ -142,20 +162,22 @@ def run_scheduled(dag: Any, scheduled: ScheduledRun) -> Any:
     return run
 
 
-def summary(output_table: str, quarantine_table: str, start: datetime, end: datetime) -> str:
-    """Rows per query of the windows that end in (start, end], and a sample; read with deltalake."""
+def summary(output_table: str, quarantine_table: str, start: datetime, end: datetime, workload: str) -> str:
+    """Rows per query of ``workload`` for the windows that end in (start, end], and a sample; read with
+    deltalake."""
     from jobs.tables import read_arrow, read_pandas
 
-    frame = read_pandas(output_table)
+    frame = read_pandas(output_table, filters=[("workload", "=", workload)])
     frame = frame[(frame.window_end > start) & (frame.window_end <= end)]
     per_query = frame.groupby("query").agg(
         rows=("aggregate", "size"), windows=("window_end", "nunique"), groups=("group_key", "nunique")
     )
     sample = frame.sort_values(["query", "window_end", "group_key", "aggregate"]).head(8)
     columns = ["query", "window_start", "window_end", "group_key", "aggregate", "value_exact"]
-    quarantined = read_arrow(quarantine_table).num_rows
-    head = (f"\n{shown_path(output_table)}: {len(frame)} rows for windows ending in ({start:%Y-%m-%d %H:%M}, "
-            f"{end:%Y-%m-%d %H:%M}] UTC")  # fmt: skip
+    quarantine = read_arrow(quarantine_table)
+    quarantined = sum(1 for w in quarantine.column("workload").to_pylist() if w == workload)
+    head = (f"\n{workload}: {len(frame)} rows in {shown_path(output_table)} for windows ending in "
+            f"({start:%Y-%m-%d %H:%M}, {end:%Y-%m-%d %H:%M}] UTC")  # fmt: skip
     return "\n".join([
         head,
         per_query.to_string(),
@@ -163,6 +185,22 @@ def summary(output_table: str, quarantine_table: str, start: datetime, end: date
         sample[columns].to_string(index=False),
         f"\nquarantined rows: {quarantined} ({shown_path(quarantine_table)})",
     ])  # fmt: skip
+
+
+def sharing_summary(stats_table: str, workload: str, start: datetime, end: datetime) -> str:
+    """What the optimizer did for ``workload`` in the committed runs of [start, end), from ``run_stats``:
+    per sharable query set, the bursts, how many it shared and in how many graphlets."""
+    from jobs.report import sharing_totals
+
+    totals = sharing_totals(stats_table, workload, start, end)
+    if not totals:
+        return f"{workload}: no committed run in {shown_path(stats_table)}"
+    lines = [f"what the optimizer shared ({shown_path(stats_table)}, {len(totals[0].runs)} runs):"]
+    for t in totals:
+        lines.append(f"  {t.strategy} {{{', '.join(t.queries)}}}: {t.shared_bursts} of {t.bursts} bursts "
+                     f"shared in {t.graphlets} graphlets ({t.splits} splits, {t.merges} merges), "
+                     f"{t.events} events")  # fmt: skip
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

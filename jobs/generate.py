@@ -15,6 +15,13 @@ rideshare: trips. A Request, a burst of Travel events of the driver towards the 
 
 stock: transactions (event type Stock) of 40 companies in 8 sectors: ``price`` follows a random walk per
 company with bursts of falling prices, ``volume`` is a whole number of shares.
+
+sensor: machines on production lines, the shape where HAMLET's sharing pays: each machine runs production
+cycles, a ``Start`` (with ``product``) followed by a long burst of ``Reading`` events (``temperature``
+warming up over the cycle, ``vibration``, ``power`` in watts) every few seconds, then a ``Stop``; now and
+then an ``Alarm`` interrupts a cycle or a ``Service`` comes between two. All events carry ``machine`` and
+its ``line``. A machine reports about 250 events per hour (so 2,000 events per hour are 8 machines):
+bursts of dozens of readings per machine and 10 minutes.
 """
 
 from __future__ import annotations
@@ -122,7 +129,55 @@ def stock_chunk(seed: int, hour: int, chunk: int, size: int) -> list[tuple]:
     return rows
 
 
-MAKERS = {"rideshare": rideshare_chunk, "stock": stock_chunk}
+LINES = ("L1", "L2", "L3")
+PRODUCTS = ("gear", "shaft", "valve")
+SENSOR_EVENTS_PER_MACHINE = 250  # per hour: a reading every ~14 s, ~40 readings per machine and 10 minutes
+
+
+def sensor_chunk(seed: int, hour: int, chunk: int, size: int) -> list[tuple]:
+    """``size`` sensor events of hour ``hour``: event_id, event_type, event_time (seconds), machine, line,
+    product, temperature, vibration, power. Every machine's events have distinct times (a burst is a run of
+    distinct timestamps), so a machine reports at most 3,600 events per hour."""
+    rng = _rng("sensor", seed, hour, chunk)
+    machines = max(1, -(-size // SENSOR_EVENTS_PER_MACHINE))
+    start = hour * 3600
+    rows: list[tuple] = []
+    for m in range(machines):
+        count = size // machines + (1 if m < size % machines else 0)
+        machine, line = f"m{chunk}-{m:02d}", LINES[m % len(LINES)]
+        temperature = rng.uniform(25, 35)
+        left = 0  # readings left in the current cycle; 0: the next event starts one (or is a Service)
+        product = None
+        for t in sorted(rng.sample(range(start, start + 3600), count)):
+            attributes: tuple[Any, Any, Any] = (None, None, None)
+            if left == 0:
+                if rng.random() < 0.1:
+                    event_type = "Service"
+                else:
+                    event_type, product = "Start", rng.choice(PRODUCTS)
+                    left = rng.randrange(30, 120)
+                    temperature = rng.uniform(25, 35)
+            elif left == 1:
+                event_type, left = "Stop", 0
+            elif rng.random() < 0.02:
+                event_type = "Alarm"
+            else:
+                left -= 1
+                temperature = min(95.0, temperature + rng.uniform(-0.5, 1.5))
+                event_type = "Reading"
+                attributes = (
+                    round(temperature, 1),
+                    round(rng.gammavariate(2, 0.8), 2),
+                    rng.randrange(800, 2400),
+                )
+            rows.append(
+                (f"{seed}-{hour}-{chunk}-{len(rows)}", event_type, t, machine, line, product, *attributes)
+            )
+    rows.sort(key=lambda r: r[2])
+    return rows
+
+
+MAKERS = {"rideshare": rideshare_chunk, "stock": stock_chunk, "sensor": sensor_chunk}
 
 
 def chunk_table(scenario: str, seed: int, hour: int, chunk: int, size: int) -> pa.Table:

@@ -10,7 +10,7 @@ import json
 import os
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,25 @@ MAX_RANGE_HOURS = 744
 
 class PipelineError(Exception):
     """A pipeline step found something wrong; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class WorkloadEntry:
+    """One workload the pipeline runs every hour (``[[workloads]]`` in conf/pipeline.toml): its file, the
+    generator scenario whose attribute suite validates its events (``expectations/events_<scenario>.json``)
+    and its events table. Each gets an hourly DAG of its own, ``hamlet_trends_hourly_<name>``."""
+
+    workload: Path
+    scenario: str
+    events_table: str
+
+    @property
+    def name(self) -> str:
+        return workload_name(self.workload)
+
+    @property
+    def dag_id(self) -> str:
+        return f"hamlet_trends_hourly_{self.name}"
 
 
 @dataclass(frozen=True)
@@ -57,6 +76,24 @@ class PipelineConfig:
     retry_delay_minutes: int
     max_retry_delay_minutes: int
     max_range_hours: int = MAX_RANGE_HOURS
+    # Every workload of the pipeline; ``workload``, ``scenario`` and ``events_table`` above are the first's,
+    # or those of the one chosen by ``for_workload``.
+    workloads: tuple[WorkloadEntry, ...] = ()
+    # Data Docs of at most this many runs are kept (the oldest run folders are removed after a validation).
+    data_docs_keep_runs: int = 48
+    # Where validate_aggregates writes each workload's report, <reports>/<workload>.html (``hamlet report``).
+    reports: Path = ROOT / "var" / "reports"
+
+    def for_workload(self, workload: str | os.PathLike[str]) -> PipelineConfig:
+        """These settings with the scenario and events table of ``workload`` (a path as users write it, a
+        path inside the repo, or a workload name) when the pipeline lists it; else unchanged (the ad hoc DAG
+        may run any workload of conf/workloads/ over the first workload's events)."""
+        wanted = str(workload)
+        for entry in self.workloads:
+            if wanted in (entry.name, shown_path(entry.workload), str(entry.workload)):
+                return replace(self, workload=entry.workload, scenario=entry.scenario,
+                               events_table=entry.events_table)  # fmt: skip
+        return self
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
@@ -85,6 +122,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
         value = str(get("tables", key))
         return value if "://" in value else str(local(value))
 
+    entries = _workload_entries(source, data, local, table)
     start = datetime.fromisoformat(str(get(None, "start_date")))
     # Optional, false when absent (Airflow 3's default): with catchup on, unpausing the hourly DAG queues a
     # run for every hour since start_date at once.
@@ -93,11 +131,11 @@ def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
         raise PipelineError(f"{source}: [schedule] catchup must be true or false, not {catchup!r}")
     return PipelineConfig(
         source=source,
-        workload=local(get(None, "workload")),
-        scenario=str(get(None, "scenario")),
+        workload=entries[0].workload,
+        scenario=entries[0].scenario,
         strategy=str(get(None, "strategy")),
         start_date=start.replace(tzinfo=UTC) if start.tzinfo is None else start.astimezone(UTC),
-        events_table=table("events"),
+        events_table=entries[0].events_table,
         output_table=table("trend_aggregates"),
         stats_table=table("run_stats"),
         quarantine_table=table("quarantine"),
@@ -112,13 +150,66 @@ def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
         retries=int(get("schedule", "retries")),
         retry_delay_minutes=int(get("schedule", "retry_delay_minutes")),
         max_retry_delay_minutes=int(get("schedule", "max_retry_delay_minutes")),
-        max_range_hours=_positive_int(source, data.get("adhoc", {}).get("max_range_hours", MAX_RANGE_HOURS)),
+        max_range_hours=_positive_int(
+            source, data.get("adhoc", {}).get("max_range_hours", MAX_RANGE_HOURS), "[adhoc] max_range_hours"
+        ),
+        workloads=entries,
+        reports=local(str(data.get("validation", {}).get("reports", "var/reports"))),
+        data_docs_keep_runs=_positive_int(
+            source,
+            data.get("validation", {}).get("data_docs_keep_runs", 48),
+            "[validation] data_docs_keep_runs",
+        ),
     )
 
 
-def _positive_int(source: Path, value: Any) -> int:
+def _workload_entries(
+    source: Path, data: dict[str, Any], local: Any, table: Any
+) -> tuple[WorkloadEntry, ...]:
+    """``[[workloads]]`` (file, scenario, events), or the single ``workload``, ``scenario`` and ``[tables]
+    events`` of the older shape. Names must be distinct and safe: they become DAG ids and SQL text."""
+    from jobs.schema import SCENARIOS  # (no Spark import: the DAG files load this at parse time)
+
+    listed = data.get("workloads")
+    if listed is None:
+        for key in ("workload", "scenario"):
+            if key not in data:
+                raise PipelineError(f"{source}: {key} is missing (or list the workloads as [[workloads]])")
+        if "events" not in data.get("tables", {}):
+            raise PipelineError(f"{source}: [tables] events is missing")
+        listed = [
+            {"file": data["workload"], "scenario": data["scenario"], "events": data["tables"]["events"]}
+        ]
+    if not isinstance(listed, list) or not listed or not all(isinstance(e, dict) for e in listed):
+        raise PipelineError(
+            f"{source}: [[workloads]] must list at least one workload (file, scenario, events)"
+        )
+    entries: list[WorkloadEntry] = []
+    for number, item in enumerate(listed, 1):
+        missing = [key for key in ("file", "scenario", "events") if not isinstance(item.get(key), str)]
+        if missing:
+            raise PipelineError(
+                f"{source}: workload {number} of [[workloads]] lacks {', '.join(missing)} (text)"
+            )
+        if item["scenario"] not in SCENARIOS:
+            raise PipelineError(f"{source}: workload {number} of [[workloads]]: unknown scenario "
+                                f"{clipped(item['scenario'])!r}; known: {', '.join(SCENARIOS)}")  # fmt: skip
+        events = item["events"] if "://" in item["events"] else str(local(item["events"]))
+        entry = WorkloadEntry(local(item["file"]), item["scenario"], events)
+        try:
+            checked_name(entry.name)
+        except PipelineError as e:
+            raise PipelineError(f"{source}: workload {number} of [[workloads]]: {e}") from None
+        if entry.name in {e.name for e in entries}:
+            raise PipelineError(f"{source}: two workloads of [[workloads]] are named {entry.name}: "
+                                "each gets its own DAG and rows, so names must differ")  # fmt: skip
+        entries.append(entry)
+    return tuple(entries)
+
+
+def _positive_int(source: Path, value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise PipelineError(f"{source}: [adhoc] max_range_hours must be a positive integer, not {value!r}")
+        raise PipelineError(f"{source}: {what} must be a positive integer, not {value!r}")
     return value
 
 
@@ -169,10 +260,10 @@ def checked_name(name: str, what: str = "workload name") -> str:
 
 def workload_choices(config: PipelineConfig) -> list[str]:
     """The workloads a DAG may run, as users write them: the files of conf/workloads/ and the configured
-    workload (the settings are the operator's choice)."""
+    workloads (the settings are the operator's choice)."""
     found = sorted(shown_path(p) for p in WORKLOADS.glob("*.hamlet"))
-    configured = shown_path(config.workload)
-    return found if configured in found else [configured, *found]
+    configured = [shown_path(e.workload) for e in config.workloads] or [shown_path(config.workload)]
+    return [c for c in dict.fromkeys(configured) if c not in found] + found
 
 
 def allowed_workload(value: str, choices: list[str]) -> Path:

@@ -39,6 +39,14 @@ SCENARIOS: dict[str, dict[str, str]] = {
         "price": "double",
         "volume": "bigint",
     },
+    "sensor": {
+        "machine": "string",
+        "line": "string",
+        "product": "string",
+        "temperature": "double",
+        "vibration": "double",
+        "power": "bigint",
+    },
 }
 
 BASE_COLUMNS = (

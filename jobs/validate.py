@@ -309,9 +309,15 @@ def _gate(spark: SparkSession, config: PipelineConfig, scope: Scope, frame: Data
     frame = frame.persist()
     try:
         rows = frame.count()
-        docs = docs_folder(config.data_docs, scope.run_id) / scope.stage
+        # per workload: the hourly DAGs of two workloads give their runs of one hour the same run id
+        docs = docs_folder(config.data_docs / scope.workload, scope.run_id) / scope.stage
         checked = _value_checks(frame) if scope.stage == EVENTS else frame
         result = _run_gx(scope, checked, suites, parameters, docs) if rows else None
+        if result is not None:  # local assets, one shared copy; the latest runs only (jobs/data_docs.py)
+            from jobs.data_docs import localize, prune
+
+            localize(docs, config.data_docs)
+            prune(config.data_docs / scope.workload, config.data_docs_keep_runs)
         failures, flagged = _failures(result) if result is not None else ([], [])
         bad_rows = _quarantine(spark, config.quarantine_table, scope, frame, flagged)
     finally:

@@ -117,4 +117,4 @@ def test_hamlet_check_against_a_scenario(tmp_path, capsys):
         "                          ^\n"
     )
     assert main(["check", str(good), "--scenario", "weather"]) == 1
-    assert capsys.readouterr().err == "error: unknown scenario 'weather'; known: rideshare, stock\n"
+    assert capsys.readouterr().err == "error: unknown scenario 'weather'; known: rideshare, stock, sensor\n"

@@ -30,18 +30,24 @@ def write_conf(path: Path, tables: Path, max_bad_fraction: float = 0.05, catchup
     is written as given (TOML), none by default."""
     path.write_text(
         f"""
-workload = "conf/workloads/rideshare_trips.hamlet"
-scenario = "rideshare"
 strategy = "greta"
 start_date = "2026-01-05T00:00:00+00:00"
-[tables]
+[[workloads]]
+file = "conf/workloads/rideshare_trips.hamlet"
+scenario = "rideshare"
 events = "{tables / "events"}"
+[[workloads]]
+file = "conf/workloads/factory_sensors.hamlet"
+scenario = "sensor"
+events = "{tables / "sensor_events"}"
+[tables]
 trend_aggregates = "{tables / "trend_aggregates"}"
 run_stats = "{tables / "run_stats"}"
 quarantine = "{tables / "quarantine"}"
 [validation]
 expectations = "expectations"
 data_docs = "{tables / "data_docs"}"
+reports = "{tables / "reports"}"
 max_bad_fraction = {max_bad_fraction}
 max_bad_output_fraction = 0.0
 [schedule]

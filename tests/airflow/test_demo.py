@@ -17,7 +17,7 @@ def test_the_demo_runs_are_the_runs_the_scheduler_makes_for_its_hours():
 
     bag = DagBag()
     assert bag.import_errors == {}
-    dag = bag.dags["hamlet_trends_hourly"]
+    dag = bag.dags["hamlet_trends_hourly_rideshare_trips"]
     # logical date: the hour's start (dag.test(logical_date=01:00) would run [00:00, 01:00) under 01:00, the
     # logical date of the scheduler's run for [01:00, 02:00)); run id: scheduled__ and the hour's end
     assert scheduled_runs(dag, hour(0), 3) == [

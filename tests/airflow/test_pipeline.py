@@ -58,7 +58,7 @@ def hourly_dag():
 
     bag = DagBag()
     assert bag.import_errors == {}
-    return bag.dags["hamlet_trends_hourly"]
+    return bag.dags["hamlet_trends_hourly_rideshare_trips"]
 
 
 def run_hourly(logical_date: datetime):
@@ -70,7 +70,7 @@ def run_hourly(logical_date: datetime):
 def backfill_dry_run(first: datetime, last: datetime) -> list[str]:
     """The logical dates for which `airflow backfill create` would make a run (the real CLI, this home)."""
     command = [str(Path(sys.executable).parent / "airflow"), "backfill", "create", "--dry-run",
-               "--dag-id", "hamlet_trends_hourly", "--from-date", first.isoformat(),
+               "--dag-id", "hamlet_trends_hourly_rideshare_trips", "--reprocess-behavior", "failed", "--from-date", first.isoformat(),
                "--to-date", last.isoformat()]  # fmt: skip
     done = subprocess.run(
         command, env=os.environ.copy(), capture_output=True, text=True, timeout=300, check=True
@@ -98,6 +98,8 @@ def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, cl
         ["wait_for_events", "validate_events", "aggregate", "verify_commit", "validate_aggregates"], "success"
     )
     assert run.state == "success"
+    # true start and end dates (dag.test() starts its run at the logical date: the UI showed months)
+    assert timedelta(0) < run.end_date - run.start_date < timedelta(minutes=30)
     # a backfill of 08:00-10:00 finds the run of 09:00 and makes runs for the other two hours only
     assert backfill_dry_run(HOUR_START - timedelta(hours=1), HOUR_END) == [
         "2026-01-05 08:00:00+00:00",
@@ -112,7 +114,7 @@ def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, cl
     assert read_arrow(config.quarantine_table).num_rows == 0
     folder = run.run_id.replace(":", "_").replace("+", "_")
     for stage in ("events", "trend_aggregates"):
-        assert (config.data_docs / folder / stage / "index.html").is_file()
+        assert (config.data_docs / "rideshare_trips" / folder / stage / "index.html").is_file()
     assert_quiet_log_with_summaries(capfd.readouterr(), spark, config, run.run_id)
 
 

@@ -357,3 +357,27 @@ def test_the_adhoc_dag_triggered_through_the_rest_api_equals_the_spark_job(confi
 
     rows = window_rows(config.output_table, run_id)
     assert rows == reference
+
+    # Extra Links: the run's Data Docs and the reports, served by the API server (plugins/) to logged-in users
+    links = airflow.api("GET", f"{path}/taskInstances/aggregate/links")["extra_links"]
+    folder = run_id.replace(":", "_").replace("+", "_")
+    assert links == {
+        "Data Docs (input)": f"http://127.0.0.1:8080/hamlet/data_docs/rideshare_trips/{folder}/events/index.html",
+        "Data Docs (output)": f"http://127.0.0.1:8080/hamlet/data_docs/rideshare_trips/{folder}/trend_aggregates/index.html",
+        "Report": "http://127.0.0.1:8080/hamlet/reports/",
+    }  # (the links name [api] base_url, unset here: the default address)
+    for link in links.values():
+        local = link.replace("http://127.0.0.1:8080", airflow.base)
+        served = airflow.http.get(local, timeout=30)
+        assert served.status_code == 200 and "text/html" in served.headers["content-type"], (
+            link,
+            served.status_code,
+        )
+        assert requests.get(local, timeout=30).status_code == 401  # without the session or token: refused
+    listing = airflow.http.get(f"{airflow.base}/hamlet/reports/", timeout=30).text
+    assert '<a href="rideshare_trips.html">rideshare_trips.html</a>' in listing
+    report = airflow.http.get(f"{airflow.base}/hamlet/reports/rideshare_trips.html", timeout=30).text
+    assert report.count('<figure class="chart"') == 4  # q1-q4
+    for outside in ("../pipeline.toml", "%2E%2E/pipeline.toml"):  # nothing outside the folders
+        refused = airflow.http.get(f"{airflow.base}/hamlet/reports/{outside}", timeout=30)
+        assert refused.status_code in (404, 422) and "[tables]" not in refused.text, outside

@@ -371,3 +371,22 @@ def test_a_window_too_long_for_any_timestamp_is_refused_before_spark_starts(tmp_
     assert capsys.readouterr().err.splitlines()[0] == (
         f"error: {workload}:2:10: query 'q': 1000000000000000000000000000000 s is longer than 100 years "
         "(3155760000 s), the longest window or slide")  # fmt: skip
+
+
+def test_two_workloads_runs_of_one_hour_keep_their_own_run_stats(spark, events_table, workload_file, hour_run,
+                                                                  tmp_path):  # fmt: skip
+    # The hourly DAGs of two workloads give their runs of an hour the same run id (scheduled__<hour end>):
+    # run_stats rows are keyed by run id, workload and query set, so the second run adds its rows.
+    _, start, end = hour_run
+    run = ["--run-id", "scheduled__2026-01-05T09:00:00+00:00"]
+    for name in ("first", "second"):
+        assert (
+            aggregate(
+                events_table, tmp_path / "out", workload_file, start, end, "--workload-name", name, *run
+            )
+            == 0
+        )
+    stats = table(spark, tmp_path / "run_stats").select("workload", "query_set", "status").collect()
+    assert sorted(tuple(s) for s in stats) == [
+        ("first", 0, "committed"), ("first", 1, "committed"), ("second", 0, "committed"), ("second", 1, "committed")
+    ]  # fmt: skip

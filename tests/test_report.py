@@ -1,0 +1,172 @@
+"""hamlet report: the HTML page of an output table and its run_stats, opened in a real headless Chromium.
+
+The tables are real Delta tables (written with deltalake in a temporary folder, in the aggregation job's
+schema); the page is loaded from disk by Chromium (tests/browser.py), which counts the charts it draws and
+reads the exact values they show."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("deltalake")
+pytest.importorskip("websockets")
+
+from browser import Browser, browser_path
+
+
+def at(hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 1, 5, hour, minute, tzinfo=UTC)
+
+
+BIG = str(2**200 + 7)  # a count beyond double precision: the page shows every digit
+
+
+def write_tables(folder: Path) -> tuple[str, str]:
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    rows = []
+    for query, aggregate, group, values in [
+        ("warm", "COUNT(*)", '{"line":"L1"}', ["3", "12", BIG]),
+        ("warm", "COUNT(*)", '{"line":"L2"}', ["1", "5", "9"]),
+        ("warm", "AVG(R.temperature)", '{"line":"L1"}', ["41.5", "50.25", "62"]),
+        ("hot", "COUNT(*)", '{"line":"L1"}', ["2", "4", "8"]),
+    ]:
+        for i, value in enumerate(values):
+            end = at(0, 10 * (i + 1))
+            rows.append({"workload": "factory_sensors", "query": query, "window_start": at(0), "window_end": end,
+                         "group_key": group, "aggregate": aggregate, "value": float(value) if value != BIG else None,
+                         "value_exact": value, "strategy": "hamlet", "run_id": "r1", "computed_at": at(1),
+                         "window_end_date": end.date()})  # fmt: skip
+    rows.append(
+        {**rows[0], "workload": "rideshare_trips", "query": "q1", "group_key": '{"district":"Harbor"}'}
+    )
+    output = str(folder / "trend_aggregates")
+    write_deltalake(output, pa.Table.from_pylist(rows), partition_by=["workload", "window_end_date"])
+    stats = [{"run_id": run, "workload": "factory_sensors", "strategy": "hamlet", "range_start": at(h),
+              "range_end": at(h + 1), "read_start": at(h), "query_set": 0, "queries": ["warm", "hot"],
+              "partition_attributes": ["line", "machine"], "events_read": 2000, "set_events": 1990,
+              "partitions": 8, "engine_calls": 2, "rows_written": 100,
+              "engine_stats": [("bursts", 60.0), ("shared_bursts", shared), ("graphlets", shared + 3.0),
+                               ("splits", 1.0), ("merges", 1.0)],
+              "read_seconds": 1.5, "shuffle_seconds": 0.25, "engine_seconds": 2.0, "engine_cpu_seconds": 1.0,
+              "combine_seconds": 0.5, "write_seconds": 3.0, "total_seconds": 7.25, "computed_at": at(h + 1),
+              "status": "committed", "output_version": h}
+             for h, run, shared in [(0, "scheduled__2026-01-05T01:00:00+00:00", 40.0),
+                                    (1, "scheduled__2026-01-05T02:00:00+00:00", 45.0)]]  # fmt: skip
+    # engine_stats is a MAP in run_stats (from_pylist would not guess it)
+    engine = pa.array([r.pop("engine_stats") for r in stats], pa.map_(pa.string(), pa.float64()))
+    table = pa.Table.from_pylist(stats).append_column("engine_stats", engine)
+    write_deltalake(str(folder / "run_stats"), table)
+    return output, str(folder / "run_stats")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("report")
+    output, _ = write_tables(folder)
+    page = folder / "report.html"
+    done = subprocess.run([sys.executable, "-m", "hamlet.cli", "report", "--table", output, "--workload",
+                           "factory_sensors", "--output", str(page)], capture_output=True, text=True, check=False)  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"report written to {page.resolve()}\n"
+    return page
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium = Browser(browser_path())
+    yield chromium
+    chromium.close()
+
+
+def test_the_report_is_self_contained(report):
+    text = report.read_text(encoding="utf-8")
+    # readable offline: nothing is fetched (no script, stylesheet, font or image from elsewhere)
+    assert "http://" not in text and "https://" not in text and "<script" not in text and "<link" not in text
+    # --workload: the other workload's rows are left out
+    assert "rideshare_trips" not in text and "Harbor" not in text
+
+
+def test_chromium_shows_a_chart_per_query_with_the_exact_values(report, browser):
+    page = browser.open(report.as_uri())
+    assert page.evaluate("document.title") == "hamlet-trends report"
+    # one chart per query (hot, warm), a panel per aggregate of the query: hot COUNT(*); warm AVG and COUNT(*)
+    assert page.evaluate("[...document.querySelectorAll('figure.chart')].map(f => f.dataset.query)") == [
+        "hot",
+        "warm",
+    ]
+    panels = "[...document.querySelectorAll('svg.panel')].map(s => [s.dataset.query, s.dataset.aggregate, s.dataset.scale])"
+    assert page.evaluate(panels) == [["hot", "COUNT(*)", "linear"], ["warm", "AVG(R.temperature)", "linear"],
+                                     ["warm", "COUNT(*)", "log10"]]  # fmt: skip
+    # drawn: every panel has its size on the page, one line per group and a point per window
+    assert page.evaluate("[...document.querySelectorAll('svg.panel')].map(s => { const r = s.getBoundingClientRect();"
+                         " return [Math.round(r.width), Math.round(r.height)]; })") == [[560, 220]] * 3  # fmt: skip
+    assert (
+        page.evaluate(
+            "document.querySelectorAll('svg.panel[data-aggregate=\"COUNT(*)\"][data-query=warm] polyline').length"
+        )
+        == 2
+    )
+    assert page.evaluate("document.querySelectorAll('circle.point').length") == 12
+    # the exact values, as the points' titles show them (every digit of 2^200 + 7)
+    title = (
+        "[...document.querySelectorAll('svg.panel[data-query=warm][data-aggregate=\"COUNT(*)\"] circle')]"
+        ".map(c => c.querySelector('title').textContent)"
+    )
+    assert page.evaluate(title) == [
+        "line=L1, window ending 2026-01-05 00:10 UTC: COUNT(*) = 3",
+        "line=L1, window ending 2026-01-05 00:20 UTC: COUNT(*) = 12",
+        f"line=L1, window ending 2026-01-05 00:30 UTC: COUNT(*) = {BIG}",
+        "line=L2, window ending 2026-01-05 00:10 UTC: COUNT(*) = 1",
+        "line=L2, window ending 2026-01-05 00:20 UTC: COUNT(*) = 5",
+        "line=L2, window ending 2026-01-05 00:30 UTC: COUNT(*) = 9",
+    ]
+    # the higher count is drawn higher (smaller y) on its log axis
+    ys = page.evaluate("[...document.querySelectorAll('svg.panel[data-query=warm][data-aggregate=\"COUNT(*)\"] circle')]"
+                       ".map(c => c.getBoundingClientRect().y)")  # fmt: skip
+    assert ys[0] > ys[1] > ys[2]
+    # the optimizer's decisions and stage seconds per run, from run_stats
+    rows = page.evaluate(
+        "[...document.querySelectorAll('table.runs tr.run')].map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert rows == [
+        ["scheduled__2026-01-05T01:00:00+00:00", "2026-01-05 00:00 to 01:00", "hamlet", "warm, hot", "1990", "8",
+         "60", "40", "43", "1", "1", "1.50", "0.25", "2.00", "0.50", "3.00", "7.25", "committed"],
+        ["scheduled__2026-01-05T02:00:00+00:00", "2026-01-05 01:00 to 02:00", "hamlet", "warm, hot", "1990", "8",
+         "60", "45", "48", "1", "1", "1.50", "0.25", "2.00", "0.50", "3.00", "7.25", "committed"],
+    ]  # fmt: skip
+    assert page.evaluate("document.querySelector('.shared-bursts').textContent") == "85"
+
+
+def test_a_missing_table_is_a_clear_error(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "hamlet.cli", "report", "--table", str(tmp_path / "none"),
+                           "--output", str(tmp_path / "r.html")], capture_output=True, text=True, check=False)  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == f"error: no Delta table at {tmp_path / 'none'}\n"
+
+
+def test_the_demo_summary_says_what_the_optimizer_shared(tmp_path):
+    from jobs.demo import sharing_summary
+    from jobs.report import SharingTotal, sharing_totals
+
+    _, stats = write_tables(tmp_path)
+    assert sharing_totals(stats, "factory_sensors", at(0), at(2)) == [
+        SharingTotal("hamlet", ("warm", "hot"), ["scheduled__2026-01-05T01:00:00+00:00",
+                     "scheduled__2026-01-05T02:00:00+00:00"], 3980, 120, 85, 91, 2, 2)
+    ]  # fmt: skip
+    assert sharing_totals(stats, "factory_sensors", at(1), at(2))[0].runs == [
+        "scheduled__2026-01-05T02:00:00+00:00"
+    ]
+    assert sharing_summary(stats, "factory_sensors", at(0), at(2)).endswith(
+        "runs):\n  hamlet {warm, hot}: 85 of 120 bursts shared in 91 graphlets (2 splits, 2 merges), 3980 events"
+    )
+    assert (
+        sharing_summary(stats, "rideshare_trips", at(0), at(2))
+        == f"rideshare_trips: no committed run in {stats}"
+    )
