@@ -10,6 +10,67 @@ OK_TAIL = "WITHIN 10 min"
 
 # (text, query, line, column, fragment of the message)
 MALFORMED = [
+    # SEMANTICS (dissertation §2.4): right after PATTERN, one of the three names or their short forms.
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ SEMANTICS WITHIN 1",
+        "q1",
+        1,
+        42,
+        (
+            "SEMANTICS needs a name: expected skip-till-any-match, skip-till-next-match or contiguous (or ANY, NEXT, "
+            "CONT), found 'WITHIN'"
+        ),
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ SEMANTICS skip-till-last-match WITHIN 1",
+        "q1",
+        1,
+        42,
+        "unknown event matching semantics 'skip-till-last-match'",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ SEMANTICS skip - till-next-match WITHIN 1",
+        "q1",
+        1,
+        42,
+        "unknown event matching semantics 'skip'",
+    ),
+    ("q1: RETURN COUNT(*) PATTERN A+ SEMANTICS 3 WITHIN 1", "q1", 1, 42, "SEMANTICS needs a name"),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ SEMANTICS NEXT CONT WITHIN 1",
+        "q1",
+        1,
+        47,
+        "expected WHERE, GROUP-BY or WITHIN, found 'CONT'",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ SEMANTICS NEXT SEMANTICS CONT WITHIN 1",
+        "q1",
+        1,
+        47,
+        "SEMANTICS is given twice",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ WHERE A.x > 1 SEMANTICS NEXT WITHIN 1",
+        "q1",
+        1,
+        46,
+        "SEMANTICS must come right after the pattern",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ GROUP-BY g SEMANTICS CONT WITHIN 1",
+        "q1",
+        1,
+        43,
+        "SEMANTICS must come right after the pattern",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ B WITHIN 1",
+        "q1",
+        1,
+        32,
+        "expected SEMANTICS, WHERE, GROUP-BY or WITHIN",
+    ),
     (
         "q1 RETURN COUNT(*) PATTERN A+ WITHIN 1",
         "q1",

@@ -421,3 +421,21 @@ def multi_query_workloads(draw) -> str:
         out.append(draw(queries(f"q{i}", pattern=pattern, partition=partition, extreme=extreme, window=window,
                                 predicates=predicates)))  # fmt: skip
     return "\n".join(out)
+
+
+SEMANTICS_CLAUSES = ["", " SEMANTICS ANY", " SEMANTICS NEXT", " SEMANTICS CONT", " SEMANTICS skip-till-any-match",
+                     " SEMANTICS skip-till-next-match", " SEMANTICS contiguous"]  # fmt: skip
+
+
+@st.composite
+def with_semantics(draw, text: str, weight_any: int = 1) -> str:
+    """``text`` with a SEMANTICS clause (or none: skip-till-any-match) drawn for each query, written right
+    after its pattern: workloads that mix the three semantics (dissertation §2.4). ``weight_any``: how much
+    more often a query keeps skip-till-any-match (shared paths still run for those)."""
+    out = []
+    for line in text.splitlines():
+        clause = draw(st.sampled_from(SEMANTICS_CLAUSES[:2] * weight_any + SEMANTICS_CLAUSES[2:]))
+        m = re.search(r" (WHERE|GROUP-BY|WITHIN) ", line)
+        assert m is not None, line
+        out.append(line[: m.start()] + clause + line[m.start() :])
+    return "\n".join(out)

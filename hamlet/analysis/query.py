@@ -75,12 +75,20 @@ class AnalyzedQuery:
     window: Window
     kleene_subpatterns: tuple[str, ...]  # canonical texts of the positive Kleene sub-patterns
     aliases: dict[str, str] = field(compare=False, default_factory=dict)  # alias or type → type
+    # Event matching semantics (dissertation §2.4, Definitions 2.2-2.4): ANY, NEXT or CONT.
+    semantics: str = "ANY"
     syntax: nodes.Query | None = field(compare=False, default=None)  # the query as written
 
     @property
     def partition_attributes(self) -> tuple[str, ...]:
         """GROUP-BY ∪ equivalence attributes: events are partitioned by their values (GRETA §6)."""
         return tuple(dict.fromkeys(self.group_by + self.equivalence))
+
+    @property
+    def whole_substream(self) -> bool:
+        """Whether the query reads every event of its partition, of any type: under the contiguous semantics
+        an event the pattern does not mention still breaks contiguity (dissertation Example 2.7's c5)."""
+        return self.semantics == "CONT"
 
     @property
     def types(self) -> tuple[str, ...]:
@@ -102,6 +110,8 @@ class AnalyzedQuery:
         root = self.pattern
         if event_type not in root.template.types:
             return f"{event_type} is negated"
+        if self.semantics != "ANY":
+            return f"SEMANTICS {self.semantics}: each {event_type} event keeps only some of its edges"
         guarded = {(n.previous, n.following) for n in root.negations}
         for t in root.template.transitions:
             if t.target == event_type and self.edge_predicates_of(t.source, t.target):
@@ -186,6 +196,7 @@ class _Analyzer:
             window=window,
             kleene_subpatterns=tuple(dict.fromkeys(_kleene_subpatterns(q.pattern))),
             aliases=dict(self.aliases),
+            semantics=q.semantics.kind if q.semantics is not None else "ANY",
             syntax=q,
         )
 

@@ -25,7 +25,20 @@ class Kind(enum.Enum):
 
 
 KEYWORDS = frozenset(
-    {"RETURN", "PATTERN", "WHERE", "GROUP-BY", "WITHIN", "SLIDE", "SEQ", "NOT", "AND", "OR", "NEXT"}
+    {
+        "RETURN",
+        "PATTERN",
+        "SEMANTICS",
+        "WHERE",
+        "GROUP-BY",
+        "WITHIN",
+        "SLIDE",
+        "SEQ",
+        "NOT",
+        "AND",
+        "OR",
+        "NEXT",
+    }
 )
 
 # Longest first, so that "<=" wins over "<".

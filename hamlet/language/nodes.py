@@ -149,6 +149,22 @@ class Duration(Node):
     text: str
 
 
+# Event matching semantics (dissertation §2.4): the names a SEMANTICS clause may use, by their short form.
+SEMANTICS_NAMES: dict[str, str] = {
+    "ANY": "ANY", "SKIP-TILL-ANY-MATCH": "ANY",
+    "NEXT": "NEXT", "SKIP-TILL-NEXT-MATCH": "NEXT",
+    "CONT": "CONT", "CONTIGUOUS": "CONT",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SemanticsClause(Node):
+    """``SEMANTICS skip-till-next-match`` (or ``NEXT``): ``kind`` is the short form ANY, NEXT or CONT."""
+
+    kind: str
+    text: str
+
+
 @dataclass(frozen=True)
 class Query(Node):
     name: str
@@ -158,6 +174,7 @@ class Query(Node):
     group_by: tuple[AttributeName, ...]
     within: Duration
     slide: Duration | None
+    semantics: SemanticsClause | None = None  # None: skip-till-any-match, the default
     text: str = field(compare=False, default="")
 
 

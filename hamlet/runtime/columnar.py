@@ -224,9 +224,13 @@ def partial_rows_table(rows: Sequence[PartialRow], window_ends_us: tuple[int, in
     return pa.Table.from_pydict(columns, schema=PARTIAL_SCHEMA)
 
 
-def set_rows(table: pa.Table, types: frozenset[str], attributes: Sequence[str]) -> pa.Table:
-    """A set's rows: its types, none null in its partition attributes (no query of the set matches those)."""
-    mask = pc.is_in(table.column(TYPE), value_set=pa.array(sorted(types), pa.string()))
+def set_rows(table: pa.Table, types: frozenset[str] | None, attributes: Sequence[str]) -> pa.Table:
+    """A set's rows: its types (None: every type), none null in its partition attributes (no query of the
+    set matches those)."""
+    if types is None:
+        mask = pc.is_valid(table.column(TYPE))
+    else:
+        mask = pc.is_in(table.column(TYPE), value_set=pa.array(sorted(types), pa.string()))
     for a in attributes:
         if a not in table.column_names:
             return table.slice(0, 0)
@@ -239,7 +243,9 @@ def group_keys(
 ) -> tuple[list[np.ndarray], list[int], list[str]]:
     """Per GROUP-BY: per row its group's number; the offset of each GROUP-BY's numbers in the keys; and the
     keys (``group_text``), one per group, computed from each group's first row."""
-    numbers, offsets, keys = [], [], []
+    numbers: list[np.ndarray] = []
+    offsets: list[int] = []
+    keys: list[str] = []
     for attributes in by:
         code, _ = codes([table.column(a) for a in attributes], table.num_rows)
         _, first = np.unique(code, return_index=True)

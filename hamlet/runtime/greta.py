@@ -231,7 +231,11 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     compiled = frozenset(q.name for g in groups if g.native is not None for q in g.queries)
     summed = tuple if compiled_set is None else compiled_set.summed
     return PartitionRunner(
-        run, summed, compiled, whole, shares=compiled_set is not None and sharing != "none",
+        run,
+        summed,
+        compiled,
+        whole,
+        shares=compiled_set is not None and sharing != "none",
         compiled_set=None if compiled_set is None else CompiledSet(compiled_set, tuple(groups), sharing),
     )
 

@@ -226,6 +226,9 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     if hamlet_native is None:
         return "the extension hamlet_native is not installed (scripts/bootstrap builds it)"
     template = query.pattern.template
+    if query.semantics != "ANY":
+        # (the kernel sums every predecessor event; NEXT and CONT keep only some edges: graph.py's TightEdges)
+        return f"SEMANTICS {query.semantics} (the compiled kernel implements skip-till-any-match only)"
     for predicate in query.edge_predicates:
         if predicate.expression is None or _expression(predicate.expression) is None:
             return f"edge predicate {predicate.text} (a literal int beyond 64 bits)"
