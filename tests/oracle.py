@@ -68,7 +68,7 @@ from hamlet.results import ResultRow, group_key
 
 Trend = tuple[Event, ...]
 
-__all__ = ["evaluate_bruteforce", "evaluate_query", "trends_in_window"]
+__all__ = ["evaluate_bruteforce", "evaluate_query", "pooled_trends", "trends_in_window"]
 
 
 # ---- entry points --------------------------------------------------------------------------------------
@@ -86,6 +86,30 @@ def evaluate_bruteforce(workload: Workload, events: list[Event]) -> list[ResultR
 
 def evaluate_query(query: AnalyzedQuery, events: Sequence[Event]) -> list[tuple[tuple[Any, ...], ResultRow]]:
     """The rows of one query, each with its sort key (window start, group key, aggregate position)."""
+    pooled = pooled_trends(query, events)
+    window = query.window
+
+    # Steps 8 and 9: aggregate.
+    out: list[tuple[tuple[Any, ...], ResultRow]] = []
+    for (k, group_values), trends in pooled.items():
+        group = dict(zip(query.group_by, group_values))
+        for position, spec in enumerate(query.aggregates):
+            row = ResultRow(
+                query=query.name,
+                window_start=as_number(window.start(k)),
+                window_end=as_number(window.end(k)),
+                group=group,
+                aggregate=spec.text,
+                value=aggregate(spec, trends),
+            )
+            out.append(((window.start(k), group_key(group), position), row))
+    return out
+
+
+def pooled_trends(
+    query: AnalyzedQuery, events: Sequence[Event]
+) -> dict[tuple[int, tuple[Any, ...]], list[Trend]]:
+    """Steps 1 to 7: the trends of the query per (window index, GROUP-BY values), in no particular order."""
     assert query.syntax is not None, "the oracle reads the pattern as written (AnalyzedQuery.syntax)"
     pattern = query.syntax.pattern
     window = query.window
@@ -119,21 +143,7 @@ def evaluate_query(query: AnalyzedQuery, events: Sequence[Event]) -> list[tuple[
             if found:
                 pooled.setdefault((k, group_values), []).extend(found)
 
-    # Steps 7 and 8: aggregate.
-    out: list[tuple[tuple[Any, ...], ResultRow]] = []
-    for (k, group_values), trends in pooled.items():
-        group = dict(zip(query.group_by, group_values))
-        for position, spec in enumerate(query.aggregates):
-            row = ResultRow(
-                query=query.name,
-                window_start=as_number(window.start(k)),
-                window_end=as_number(window.end(k)),
-                group=group,
-                aggregate=spec.text,
-                value=aggregate(spec, trends),
-            )
-            out.append(((window.start(k), group_key(group), position), row))
-    return out
+    return pooled
 
 
 def trends_in_window(query: AnalyzedQuery, pattern: Pattern, events: Sequence[Event],

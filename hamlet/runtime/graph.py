@@ -112,6 +112,8 @@ class TrendGraph:
             if self.semantics == "ANY"
             else SemanticsEdges(self.semantics, self.incoming, self.times, horizon)
         )
+        # ``hamlet trends`` (trends.py) keeps the edges of the root graph to walk its trends; None: not kept.
+        self.recorder: Any = None
 
     def graphs(self) -> Iterator[TrendGraph]:
         yield self
@@ -135,8 +137,14 @@ class TrendGraph:
 
     def predecessors(self, event: Event, windows: Sequence[int]) -> list[Any]:
         """The combined aggregate of the event's predecessor events, per window."""
-        if self.edges is not None:
-            return self.edges.predecessors(event, windows, self.algebra)
+        if self.edges is not None or self.recorder is not None:
+            if self.edges is not None:
+                chosen = self.edges.choose(event)
+            else:  # (the recorder asks for the plain scan: every source is a ScanSource)
+                chosen = [found for src in self.incoming[event.type] for found in src.matching(event)]  # type: ignore[union-attr]
+            if self.recorder is not None:
+                self.recorder.edges[id(event)] = chosen
+            return _summed(chosen, windows, self.algebra)
         sources = self.incoming[event.type]
         if len(sources) == 1:
             return sources[0].collect(event, windows)
@@ -158,6 +166,12 @@ class TrendGraph:
             agg = extend(acc, event, is_start and (not self.leading or self._may_start(k)))
             if agg is not None:
                 out[k] = agg
+        if self.recorder is not None:
+            self.recorder.starts[id(event)] = {
+                k: is_start and (not self.leading or self._may_start(k)) for k in windows
+            }
+            if event.type == self.template.end:
+                self.recorder.finals[id(event)] = out
         return out
 
     # ---- bursts (HAMLET): a run of same-type events applied at once -------------------------------------
@@ -303,7 +317,8 @@ class SemanticsEdges:
         self.committed: deque[tuple[Any, int, int]] = deque()  # (time, number, id) in order, for pruning
         self.next_number = 0
 
-    def predecessors(self, event: Event, windows: Sequence[int], algebra: Algebra) -> list[Any]:
+    def choose(self, event: Event) -> list[tuple[Event, dict[int, Any]]]:
+        """The predecessor events ``event`` keeps an edge from, with their aggregates per window class."""
         candidates = [found for src in self.incoming[event.type] for found in src.matching(event)]  # type: ignore[union-attr]
         if self.kind == "NEXT":
             numbers = [self.number[id(previous)] for previous, _ in candidates]
@@ -319,13 +334,7 @@ class SemanticsEdges:
             i = bisect_left(times, event.time)
             before = times[i - 1] if i else None  # the sub-stream's last time before the event's
             chosen = [c for c in candidates if c[0].time == before]
-        add, zero = algebra.add, algebra.zero
-        totals: dict[int, Any] = {}
-        for _, aggregates in chosen:
-            for k, agg in aggregates.items():
-                current = totals.get(k)
-                totals[k] = agg if current is None else add(current, agg)
-        return [totals.get(k, zero) for k in windows]
+        return chosen
 
     def commit(self, event: Event, stored: bool) -> None:
         """``event``'s aggregates are final (``stored``: it has one in some window and may precede others)."""
@@ -352,6 +361,19 @@ class SemanticsEdges:
         times = self.times
         i = bisect_left(times, event.time)
         return i + 1 < len(times) and times[i + 1] == event.time
+
+
+def _summed(
+    chosen: Sequence[tuple[Event, dict[int, Any]]], windows: Sequence[int], algebra: Algebra
+) -> list[Any]:
+    """The combined aggregate of the ``chosen`` predecessor events, per window."""
+    add, zero = algebra.add, algebra.zero
+    totals: dict[int, Any] = {}
+    for _, aggregates in chosen:
+        for k, agg in aggregates.items():
+            current = totals.get(k)
+            totals[k] = agg if current is None else add(current, agg)
+    return [totals.get(k, zero) for k in windows]
 
 
 class WindowClasses:
