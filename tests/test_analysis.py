@@ -164,6 +164,7 @@ def test_semantics_clause_and_sharing():
     assert text.count("shares nothing: SEMANTICS") == 2
     assert "  semantics: skip-till-next-match (" in text and "  semantics: contiguous (" in text
     assert (
-        "trend graph: in Python (SEMANTICS CONT (the compiled kernel implements skip-till-any-match only))"
-        in text
+        "trend graph: in Python (SEMANTICS CONT (the compiled kernel implements skip-till-any-match and "
+        "skip-till-next-match))" in text
     )
+    assert text.count("trend graph: compiled (native/)") == 3  # q1, q2 and q3 (NEXT, no edge predicate)

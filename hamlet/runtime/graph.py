@@ -319,21 +319,24 @@ class SemanticsEdges:
 
     def choose(self, event: Event) -> list[tuple[Event, dict[int, Any]]]:
         """The predecessor events ``event`` keeps an edge from, with their aggregates per window class."""
-        candidates = [found for src in self.incoming[event.type] for found in src.matching(event)]  # type: ignore[union-attr]
-        if self.kind == "NEXT":
-            numbers = [self.number[id(previous)] for previous, _ in candidates]
-            reach = self.reach
-            bypassed: set[int] = set()  # events with a path of two or more edges to ``event``
-            for n in numbers:
-                bypassed.update(reach[n])
-            chosen = [c for c, n in zip(candidates, numbers) if n not in bypassed]
-            bypassed.update(numbers)
-            self.pending[id(event)] = frozenset(bypassed)
-        else:
+        if self.kind == "CONT":
             times = self.times
             i = bisect_left(times, event.time)
-            before = times[i - 1] if i else None  # the sub-stream's last time before the event's
-            chosen = [c for c in candidates if c[0].time == before]
+            if not i:
+                return []
+            before = times[i - 1]  # the sub-stream's last time before the event's: no event lies between
+            return [found for src in self.incoming[event.type]
+                    for found in src.matching(event, before)]  # type: ignore[union-attr]  # fmt: skip
+        candidates = [found for src in self.incoming[event.type] for found in src.matching(event)]  # type: ignore[union-attr]
+        # NEXT: keep the predecessors that reach none of the others (no longer path bypasses their edge).
+        numbers = [self.number[id(previous)] for previous, _ in candidates]
+        reach = self.reach
+        bypassed: set[int] = set()  # events with a path of two or more edges to ``event``
+        for n in numbers:
+            bypassed.update(reach[n])
+        chosen = [c for c, n in zip(candidates, numbers) if n not in bypassed]
+        bypassed.update(numbers)
+        self.pending[id(event)] = frozenset(bypassed)
         return chosen
 
     def commit(self, event: Event, stored: bool) -> None:

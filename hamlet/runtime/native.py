@@ -226,9 +226,16 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     if hamlet_native is None:
         return "the extension hamlet_native is not installed (scripts/bootstrap builds it)"
     template = query.pattern.template
-    if query.semantics != "ANY":
-        # (the kernel sums every predecessor event; NEXT and CONT keep only some edges: graph.py's TightEdges)
-        return f"SEMANTICS {query.semantics} (the compiled kernel implements skip-till-any-match only)"
+    if query.semantics == "CONT":
+        # (its edges depend on every event of the partition, of any type: graph.py's SemanticsEdges)
+        return "SEMANTICS CONT (the compiled kernel implements skip-till-any-match and skip-till-next-match)"
+    if query.semantics == "NEXT":
+        # NEXT in the kernel reads reachability off positions and times (native/src/graph.rs: NextState),
+        # which holds when every transition is plain.
+        if query.edge_predicates:
+            return "SEMANTICS NEXT with edge predicates (the kernel's NEXT reads edges off types and times)"
+        if any(n.previous is not None and n.following is not None for n in query.pattern.negations):
+            return "SEMANTICS NEXT with a NOT between two types (the kernel's NEXT reads edges off types and times)"
     for predicate in query.edge_predicates:
         if predicate.expression is None or _expression(predicate.expression) is None:
             return f"edge predicate {predicate.text} (a literal int beyond 64 bits)"
@@ -293,7 +300,7 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
     plain, edges = _transitions(query, query.pattern, negations, 0)
     kernel = hamlet_native.GraphKernel(
         list(template.types), position[template.start], position[template.end], plain,
-        negations, fields, isinstance(algebra, CountAlgebra), members, edges,
+        negations, fields, isinstance(algebra, CountAlgebra), members, edges, 1 if query.semantics == "NEXT" else 0,
     )  # fmt: skip
     return NativeGraph(kernel, [q.name for q in queries], projections)
 

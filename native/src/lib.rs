@@ -37,7 +37,7 @@ use columns::{Bytes, ColumnSpec, Held};
 use negation::Negation;
 use partials::{Function, MemberSpec, PartialColumns, StateSpec};
 use events::{RawEvent, Reader};
-use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, COUNT, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
+use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, ANY, NEXT, COUNT, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
 use predicates::Program;
 use sums::{GraphSums, Run};
 use values::Scale;
@@ -108,6 +108,7 @@ impl GraphKernel {
     /// f(x) op g(y), the number of the negation that guards it).
     #[new]
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (types, start, end, transitions, negations, fields, count_only, members, edges, semantics=0))]
     fn new(
         py: Python<'_>,
         types: Vec<String>,
@@ -119,13 +120,21 @@ impl GraphKernel {
         count_only: bool,
         members: Vec<(i64, i64, i64, i64)>,
         edges: Vec<EdgeSpec<'_>>,
+        semantics: u8,
     ) -> PyResult<Self> {
         let n = types.len();
         let mut predecessors = vec![Vec::new(); n];
+        let mut successors = vec![Vec::new(); n];
         let mut is_source = vec![false; n];
         for &(source, target) in &transitions {
             predecessors[target].push(source);
+            successors[source].push(target);
             is_source[source] = true;
+        }
+        if semantics != ANY && (semantics != NEXT || !edges.is_empty()) {
+            return Err(PyValueError::new_err(
+                "the kernel takes skip-till-next-match graphs without edge predicates or a NOT between two types only",
+            ));
         }
         let mut kinds = Vec::new();
         let mut updates = vec![Vec::new(); n];
@@ -189,6 +198,8 @@ impl GraphKernel {
             updates,
             attributes,
             count_only,
+            semantics,
+            successors,
             members: members
                 .into_iter()
                 .map(|(within, slide, first, last)| Member {
