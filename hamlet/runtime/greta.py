@@ -278,7 +278,7 @@ def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: E
         if not types.issuperset(positive) or not group.has_windows(mine[0].time, mine[-1].time):
             continue
         if group.native is not None:
-            runs = group.native.run(mine)  # (None: a partition the kernel leaves to Python)
+            runs = group.native.run(mine, events)  # (None: a partition the kernel leaves to Python)
             if runs is not None:
                 compiled.extend(runs)
                 continue

@@ -27,6 +27,7 @@ pub const MAX: u8 = 6;
 /// Event matching semantics (dissertation §2.4): skip-till-any-match, skip-till-next-match.
 pub const ANY: u8 = 0;
 pub const NEXT: u8 = 1;
+pub const CONT: u8 = 2;
 
 /// No window class starts after this one (`WindowClasses.class_of` of the windows after every event).
 const AFTER_ALL: i64 = 1 << 62;
@@ -107,10 +108,11 @@ pub struct Graph {
     pub attributes: Vec<String>,
     pub count_only: bool,
     pub members: Vec<Member>,
-    /// ANY or NEXT. Under NEXT an event keeps an edge from a predecessor only where no longer path of the
-    /// graph bypasses it (graph.py's `SemanticsEdges`); the kernel takes NEXT graphs whose transitions are
-    /// all plain (no edge predicate, no NOT between two types: `native.kernel_obstacle`), where whether an
-    /// event reaches another depends on types and times alone (`Partition::next_predecessors`).
+    /// ANY, NEXT or CONT. Under NEXT an event keeps an edge from a predecessor only where no longer path of
+    /// the graph bypasses it, under CONT only from the events at the sub-stream's previous time (graph.py's
+    /// `SemanticsEdges`). The kernel takes such graphs where every transition is plain (no edge predicate,
+    /// no NOT between two types: `native.kernel_obstacle`): whether an event reaches another then depends on
+    /// types and times alone (`Partition::next_predecessors`).
     pub semantics: u8,
     /// Per position: the positions its plain transitions lead to (NEXT).
     pub successors: Vec<Vec<usize>>,
@@ -359,7 +361,8 @@ pub struct Partition<'a> {
     classes: Vec<usize>,
     computed: Vec<(usize, usize, usize, Agg)>, // (event, position, class, aggregate) of one timestamp
     sources: Vec<Source>, // per edge of the graph: its source's events (edges.rs)
-    next: Option<NextState>, // under NEXT
+    next: Option<NextState>, // under NEXT and CONT
+    substream: Vec<i64>,     // CONT: the time of every event of the partition, of any type, sorted
 }
 
 /// What NEXT keeps per position of an edge-free graph. Without edge predicates or a NOT between two types,
@@ -412,13 +415,20 @@ impl<'a> Partition<'a> {
             classes: Vec::new(),
             computed: Vec::new(),
             sources,
-            next: (kernel.semantics == NEXT).then(|| NextState {
+            substream: Vec::new(),
+            next: (kernel.semantics != ANY).then(|| NextState {
                 latest: vec![None; kernel.types.len()],
                 stored: vec![VecDeque::new(); kernel.types.len()],
                 horizon: kernel.members.iter().map(|m| m.within).max().unwrap_or(0),
                 pending: Vec::new(),
             }),
         })
+    }
+
+    /// CONT: the times of the partition's sub-stream (every event of it, of any type), sorted.
+    pub fn with_substream(mut self, times: Vec<i64>) -> Self {
+        self.substream = times;
+        self
     }
 
     /// GRETA over every event, but the `bursts` (ascending, disjoint) applied at once; None where an edge
@@ -575,7 +585,11 @@ impl<'a> Partition<'a> {
             }
             let starts = position == kernel.start;
             if self.next.is_some() {
-                let accs = self.next_predecessors(position, time);
+                let accs = if kernel.semantics == NEXT {
+                    self.next_predecessors(position, time)
+                } else {
+                    self.contiguous_predecessors(position, time)
+                };
                 for (&c, acc) in self.classes.iter().zip(accs) {
                     let start = starts && self.may_start(c);
                     if let Some(agg) = kernel.extend(acc, event, position, start, self.scales) {
@@ -613,12 +627,29 @@ impl<'a> Partition<'a> {
         for (negation, state) in kernel.negations.iter().zip(&mut self.negations) {
             state.commit(negation, self.events);
         }
-        if let Some(next) = self.next.as_mut() {
+        if self.next.is_some() {
+            // CONT: an event sharing its time with another event of the sub-stream is never in a trend's
+            // middle (Definition 2.4): it hands on only the trend it starts.
+            let crowded = kernel.semantics == CONT
+                && self.substream.partition_point(|&t| t <= time) - self.substream.partition_point(|&t| t < time) > 1;
+            let onward: Vec<(usize, usize, Agg)> = computed
+                .iter()
+                .filter_map(|(e, position, c, agg)| {
+                    if !crowded {
+                        return Some((*position, *c, agg.clone()));
+                    }
+                    let start = *position == kernel.start && self.may_start(*c);
+                    kernel
+                        .extend(kernel.zero(), &self.events[*e], *position, start, self.scales)
+                        .map(|single| (*position, *c, single))
+                })
+                .collect();
+            let next = self.next.as_mut().expect("NEXT or CONT state");
             for (position, reach) in next.pending.drain(..) {
                 next.latest[position] = Some((time, reach));
             }
-            for (_, position, c, agg) in &computed {
-                next.stored[*position].push_back((time, *c, agg.clone()));
+            for (position, c, agg) in onward {
+                next.stored[position].push_back((time, c, agg));
             }
         }
         for (event, position, c, agg) in computed.drain(..) {
@@ -627,6 +658,34 @@ impl<'a> Partition<'a> {
         }
         self.computed = computed;
         Some(())
+    }
+
+    /// CONT: the combined aggregate per class of `self.classes` of the events at the sub-stream's last time
+    /// before `time` at the predecessor positions of `position` (no event lies between them and the new one).
+    fn contiguous_predecessors(&mut self, position: usize, time: i64) -> Vec<Agg> {
+        let kernel = self.kernel;
+        let mut accs: Vec<Agg> = self.classes.iter().map(|_| kernel.zero()).collect();
+        let i = self.substream.partition_point(|&t| t < time);
+        if i == 0 {
+            return accs;
+        }
+        let before = self.substream[i - 1];
+        let next = self.next.as_mut().expect("CONT state");
+        for &t in &kernel.predecessors[position] {
+            let stored = &mut next.stored[t];
+            while stored.front().is_some_and(|&(u, _, _)| u < before) {
+                stored.pop_front(); // (no later event can follow it contiguously)
+            }
+            for (u, c, agg) in stored.iter().rev() {
+                if *u < before {
+                    break;
+                }
+                if let Ok(k) = self.classes.binary_search(c) {
+                    kernel.add(&mut accs[k], agg);
+                }
+            }
+        }
+        accs
     }
 
     /// NEXT (`NextState`): the combined aggregate per class of `self.classes` of the predecessors an event
