@@ -137,7 +137,7 @@ def _query(q: AnalyzedQuery) -> list[str]:
 def _sub_pattern(part: SubPattern, indent: str, title: str) -> list[str]:
     t = part.template
     lines = [f"{indent}{title}: {canonical(part.pattern)}"]
-    lines.append(f"{indent}  template: start {t.start}, end {t.end}")
+    lines.append(f"{indent}  template: start {' | '.join(t.starts)}, end {' | '.join(t.ends)}")
     for tr in t.transitions:
         lines.append(f"{indent}    {tr.source} -{tr.label}-> {tr.target}")
     for negation in part.negations:

@@ -63,7 +63,15 @@ from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
 from hamlet.analysis.windows import as_number
 from hamlet.analysis.workload import Workload
 from hamlet.events import Event
-from hamlet.language.nodes import EventTypePattern, KleenePattern, NegationPattern, Pattern, SeqPattern
+from hamlet.language.nodes import (
+    EventTypePattern,
+    KleenePattern,
+    NegationPattern,
+    OptionalPattern,
+    Pattern,
+    SeqPattern,
+    StarPattern,
+)
 from hamlet.results import ResultRow, group_key
 
 Trend = tuple[Event, ...]
@@ -240,8 +248,13 @@ def _ends(
     if isinstance(pattern, EventTypePattern):
         if i < len(trend) and trend[i].type == pattern.type_name:
             result.add(i + 1)
-    elif isinstance(pattern, KleenePattern):
-        # One or more matches of the inner pattern, one after another.
+    elif isinstance(pattern, OptionalPattern):
+        # P?: nothing, or one match of P.
+        result = {i} | _ends(pattern.inner, trend, i, context, memo)
+    elif isinstance(pattern, (KleenePattern, StarPattern)):
+        # One (P+) or zero (P*) or more matches of the inner pattern, one after another.
+        if isinstance(pattern, StarPattern):
+            result.add(i)
         todo = list(_ends(pattern.inner, trend, i, context, memo))
         while todo:
             j = todo.pop()
@@ -305,7 +318,7 @@ def _positive_types(pattern: Pattern | NegationPattern) -> set[str]:
         return set()
     if isinstance(pattern, EventTypePattern):
         return {pattern.type_name}
-    if isinstance(pattern, KleenePattern):
+    if isinstance(pattern, (KleenePattern, OptionalPattern, StarPattern)):
         return _positive_types(pattern.inner)
     return set().union(*(_positive_types(item) for item in pattern.items))
 
@@ -314,7 +327,7 @@ def _all_types(pattern: Pattern | NegationPattern) -> set[str]:
     """Every event type in ``pattern``, positive or negated."""
     if isinstance(pattern, EventTypePattern):
         return {pattern.type_name}
-    if isinstance(pattern, (KleenePattern, NegationPattern)):
+    if isinstance(pattern, (KleenePattern, NegationPattern, OptionalPattern, StarPattern)):
         return _all_types(pattern.inner)
     return set().union(*(_all_types(item) for item in pattern.items))
 

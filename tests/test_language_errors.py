@@ -10,6 +10,59 @@ OK_TAIL = "WITHIN 10 min"
 
 # (text, query, line, column, fragment of the message)
 MALFORMED = [
+    # Operators of the dissertation's §12 the language does not have: said so where they stand.
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B) OR SEQ(C, D) WITHIN 1",
+        "q1",
+        1,
+        39,
+        "OR between patterns is not supported; write one query per pattern",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B) AND C WITHIN 1",
+        "q1",
+        1,
+        39,
+        "AND between patterns is not supported",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A{3,} WITHIN 1",
+        "q1",
+        1,
+        30,
+        "unexpected character '{'; a minimal trend length A{n,} is not supported",
+    ),
+    # P? and P* (dissertation §12): never the whole pattern empty, never next to a NOT.
+    ("q1: RETURN COUNT(*) PATTERN A? WITHIN 1", "q1", 1, 29, "the pattern A? matches the empty sequence"),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A*, B?) WITHIN 1",
+        "q1",
+        1,
+        29,
+        "the pattern SEQ(A*, B?) matches the empty",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B?, NOT C, D) WITHIN 1",
+        "q1",
+        1,
+        40,
+        "NOT needs one event type right before it; the pattern before it may be empty",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, NOT C, SEQ(B?, D)) WITHIN 1",
+        "q1",
+        1,
+        36,
+        "NOT needs one event type right after it; the pattern after it may start with B or D",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, NOT C?, D) WITHIN 1",
+        "q1",
+        1,
+        36,
+        "NOT of a pattern that matches the empty sequence",
+    ),
+    ("q1: RETURN COUNT(*) PATTERN SEQ(A, B)?? WITHIN 1", "q1", 1, 29, "matches the empty sequence"),
     # SEMANTICS (dissertation §2.4): right after PATTERN, one of the three names or their short forms.
     (
         "q1: RETURN COUNT(*) PATTERN A+ SEMANTICS WITHIN 1",

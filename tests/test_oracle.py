@@ -374,3 +374,36 @@ def test_cont_counts_events_the_pattern_does_not_mention_and_events_local_predic
     events = stream("a1 a2 b3", a1={"x": 1}, a2={"x": 0})
     assert count("SEQ(A, B) SEMANTICS NEXT", events, "WHERE A.x > 0") == 1
     assert count("SEQ(A, B) SEMANTICS CONT", events, "WHERE A.x > 0") is None
+
+
+# ---- optional sub-patterns and Kleene star (dissertation §12) ------------------------------------------
+
+
+def test_optional_and_star_by_hand():
+    # a1 b2 b3 c4: SEQ(A, B?, C): (a1,c4), (a1,b2,c4), (a1,b3,c4): 3. SEQ(A, B*, C): those and (a1,b2,b3,c4):
+    # 4, with COUNT(B) 0 + 1 + 1 + 2 = 4.
+    events = stream("a1 b2 b3 c4")
+    assert count("SEQ(A, B?, C)", events) == 3
+    assert values("q: RETURN COUNT(*), COUNT(B) PATTERN SEQ(A, B*, C) WITHIN 100 SLIDE 100", events) == {
+        ("q", "COUNT(*)"): 4,
+        ("q", "COUNT(B)"): 4,
+    }
+
+
+def test_star_and_optional_reduce_as_the_dissertation_says():
+    # §12: SEQ(P*, Q) = SEQ(P+, Q) ∨ Q and SEQ(P?, Q) = SEQ(P, Q) ∨ Q, the two sides disjoint (a trend of the
+    # first holds a P event, one of the second none). Over a1 b2 a3 b4 a5 b6: SEQ(A+, B) has 1 + 3 + 7 = 11
+    # trends (a non-empty subset of the a's before each b), B 3, SEQ(A, B) 1 + 2 + 3 = 6.
+    events = stream("a1 b2 a3 b4 a5 b6")
+    assert count("SEQ(A+, B)", events) == 11 and count("B", events) == 3 and count("SEQ(A, B)", events) == 6
+    assert count("SEQ(A*, B)", events) == 11 + 3
+    assert count("SEQ(A?, B)", events) == 6 + 3
+
+
+def test_optional_parts_under_next_and_cont():
+    # SEQ(A, B?, C) over a1 b2 c3: ANY (a1,c3), (a1,b2,c3); NEXT keeps only the longer one for the pair
+    # (a1, c3) (Definition 2.3); CONT the same (nothing outside it between a1 and c3).
+    events = stream("a1 b2 c3")
+    assert count("SEQ(A, B?, C)", events) == 2
+    assert count("SEQ(A, B?, C) SEMANTICS NEXT", events) == 1
+    assert count("SEQ(A, B?, C) SEMANTICS CONT", events) == 1

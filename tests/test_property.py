@@ -22,6 +22,8 @@ from workloads import (
     events,
     graph_sharing_workloads,
     multi_query_workloads,
+    optional_patterns,
+    queries,
     sharing_workloads,
     table_of,
     typed,
@@ -81,6 +83,16 @@ def test_semantics_in_sharable_workloads_equal_bruteforce(text, data):
     the others still share."""
     text = data.draw(with_semantics(text, weight_any=2))
     check(text, data.draw(bursty_events()))
+
+
+@given(st.data())
+def test_optional_and_star_equal_bruteforce(data):
+    """``P?`` and ``P*`` (dissertation §12) anywhere in a pattern, with local and edge predicates, groups,
+    windows and every semantics, on every strategy (they run on the Python graph, alone)."""
+    text = "\n".join(data.draw(queries(f"q{i}", pattern=data.draw(optional_patterns())))
+                     for i in range(data.draw(st.integers(1, 2))))  # fmt: skip
+    text = data.draw(with_semantics(text))
+    check(text, data.draw(events(types_of(text), max_events=12)))
 
 
 def check(text, stream):

@@ -10,7 +10,7 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 from oracle import pooled_trends
 from streams import stream
-from workloads import events, types_of, with_semantics, workloads
+from workloads import events, optional_patterns, queries, types_of, with_semantics, workloads
 
 from hamlet import parse_workload
 from hamlet.cli import main
@@ -108,6 +108,16 @@ def test_listed_trends_are_the_oracles_under_negation(text, data):
     workload = parse_workload(text)
     query = workload.queries[0]
     assert listed(workload, query.name, stream_) == expected(query, stream_)
+
+
+@given(st.data())
+def test_listed_trends_are_the_oracles_with_optional_parts(data):
+    text = data.draw(with_semantics(data.draw(queries("q", pattern=data.draw(optional_patterns())))))
+    stream_ = data.draw(events(types_of(text), max_events=11))
+    note(text)
+    note(repr(stream_))
+    workload = parse_workload(text)
+    assert listed(workload, "q", stream_) == expected(workload.queries[0], stream_)
 
 
 def test_limit_on_2_to_the_40_trends_is_fast(tmp_path, capsys):

@@ -73,8 +73,10 @@ class Workload:
             types.update(dict.fromkeys(template.types))
             for t in template.transitions:
                 labels.setdefault((t.source, t.target, t.label), []).append(q.name)
-            start.setdefault(template.start, []).append(q.name)
-            end.setdefault(template.end, []).append(q.name)
+            for name in template.starts:
+                start.setdefault(name, []).append(q.name)
+            for name in template.ends:
+                end.setdefault(name, []).append(q.name)
         transitions = tuple(MergedTransition(s, t, label, tuple(qs)) for (s, t, label), qs in labels.items())  # type: ignore[arg-type]
         return MergedTemplate(
             tuple(types),
@@ -153,6 +155,10 @@ def sharing_obstacle(q: AnalyzedQuery) -> str | None:
     if q.semantics != "ANY":
         long = {"NEXT": "skip-till-next-match", "CONT": "contiguous"}[q.semantics]
         return f"SEMANTICS {long}: its edges depend on the query's whole pattern (only skip-till-any-match queries share)"
+    if q.optional:
+        # (the shared executors assume one start and one end type per pattern, GRETA Theorem 4.1, and that
+        # every trend holds each type of the pattern)
+        return "an optional part (P? or P*): the shared executors take patterns without one"
     return None
 
 

@@ -43,6 +43,20 @@ class KleenePattern(Node):
 
 
 @dataclass(frozen=True)
+class OptionalPattern(Node):
+    """``P?``: a match of P or nothing (dissertation §12: SEQ(P?, Q) = SEQ(P, Q) ∨ Q)."""
+
+    inner: Pattern
+
+
+@dataclass(frozen=True)
+class StarPattern(Node):
+    """``P*``: zero or more matches of P one after another (§12: SEQ(P*, Q) = SEQ(P+, Q) ∨ Q)."""
+
+    inner: Pattern
+
+
+@dataclass(frozen=True)
 class SeqPattern(Node):
     """``SEQ(P1, P2, ...)``; items may be negations."""
 
@@ -56,7 +70,7 @@ class NegationPattern(Node):
     inner: Pattern
 
 
-Pattern = EventTypePattern | KleenePattern | SeqPattern
+Pattern = EventTypePattern | KleenePattern | SeqPattern | OptionalPattern | StarPattern
 
 
 # ---- expressions ---------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ The grammar (keywords case-insensitive)::
     query      := NAME ':' RETURN item (',' item)* PATTERN pattern [SEMANTICS semantics] [WHERE condition]
                   [GROUP-BY attribute (',' attribute)*] WITHIN duration [SLIDE duration]
     item       := FUNC '(' ('*' | NAME ['.' NAME]) ')' | attribute
-    pattern    := primary '+'*
+    pattern    := primary ('+' | '*' | '?')*
     primary    := SEQ '(' seqitem (',' seqitem)* ')' | '(' pattern ')' | TYPE [ALIAS]
     seqitem    := NOT pattern | pattern
     condition  := or;  or := and (OR and)*;  and := cmp (AND cmp)*
@@ -50,10 +50,12 @@ from hamlet.language.nodes import (
     Literal,
     NegationPattern,
     Node,
+    OptionalPattern,
     Pattern,
     Query,
     SemanticsClause,
     SeqPattern,
+    StarPattern,
     UnaryMinus,
     WorkloadSyntax,
 )
@@ -191,6 +193,10 @@ class _Parser:
         self.advance()
         pattern = self.pattern()
         self.check_depth(pattern)
+        if self.tok.is_keyword("OR") or self.tok.is_keyword("AND"):
+            raise self.error("SEMANTICS, WHERE, GROUP-BY or WITHIN", message=f"{self.tok.text} between patterns is "
+                             "not supported; write one query per pattern (dissertation §12: COUNT(P OR Q) is "
+                             "their counts' sum less the trends both match)")  # fmt: skip
         semantics = None
         if self.tok.is_keyword("SEMANTICS"):
             semantics = self.semantics()
@@ -341,10 +347,16 @@ class _Parser:
 
     def _pattern(self) -> Pattern:
         result = self.primary()
-        while self.tok.is_symbol("+"):
+        while True:
+            if self.tok.is_symbol("+"):
+                result = KleenePattern(result.line, result.column, result)
+            elif self.tok.is_symbol("*"):
+                result = StarPattern(result.line, result.column, result)
+            elif self.tok.is_symbol("?"):
+                result = OptionalPattern(result.line, result.column, result)
+            else:
+                return result
             self.advance()
-            result = KleenePattern(result.line, result.column, result)
-        return result
 
     def primary(self) -> Pattern:
         tok = self.tok

@@ -159,7 +159,7 @@ class TrendGraph:
         windows = self.windows(event.time)
         if not windows:
             return {}
-        is_start = event.type == self.template.start
+        is_start = event.type in self.template.starts
         extend = self.algebra.extend
         out: dict[int, Any] = {}
         for k, acc in zip(windows, self.predecessors(event, windows)):
@@ -170,7 +170,7 @@ class TrendGraph:
             self.recorder.starts[id(event)] = {
                 k: is_start and (not self.leading or self._may_start(k)) for k in windows
             }
-            if event.type == self.template.end:
+            if event.type in self.template.ends:
                 self.recorder.finals[id(event)] = out
         return out
 
@@ -187,7 +187,7 @@ class TrendGraph:
     def snapshot(self, event: Event, windows: Sequence[int]) -> list[Any]:
         """The graphlet-level snapshot x of a burst (HAMLET Definition 3.9) per window: what one event of
         the burst gets from outside it — its predecessors before the burst, and one if it starts trends."""
-        is_start = event.type == self.template.start
+        is_start = event.type in self.template.starts
         started = self.algebra.started  # type: ignore[union-attr]
         return [started(acc) if is_start and (not self.leading or self._may_start(k)) else acc
                 for k, acc in zip(windows, self.predecessors(event, windows))]  # fmt: skip
@@ -212,7 +212,7 @@ class TrendGraph:
             # Contiguous: an event that shares its time with another event of the sub-stream can only be the
             # first (or last) of a trend, never in its middle (Definition 2.4): what it hands on is the trend
             # it starts, alone.
-            is_start = event.type == self.template.start
+            is_start = event.type in self.template.starts
             extend = self.algebra.extend
             zero: Any = self.algebra.zero
             onward = {}
@@ -224,7 +224,7 @@ class TrendGraph:
         if onward:
             for src in self.outgoing[event.type]:
                 src.insert(event, onward)
-        if event.type != self.template.end:
+        if event.type not in self.template.ends:
             return
         if not self.windowed:
             self.latest_match_start = self.algebra.add(self.latest_match_start, aggregates[0])

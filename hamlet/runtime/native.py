@@ -242,6 +242,8 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     if hamlet_native is None:
         return "the extension hamlet_native is not installed (scripts/bootstrap builds it)"
     template = query.pattern.template
+    if query.optional:
+        return "an optional part (P? or P*): the kernel's graphs have one start and one end type"
     if query.semantics != "ANY":
         # NEXT and CONT in the kernel read edges off positions and times (native/src/graph.rs: NextState),
         # which holds when every transition is plain.
