@@ -167,7 +167,7 @@ class PreparedSet:
 
     queries: tuple[AnalyzedQuery, ...]
     attributes: tuple[str, ...]
-    types: frozenset[str]
+    types: frozenset[str] | None  # None: every type (a contiguous query's sub-stream)
 
 
 @dataclass(frozen=True)
@@ -193,7 +193,12 @@ def prepare(workload: Workload | PreparedWorkload | str) -> PreparedWorkload:
     sets = []
     for query_set in workload.sharable_query_sets():
         queries = tuple(workload.query(name) for name in query_set.queries)
-        types = frozenset(t for q in queries for t in q.types)
+        # A contiguous query reads every event of its partition, of any type (None: every type).
+        types = (
+            None
+            if any(q.whole_substream for q in queries)
+            else frozenset(t for q in queries for t in q.types)
+        )
         sets.append(PreparedSet(queries, tuple(query_set.partition_attributes), types))
     return PreparedWorkload(workload, tuple(sets))
 
@@ -225,7 +230,9 @@ def partials_with(workload: Workload | PreparedWorkload | str, events: Any, exec
 def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executor,
                   stats: EvaluationStats) -> dict[str, list[PartialRow]]:  # fmt: skip
     queries, attributes = list(query_set.queries), query_set.attributes
-    partitions = partition_stream(attributes, set(query_set.types), stream)
+    partitions = partition_stream(
+        attributes, None if query_set.types is None else set(query_set.types), stream
+    )
     stats.partitions += len(partitions)
     everything = [e for events in partitions.values() for e in events]
     floats = FloatColumns(everything)

@@ -1,9 +1,11 @@
-"""The ``hamlet`` command line: evaluate, check, explain."""
+"""The ``hamlet`` command line: evaluate, check, explain, trends."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from fractions import Fraction
 
 import pyarrow as pa
 
@@ -61,6 +63,51 @@ def _check(args: argparse.Namespace) -> int:
         f"{args.workload}: {len(workload.queries)} queries OK ({', '.join(q.name for q in workload.queries)}){fits}"
     )
     return 0
+
+
+def _trends(args: argparse.Namespace) -> int:
+    """The trends of one query, streamed (trends.py), at most ``--limit`` in all; per window and group the
+    total the engine counts."""
+    from hamlet.analysis.windows import as_number
+    from hamlet.trends import list_trends, trend_text
+
+    workload = load_workload_file(args.workload, args.max_windows_per_event)
+    try:
+        with open_csv(args.events) as f:
+            events_file = read_events_csv(f, args.events)
+    except OSError as e:
+        raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
+    start = None if args.window is None else _window_start(args.window)
+    left, windows = args.limit, 0
+    for found in list_trends(workload, args.query, events_file.events, start):
+        windows += 1
+        group = ", ".join(f"{k}={v!r}" for k, v in found.group.items()) or "-"
+        window = f"[{as_number(found.window_start)}, {as_number(found.window_end)})"
+        print(f"window {window} group {group}: {found.total} trends")
+        shown = 0
+        if left is None or left > 0:
+            for trend in found.trends:
+                print(f"  {trend_text(trend)}")
+                shown += 1
+                if left is not None:
+                    left -= 1
+                    if left == 0:
+                        break
+        if shown < found.total:
+            print(f"  ... {found.total - shown} more (--limit {args.limit})")
+    if windows == 0:
+        print(
+            f"no trend of {args.query} matched"
+            + (f" in the window starting at {args.window}" if start is not None else "")
+        )
+    return 0
+
+
+def _window_start(text: str) -> Fraction:
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise HamletError(f"--window {text!r} is not a number: give the window's start in seconds") from None
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -133,7 +180,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="text (default); dot: the merged workload template (HAMLET Figure 3(b)) as Graphviz DOT, "
                     "sharable Kleene sub-patterns gray; svg: the same drawn by Graphviz's dot")  # fmt: skip
     ex.set_defaults(run=_explain)
-    for command in (ev, check, ex):
+    tr = sub.add_parser(
+        "trends", help="list the trends of one query (streamed; the engine's total per window)"
+    )
+    tr.add_argument("--workload", required=True, help="workload file (queries)")
+    tr.add_argument("--events", required=True, help="CSV: event_type, event_time, attribute columns")
+    tr.add_argument("--query", required=True, help="the query's name")
+    tr.add_argument("--window", metavar="START", help="only the window that starts at START (seconds)")
+    tr.add_argument("--limit", type=_positive, metavar="N", help="list at most N trends in all")
+    tr.set_defaults(run=_trends)
+    for command in (ev, check, ex, tr):
         add_window_bound(command)
     for name, text in SPARK_COMMANDS.items():
         sub.add_parser(name, help=text, add_help=False)
@@ -150,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     except (HamletError, EventError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader left (`hamlet trends ... | head`): no traceback, nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

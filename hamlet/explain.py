@@ -8,7 +8,7 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
 from hamlet.analysis.template import canonical
 from hamlet.analysis.windows import seconds_text
-from hamlet.analysis.workload import Workload
+from hamlet.analysis.workload import Workload, sharing_obstacle
 from hamlet.runtime.native import graphlet_obstacle, kernel_obstacle, predicates_obstacle
 from hamlet.runtime.partition import graph_key
 
@@ -95,6 +95,15 @@ def _set_obstacle(query: AnalyzedQuery) -> str | None:
     return None if predicate is None else f"local predicate {predicate}"
 
 
+_SEMANTICS_TEXT = {
+    "ANY": "skip-till-any-match (any event may be skipped; Definition 2.2)",
+    "NEXT": "skip-till-next-match (a trend only where no longer trend has its first and last events: "
+    "Definition 2.3; edges no longer path bypasses)",
+    "CONT": "contiguous (skip-till-next-match and no event of the partition, of any type, between a trend's "
+    "events: Definition 2.4)",
+}
+
+
 def _query(q: AnalyzedQuery) -> list[str]:
     lines = [f"Query {q.name}"]
     lines.extend("  | " + line for line in q.text.splitlines())
@@ -102,6 +111,10 @@ def _query(q: AnalyzedQuery) -> list[str]:
     lines.extend(_sub_pattern(q.pattern, "  ", "positive pattern"))
     lines.append("  aggregates: " + ", ".join(a.text for a in q.aggregates))
     lines.append(f"  window: {q.window.describe()}")
+    lines.append(f"  semantics: {_SEMANTICS_TEXT[q.semantics]}")
+    why_alone = sharing_obstacle(q)
+    if why_alone is not None:
+        lines.append(f"  shares nothing: {why_alone}")
     lines.append(f"  GROUP-BY: {', '.join(q.group_by) or 'none'}; equivalence: {', '.join(q.equivalence) or 'none'}"
                  f"; stream partitioned by: {', '.join(q.partition_attributes) or 'nothing'}")  # fmt: skip
     for p in q.local_predicates:
@@ -124,7 +137,7 @@ def _query(q: AnalyzedQuery) -> list[str]:
 def _sub_pattern(part: SubPattern, indent: str, title: str) -> list[str]:
     t = part.template
     lines = [f"{indent}{title}: {canonical(part.pattern)}"]
-    lines.append(f"{indent}  template: start {t.start}, end {t.end}")
+    lines.append(f"{indent}  template: start {' | '.join(t.starts)}, end {' | '.join(t.ends)}")
     for tr in t.transitions:
         lines.append(f"{indent}    {tr.source} -{tr.label}-> {tr.target}")
     for negation in part.negations:

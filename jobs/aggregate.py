@@ -170,7 +170,10 @@ def plan_sets(workload: Workload, columns: list[str]) -> list[QuerySetPlan]:
                 index=index,
                 queries=tuple(query_set.queries),
                 partition_attributes=tuple(query_set.partition_attributes),
-                types=tuple(sorted({t for q in queries for t in q.types})),
+                # (): every type — a contiguous query's sub-stream holds every event of its partition
+                types=()
+                if any(q.whole_substream for q in queries)
+                else tuple(sorted({t for q in queries for t in q.types})),
                 attributes=tuple(query_set.partition_attributes) + tuple(named),
                 within_us=math.ceil(within * MICROS),
                 workload_text="\n".join(q.text for q in queries),
@@ -302,11 +305,12 @@ def _in_range(table: DataFrame, plan: Plan) -> DataFrame:
     from pyspark.sql import functions as F
 
     types = sorted({t for s in plan.sets for t in s.types})
-    return (
-        table.where(F.col("event_time") >= F.lit(plan.read_start))
-        .where(F.col("event_time") < F.lit(plan.end))
-        .where(F.col("event_type").isin(types))
+    ranged = table.where(F.col("event_time") >= F.lit(plan.read_start)).where(
+        F.col("event_time") < F.lit(plan.end)
     )
+    if any(not s.types for s in plan.sets):  # a set reads every type (``QuerySetPlan.types``)
+        return ranged
+    return ranged.where(F.col("event_type").isin(types))
 
 
 def _quarantined(spark: SparkSession, plan: Plan) -> DataFrame | None:
@@ -368,7 +372,9 @@ def run_group(
     width = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
     read_start = plan.start - timedelta(microseconds=max(s.within_us for s in sets))
     types = sorted({t for s in sets for t in s.types})
-    keep = F.col("event_type").isin(types) & (F.col("event_time") >= F.lit(read_start))
+    keep = F.col("event_time") >= F.lit(read_start)
+    if all(s.types for s in sets):  # (a set with no types reads every type: ``QuerySetPlan.types``)
+        keep = F.col("event_type").isin(types) & keep
     for attribute in keys:
         keep = keep & F.col(attribute).isNotNull()
     columns = engine_columns(sets)

@@ -13,8 +13,9 @@ class GraphKernel:
         count_only: bool,
         members: list[tuple[int, int, int, int]],
         edges: list[tuple[int, int, list[tuple], tuple[str, tuple, tuple] | None, int | None]],
+        semantics: int = 0,  # 0 skip-till-any-match, 1 skip-till-next-match (plain transitions only)
     ) -> None: ...
-    def run(self, events: list[Any]) -> list[tuple[int, int, int, Any]] | None: ...
+    def run(self, events: list[Any], substream: list[int] | None = None) -> list[tuple[int, int, int, Any]] | None: ...
 
 class SetKernel:
     def __init__(

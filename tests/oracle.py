@@ -34,14 +34,21 @@ The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by s
    ``(last event of the trend, window end)``. A match of N is a trend of N by the same rules (its own
    nested NOTs, predicates and partition); a match that crosses a window bound does not count. Inside a
    Kleene plus, each iteration's P1 → P2 boundary is checked.
-7. **Aggregates** per (query, window, group), where the group is the GROUP-BY values (several partitions
+7. **Event matching semantics** (dissertation §2.4), applied to the trends of step 6 in one window and
+   partition. ``ANY`` (Definition 2.2): all of them. ``NEXT`` (Definition 2.3): a trend tr is kept unless
+   another trend tr' has the same first and the same last event and a strict superset of tr's middle
+   events. ``CONT`` (Definition 2.4): a NEXT trend is kept unless some event of the partition's sub-stream
+   I that is not in the trend lies strictly between the trend's first and last times; I is every event of
+   the partition (its GROUP-BY and equivalence values non-null), of any type, whatever the local predicates
+   say (Example 2.7: the c5 the pattern does not mention breaks contiguity).
+8. **Aggregates** per (query, window, group), where the group is the GROUP-BY values (several partitions
    that differ only in equivalence attributes pool their trends). A row is reported only when at least one
    trend matched. ``COUNT(*)``: number of trends; ``COUNT(E)``: number of E events summed over all trends;
    ``SUM(E.a)``, ``MIN(E.a)``, ``MAX(E.a)``, ``AVG(E.a)``: over every occurrence of an E event in every
    trend (an event in 3 trends counts 3 times) whose ``a`` is a number; ``None`` when there is none. SUM is
    exact: an int when every contributing value is an int, else the float nearest to the exact sum; AVG is
    the float nearest to the exact sum divided by the number of contributing occurrences.
-8. **Output** rows ``ResultRow(query, window_start, window_end, group, aggregate, value)``, one per aggregate
+9. **Output** rows ``ResultRow(query, window_start, window_end, group, aggregate, value)``, one per aggregate
    in RETURN order, sorted by (query position in the workload, window start, group, aggregate position).
 """
 
@@ -56,12 +63,20 @@ from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
 from hamlet.analysis.windows import as_number
 from hamlet.analysis.workload import Workload
 from hamlet.events import Event
-from hamlet.language.nodes import EventTypePattern, KleenePattern, NegationPattern, Pattern, SeqPattern
+from hamlet.language.nodes import (
+    EventTypePattern,
+    KleenePattern,
+    NegationPattern,
+    OptionalPattern,
+    Pattern,
+    SeqPattern,
+    StarPattern,
+)
 from hamlet.results import ResultRow, group_key
 
 Trend = tuple[Event, ...]
 
-__all__ = ["evaluate_bruteforce", "evaluate_query", "trends_in_window"]
+__all__ = ["evaluate_bruteforce", "evaluate_query", "pooled_trends", "trends_in_window"]
 
 
 # ---- entry points --------------------------------------------------------------------------------------
@@ -79,37 +94,10 @@ def evaluate_bruteforce(workload: Workload, events: list[Event]) -> list[ResultR
 
 def evaluate_query(query: AnalyzedQuery, events: Sequence[Event]) -> list[tuple[tuple[Any, ...], ResultRow]]:
     """The rows of one query, each with its sort key (window start, group key, aggregate position)."""
-    assert query.syntax is not None, "the oracle reads the pattern as written (AnalyzedQuery.syntax)"
-    pattern = query.syntax.pattern
+    pooled = pooled_trends(query, events)
     window = query.window
 
-    # Steps 1 and 2: relevant events, partitioned.
-    types = _all_types(pattern)
-    partitions: dict[tuple[Any, ...], list[Event]] = {}
-    for event in events:
-        if event.type not in types:
-            continue
-        if not all(p.test(event) for p in query.local_predicates if p.event_type == event.type):
-            continue
-        values = tuple(event.attributes.get(a) for a in query.partition_attributes)
-        if any(v is None for v in values):
-            continue
-        partitions.setdefault(values, []).append(event)
-
-    # Steps 3 to 6: the trends of every partition in every window, pooled by (window, group).
-    pooled: dict[tuple[int, tuple[Any, ...]], list[Trend]] = {}
-    for values, partition in partitions.items():
-        partition.sort(key=lambda e: e.time)
-        group_values = tuple(values[query.partition_attributes.index(a)] for a in query.group_by)
-        windows = sorted({k for e in partition for k in window.indexes(e.time)})
-        for k in windows:
-            start, end = window.start(k), window.end(k)
-            in_window = [e for e in partition if start <= e.time < end]
-            found = trends_in_window(query, pattern, in_window)
-            if found:
-                pooled.setdefault((k, group_values), []).extend(found)
-
-    # Steps 7 and 8: aggregate.
+    # Steps 8 and 9: aggregate.
     out: list[tuple[tuple[Any, ...], ResultRow]] = []
     for (k, group_values), trends in pooled.items():
         group = dict(zip(query.group_by, group_values))
@@ -126,13 +114,83 @@ def evaluate_query(query: AnalyzedQuery, events: Sequence[Event]) -> list[tuple[
     return out
 
 
-def trends_in_window(query: AnalyzedQuery, pattern: Pattern, events: Sequence[Event]) -> list[Trend]:
-    """Every trend of ``pattern`` made of ``events``: all the query's events of one partition in one
-    window, in time order (negation looks for its matches among them too)."""
+def pooled_trends(
+    query: AnalyzedQuery, events: Sequence[Event]
+) -> dict[tuple[int, tuple[Any, ...]], list[Trend]]:
+    """Steps 1 to 7: the trends of the query per (window index, GROUP-BY values), in no particular order."""
+    assert query.syntax is not None, "the oracle reads the pattern as written (AnalyzedQuery.syntax)"
+    pattern = query.syntax.pattern
+    window = query.window
+
+    # Steps 1 and 2: relevant events, partitioned (and every event of each partition: the sub-stream I of
+    # step 7).
+    types = _all_types(pattern)
+    partitions: dict[tuple[Any, ...], list[Event]] = {}
+    substreams: dict[tuple[Any, ...], list[Event]] = {}
+    for event in events:
+        values = tuple(event.attributes.get(a) for a in query.partition_attributes)
+        if any(v is None for v in values):
+            continue
+        substreams.setdefault(values, []).append(event)
+        if event.type not in types:
+            continue
+        if not all(p.test(event) for p in query.local_predicates if p.event_type == event.type):
+            continue
+        partitions.setdefault(values, []).append(event)
+
+    # Steps 3 to 6: the trends of every partition in every window, pooled by (window, group).
+    pooled: dict[tuple[int, tuple[Any, ...]], list[Trend]] = {}
+    for values, partition in partitions.items():
+        partition.sort(key=lambda e: e.time)
+        group_values = tuple(values[query.partition_attributes.index(a)] for a in query.group_by)
+        windows = sorted({k for e in partition for k in window.indexes(e.time)})
+        for k in windows:
+            start, end = window.start(k), window.end(k)
+            in_window = [e for e in partition if start <= e.time < end]
+            found = trends_in_window(query, pattern, in_window, substreams[values])
+            if found:
+                pooled.setdefault((k, group_values), []).extend(found)
+
+    return pooled
+
+
+def trends_in_window(query: AnalyzedQuery, pattern: Pattern, events: Sequence[Event],
+                     substream: Sequence[Event] = ()) -> list[Trend]:  # fmt: skip
+    """Every trend of ``pattern`` made of ``events`` under the query's semantics: all the query's events
+    of one partition in one window, in time order (negation looks for its matches among them too);
+    ``substream``: every event of the partition, of any type (what breaks contiguity)."""
     context = _Context(query, tuple(events))
     positive = _positive_types(pattern)
     candidates = [e for e in events if e.type in positive]
-    return [trend for trend in _subsequences(candidates, context) if _matches(pattern, trend, context)]
+    trends = [trend for trend in _subsequences(candidates, context) if _matches(pattern, trend, context)]
+    if query.semantics == "ANY":
+        return trends
+    trends = _next_matches(trends)
+    if query.semantics == "NEXT":
+        return trends
+    return [trend for trend in trends if _contiguous(trend, substream)]
+
+
+def _next_matches(trends: list[Trend]) -> list[Trend]:
+    """Definition 2.3: the trends no other trend with the same START and END events extends by middle
+    events (a strict superset of its MID events)."""
+    by_ends: dict[tuple[int, int], list[frozenset[int]]] = {}
+    for trend in trends:
+        by_ends.setdefault((id(trend[0]), id(trend[-1])), []).append(frozenset(map(id, trend[1:-1])))
+    kept = []
+    for trend in trends:
+        mid = frozenset(map(id, trend[1:-1]))
+        if not any(mid < other for other in by_ends[(id(trend[0]), id(trend[-1]))]):
+            kept.append(trend)
+    return kept
+
+
+def _contiguous(trend: Trend, substream: Sequence[Event]) -> bool:
+    """Definition 2.4 (for a NEXT trend): no event of the sub-stream outside the trend lies strictly between
+    its first and last times."""
+    first, last = trend[0].time, trend[-1].time
+    inside = set(map(id, trend))
+    return not any(first < e.time < last and id(e) not in inside for e in substream)
 
 
 # ---- trends --------------------------------------------------------------------------------------------
@@ -190,8 +248,13 @@ def _ends(
     if isinstance(pattern, EventTypePattern):
         if i < len(trend) and trend[i].type == pattern.type_name:
             result.add(i + 1)
-    elif isinstance(pattern, KleenePattern):
-        # One or more matches of the inner pattern, one after another.
+    elif isinstance(pattern, OptionalPattern):
+        # P?: nothing, or one match of P.
+        result = {i} | _ends(pattern.inner, trend, i, context, memo)
+    elif isinstance(pattern, (KleenePattern, StarPattern)):
+        # One (P+) or zero (P*) or more matches of the inner pattern, one after another.
+        if isinstance(pattern, StarPattern):
+            result.add(i)
         todo = list(_ends(pattern.inner, trend, i, context, memo))
         while todo:
             j = todo.pop()
@@ -255,7 +318,7 @@ def _positive_types(pattern: Pattern | NegationPattern) -> set[str]:
         return set()
     if isinstance(pattern, EventTypePattern):
         return {pattern.type_name}
-    if isinstance(pattern, KleenePattern):
+    if isinstance(pattern, (KleenePattern, OptionalPattern, StarPattern)):
         return _positive_types(pattern.inner)
     return set().union(*(_positive_types(item) for item in pattern.items))
 
@@ -264,7 +327,7 @@ def _all_types(pattern: Pattern | NegationPattern) -> set[str]:
     """Every event type in ``pattern``, positive or negated."""
     if isinstance(pattern, EventTypePattern):
         return {pattern.type_name}
-    if isinstance(pattern, (KleenePattern, NegationPattern)):
+    if isinstance(pattern, (KleenePattern, NegationPattern, OptionalPattern, StarPattern)):
         return _all_types(pattern.inner)
     return set().union(*(_all_types(item) for item in pattern.items))
 

@@ -144,3 +144,27 @@ def parse_workload_expression(text: str):
     from hamlet.language.parser import parse_workload_text
 
     return parse_workload_text(text).queries[0].where
+
+
+def test_semantics_clause_and_sharing():
+    # Four queries with B+ as written; only the two skip-till-any-match ones form a sharable set
+    # (``sharing_obstacle``): the NEXT and CONT queries are sets of their own, and ``explain`` says why.
+    from hamlet.explain import explain
+
+    workload = parse_workload(
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\n"
+        "q2: RETURN COUNT(*) PATTERN SEQ(C, B+) SEMANTICS skip-till-any-match WITHIN 10\n"
+        "q3: RETURN COUNT(*) PATTERN SEQ(A, B+) SEMANTICS Next WITHIN 10\n"
+        "q4: RETURN COUNT(*) PATTERN SEQ(A, B+) SEMANTICS contiguous WHERE B.x < NEXT(B).x WITHIN 10\n"
+    )
+    assert [q.semantics for q in workload.queries] == ["ANY", "ANY", "NEXT", "CONT"]
+    assert [q.whole_substream for q in workload.queries] == [False, False, False, True]
+    assert [s.queries for s in workload.sharable_query_sets()] == [("q1", "q2"), ("q3",), ("q4",)]
+    text = explain(workload)
+    assert text.count("shares nothing: SEMANTICS") == 2
+    assert "  semantics: skip-till-next-match (" in text and "  semantics: contiguous (" in text
+    assert (
+        "trend graph: in Python (SEMANTICS CONT with edge predicates (the kernel reads its edges off types and "
+        "times))" in text
+    )
+    assert text.count("trend graph: compiled (native/)") == 3  # q1, q2 and q3 (NEXT, no edge predicate)

@@ -14,7 +14,7 @@ from hamlet.cli import main
 from hamlet.io import read_events_csv
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ["rideshare", "stock", "cluster", "traffic"]
+EXAMPLES = ["rideshare", "stock", "cluster", "traffic", "heartbeat"]
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

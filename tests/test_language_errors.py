@@ -10,6 +10,120 @@ OK_TAIL = "WITHIN 10 min"
 
 # (text, query, line, column, fragment of the message)
 MALFORMED = [
+    # Operators of the dissertation's §12 the language does not have: said so where they stand.
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B) OR SEQ(C, D) WITHIN 1",
+        "q1",
+        1,
+        39,
+        "OR between patterns is not supported; write one query per pattern",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B) AND C WITHIN 1",
+        "q1",
+        1,
+        39,
+        "AND between patterns is not supported",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A{3,} WITHIN 1",
+        "q1",
+        1,
+        30,
+        "unexpected character '{'; a minimal trend length A{n,} is not supported",
+    ),
+    # P? and P* (dissertation §12): never the whole pattern empty, never next to a NOT.
+    ("q1: RETURN COUNT(*) PATTERN A? WITHIN 1", "q1", 1, 29, "the pattern A? matches the empty sequence"),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A*, B?) WITHIN 1",
+        "q1",
+        1,
+        29,
+        "the pattern SEQ(A*, B?) matches the empty",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B?, NOT C, D) WITHIN 1",
+        "q1",
+        1,
+        40,
+        "NOT needs one event type right before it; the pattern before it may be empty",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, NOT C, SEQ(B?, D)) WITHIN 1",
+        "q1",
+        1,
+        36,
+        "NOT needs one event type right after it; the pattern after it may start with B or D",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, NOT C?, D) WITHIN 1",
+        "q1",
+        1,
+        36,
+        "NOT of a pattern that matches the empty sequence",
+    ),
+    ("q1: RETURN COUNT(*) PATTERN SEQ(A, B)?? WITHIN 1", "q1", 1, 29, "matches the empty sequence"),
+    # SEMANTICS (dissertation §2.4): right after PATTERN, one of the three names or their short forms.
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ SEMANTICS WITHIN 1",
+        "q1",
+        1,
+        42,
+        (
+            "SEMANTICS needs a name: expected skip-till-any-match, skip-till-next-match or contiguous (or ANY, NEXT, "
+            "CONT), found 'WITHIN'"
+        ),
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ SEMANTICS skip-till-last-match WITHIN 1",
+        "q1",
+        1,
+        42,
+        "unknown event matching semantics 'skip-till-last-match'",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ SEMANTICS skip - till-next-match WITHIN 1",
+        "q1",
+        1,
+        42,
+        "unknown event matching semantics 'skip'",
+    ),
+    ("q1: RETURN COUNT(*) PATTERN A+ SEMANTICS 3 WITHIN 1", "q1", 1, 42, "SEMANTICS needs a name"),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ SEMANTICS NEXT CONT WITHIN 1",
+        "q1",
+        1,
+        47,
+        "expected WHERE, GROUP-BY or WITHIN, found 'CONT'",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ SEMANTICS NEXT SEMANTICS CONT WITHIN 1",
+        "q1",
+        1,
+        47,
+        "SEMANTICS is given twice",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ WHERE A.x > 1 SEMANTICS NEXT WITHIN 1",
+        "q1",
+        1,
+        46,
+        "SEMANTICS must come right after the pattern",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ GROUP-BY g SEMANTICS CONT WITHIN 1",
+        "q1",
+        1,
+        43,
+        "SEMANTICS must come right after the pattern",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN A+ B WITHIN 1",
+        "q1",
+        1,
+        32,
+        "expected SEMANTICS, WHERE, GROUP-BY or WITHIN",
+    ),
     (
         "q1 RETURN COUNT(*) PATTERN A+ WITHIN 1",
         "q1",

@@ -3,6 +3,7 @@ against hand counts and the brute-force enumerator; what it leaves to Python, an
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -94,6 +95,91 @@ def test_strategies_on_the_kernel_equal_bruteforce(text, data):
     expected = evaluate_bruteforce(workload, stream_events)
     assert evaluate_with(workload, stream_events, partial(run_greta, share_graphs=True)) == expected
     assert evaluate_with(workload, stream_events, run_greta) == expected
+
+
+@given(workloads(kernel=True), st.data())
+def test_next_on_the_kernel_equals_the_python_graph_and_bruteforce(text, data):
+    """Skip-till-next-match on the kernel (native/src/graph.rs ``NextState``: reachability off positions and
+    times) against the Python graph (its transitive reduction) and the oracle (Definition 2.3)."""
+    text = "\n".join(re.sub(r" (WHERE|GROUP-BY|WITHIN) ", r" SEMANTICS NEXT \1 ", line, count=1)
+                     for line in text.splitlines())  # fmt: skip
+    workload = parse_workload(text)
+    assert all(q.semantics == "NEXT" and kernel_obstacle(q) is None for q in workload.queries), text
+    stream_events = whole(data.draw(events(types_of(text), max_events=12)))
+    differential(text, stream_events)
+    expected = evaluate_bruteforce(workload, stream_events)
+    assert evaluate_with(workload, stream_events, run_greta) == expected
+
+
+def test_next_on_the_kernel_over_a_long_stream_equals_the_python_graph():
+    # 3000 events of 4 types at times 0..1499 (two per time: equal times), windows of 40 sliding by 10: the
+    # kernel's NEXT (O(positions²) per event) against the Python graph's (every predecessor event).
+    import random
+
+    rng = random.Random(7)
+    stream_events = [Event(rng.choice("ABCZ"), t // 2, {"x": rng.randint(0, 3)}) for t in range(3000)]
+    text = """
+        n1: RETURN COUNT(*), SUM(A.x), MIN(B.x) PATTERN (SEQ(A+, B))+ SEMANTICS NEXT WITHIN 40 SLIDE 10
+        n2: RETURN COUNT(*), COUNT(C) PATTERN SEQ(NOT Z, A, B+, C) SEMANTICS NEXT WHERE B.x > 0 WITHIN 30 SLIDE 10
+        n3: RETURN COUNT(*) PATTERN SEQ(A+, C, NOT B) SEMANTICS NEXT WITHIN 20
+    """
+    workload = parse_workload(text)
+    assert [kernel_obstacle(q) for q in workload.queries] == [None, None, None]
+    for group, partitions in groups_of(text, stream_events):
+        (events_,) = partitions
+        runs = group.native.run(events_)  # the kernel takes it (None: left to Python)
+        assert runs is not None and per_window(runs) == per_window(python_runs(group, events_))
+    compiled = evaluate_with(workload, stream_events, run_greta)
+    assert compiled == evaluate_with(workload, stream_events, partial(run_greta, native=False))
+    assert len(compiled) == 664  # rows (query, window, aggregate): the windows with a trend, both sides
+
+
+@given(workloads(kernel=True), st.data())
+def test_contiguous_on_the_kernel_equals_bruteforce(text, data):
+    """Contiguous semantics on the kernel (native/src/graph.rs: the events at the sub-stream's previous time,
+    crowded events hand on only what they start) against the oracle (Definition 2.4), the Python graph, and
+    through the table path; Z events, which no pattern reads, break contiguity."""
+    text = "\n".join(re.sub(r" (WHERE|GROUP-BY|WITHIN) ", r" SEMANTICS CONT \1 ", line, count=1)
+                     for line in text.splitlines())  # fmt: skip
+    workload = parse_workload(text)
+    assert all(q.semantics == "CONT" and kernel_obstacle(q) is None for q in workload.queries), text
+    stream_events = whole(data.draw(events(types_of(text), max_events=12)))
+    expected = evaluate_bruteforce(workload, stream_events)
+    assert evaluate_with(workload, stream_events, run_greta) == expected
+    assert evaluate_with(workload, stream_events, partial(run_greta, native=False)) == expected
+
+
+def test_contiguous_runs_on_the_kernel_and_reads_every_event_of_the_partition():
+    # SEQ(A, B+) over a1 b2 z3 b4 a5 b6 b7: CONT trends (a1,b2), (a5,b6), (a5,b6,b7): z3, a type the pattern
+    # does not name, cuts (a1,b2,...,b4). The kernel computes it from the partition's times.
+    workload = parse_workload("q: RETURN COUNT(*) PATTERN SEQ(A, B+) SEMANTICS CONT WITHIN 100 SLIDE 100")
+    (query,) = workload.queries
+    stream_events = stream("a1 b2 z3 b4 a5 b6 b7")
+    algebras = {"q": algebra_for(query, stream_events)}
+    (group,) = graph_groups([query], algebras, share=True, native=True)
+    assert group.native is not None and group.native.contiguous
+    mine = matched_events(query, stream_events)
+    assert group.native.run(mine) is None  # without the sub-stream: Python's
+    assert per_window(group.native.run(mine, stream_events)) == {("q", 0): 3}
+    assert [r.value for r in evaluate(workload, stream_events, strategy="greta")] == [3]
+    assert [r.value for r in evaluate(workload, stream_events, strategy="hamlet")] == [3]
+
+
+def test_contiguous_on_the_kernel_over_a_long_stream_equals_the_python_graph():
+    import random
+
+    rng = random.Random(11)
+    stream_events = [Event(rng.choice("ABCZ"), t // 2, {"x": rng.randint(0, 3)}) for t in range(3000)]
+    text = """
+        c1: RETURN COUNT(*), SUM(A.x), MIN(B.x) PATTERN (SEQ(A+, B))+ SEMANTICS CONT WITHIN 40 SLIDE 10
+        c2: RETURN COUNT(*), COUNT(C) PATTERN SEQ(NOT Z, A, B+, C) SEMANTICS CONT WHERE B.x > 0 WITHIN 30 SLIDE 10
+        c3: RETURN COUNT(*) PATTERN SEQ(A+, C, NOT B) SEMANTICS CONT WITHIN 20
+    """
+    workload = parse_workload(text)
+    assert [kernel_obstacle(q) for q in workload.queries] == [None, None, None]
+    compiled = evaluate_with(workload, stream_events, run_greta)
+    assert compiled == evaluate_with(workload, stream_events, partial(run_greta, native=False))
+    assert len(compiled) == 480  # rows (query, window, aggregate): the windows with a trend, both sides
 
 
 def test_the_kernel_takes_the_ride_patterns_and_counts_them_exactly():

@@ -307,3 +307,103 @@ def test_seq_and_middle_negation_on_greta_stream():
     # SEQ(A, NOT C, B): c2 (time 2) is not strictly before b2, so (a1 b2) stays; c2 or c5 lies between every
     # other a and b7/b9; (a8 b9) has no c between: 2.
     assert count("SEQ(A, NOT C, B)", events) == 2
+
+
+# ---- event matching semantics (dissertation §2.4, Definitions 2.2-2.4, Figure 2.3) ---------------------
+
+FIGURE_2_3 = "a1 b2 a3 a4 c5 b6 a7 b8"
+
+
+def test_figure_2_3_any_next_cont():
+    # ANY: 43 (Example 2.5). NEXT (Definition 2.3): one trend per (START a, END b) pair that has a trend, the
+    # one holding every a and b between them (a trend of (SEQ(A+, B))+ can take all of them): (a1,b2),
+    # (a1,b6), (a1,b8), (a3,b6), (a3,b8), (a4,b6), (a4,b8), (a7,b8): 8 (Example 16.1). CONT (Definition
+    # 2.4): of those, only the ones with no other event between first and last: (a1,b2), (a7,b8) — c5 cuts
+    # every other (Example 2.7): 2.
+    events = stream(FIGURE_2_3)
+    for semantics, expected in (("", 43), ("SEMANTICS ANY", 43), ("SEMANTICS skip-till-any-match", 43),
+                                ("SEMANTICS NEXT", 8), ("SEMANTICS skip-till-next-match", 8),
+                                ("SEMANTICS CONT", 2), ("SEMANTICS contiguous", 2)):  # fmt: skip
+        assert count(f"(SEQ(A+, B))+ {semantics}", events) == expected, semantics
+
+
+def test_figure_2_3_count_a_under_next_and_cont():
+    # COUNT(A) over the 8 NEXT trends above: 1 + 3 + 4 + 2 + 3 + 1 + 2 + 1 = 17; over the 2 CONT ones: 2.
+    events = stream(FIGURE_2_3)
+    assert values("q: RETURN COUNT(A) PATTERN (SEQ(A+, B))+ SEMANTICS NEXT WITHIN 100 SLIDE 100", events) == {
+        ("q", "COUNT(A)"): 17
+    }
+    assert values("q: RETURN COUNT(A) PATTERN (SEQ(A+, B))+ SEMANTICS CONT WITHIN 100 SLIDE 100", events) == {
+        ("q", "COUNT(A)"): 2
+    }
+
+
+def test_next_keeps_a_trend_that_skips_a_relevant_event_no_trend_can_hold():
+    # (SEQ(A+, B))+ over a1 b2 b3: trends (a1,b2), (a1,b3); (a1,b2,b3) is none (B never follows B). Each is
+    # the only trend of its (START, END) pair, so both are NEXT trends (2), though (a1,b3) skips b2. CONT:
+    # b2 lies between a1 and b3: 1. (COGRA's "only the last matched event" shortcut would find 1 for NEXT.)
+    events = stream("a1 b2 b3")
+    assert count("(SEQ(A+, B))+ SEMANTICS NEXT", events) == 2
+    assert count("(SEQ(A+, B))+ SEMANTICS CONT", events) == 1
+
+
+def test_next_sequence_without_kleene_keeps_every_start():
+    # SEQ(A, B) over a1 a2 b3: (a1,b3), (a2,b3), each alone for its pair: NEXT 2; CONT: a2 lies between a1
+    # and b3: 1.
+    events = stream("a1 a2 b3")
+    assert count("SEQ(A, B) SEMANTICS NEXT", events) == 2
+    assert count("SEQ(A, B) SEMANTICS CONT", events) == 1
+
+
+def test_next_with_an_edge_predicate_keeps_two_maximal_trends_of_one_pair():
+    # SEQ(A+, B), A.x < NEXT(A).x, over a1(x=1) a2(5) a3(3) b4. Trends from a1 to b4: (a1,b4), (a1,a2,b4),
+    # (a1,a3,b4); (a1,a2,a3,b4) fails 5 < 3. Maximal: {a2} and {a3}, both kept. From a2: (a2,b4); from a3:
+    # (a3,b4). NEXT: 4.
+    events = stream("a1 a2 a3 b4", a1={"x": 1}, a2={"x": 5}, a3={"x": 3})
+    assert count("SEQ(A+, B) SEMANTICS NEXT", events, "WHERE A.x < NEXT(A).x") == 4
+
+
+def test_cont_counts_events_the_pattern_does_not_mention_and_events_local_predicates_drop():
+    # (SEQ(A+, B))+ over a1 b2 c2 a3 b4. NEXT: (a1,b2), (a1,b2,a3,b4), (a3,b4): 3. CONT: c2 (time 2, not
+    # in the trend) lies strictly between 1 and 4 in the second: 2. Without c2: 3.
+    assert count("(SEQ(A+, B))+ SEMANTICS NEXT", stream("a1 b2 c2 a3 b4")) == 3
+    assert count("(SEQ(A+, B))+ SEMANTICS CONT", stream("a1 b2 c2 a3 b4")) == 2
+    assert count("(SEQ(A+, B))+ SEMANTICS CONT", stream("a1 b2 a3 b4")) == 3
+    # An a the local predicate drops is still in the sub-stream: a2 (x=0) between a1 and b3 breaks
+    # (a1,b3) under CONT, not under NEXT (where (a1,b3) is the only trend).
+    events = stream("a1 a2 b3", a1={"x": 1}, a2={"x": 0})
+    assert count("SEQ(A, B) SEMANTICS NEXT", events, "WHERE A.x > 0") == 1
+    assert count("SEQ(A, B) SEMANTICS CONT", events, "WHERE A.x > 0") is None
+
+
+# ---- optional sub-patterns and Kleene star (dissertation §12) ------------------------------------------
+
+
+def test_optional_and_star_by_hand():
+    # a1 b2 b3 c4: SEQ(A, B?, C): (a1,c4), (a1,b2,c4), (a1,b3,c4): 3. SEQ(A, B*, C): those and (a1,b2,b3,c4):
+    # 4, with COUNT(B) 0 + 1 + 1 + 2 = 4.
+    events = stream("a1 b2 b3 c4")
+    assert count("SEQ(A, B?, C)", events) == 3
+    assert values("q: RETURN COUNT(*), COUNT(B) PATTERN SEQ(A, B*, C) WITHIN 100 SLIDE 100", events) == {
+        ("q", "COUNT(*)"): 4,
+        ("q", "COUNT(B)"): 4,
+    }
+
+
+def test_star_and_optional_reduce_as_the_dissertation_says():
+    # §12: SEQ(P*, Q) = SEQ(P+, Q) ∨ Q and SEQ(P?, Q) = SEQ(P, Q) ∨ Q, the two sides disjoint (a trend of the
+    # first holds a P event, one of the second none). Over a1 b2 a3 b4 a5 b6: SEQ(A+, B) has 1 + 3 + 7 = 11
+    # trends (a non-empty subset of the a's before each b), B 3, SEQ(A, B) 1 + 2 + 3 = 6.
+    events = stream("a1 b2 a3 b4 a5 b6")
+    assert count("SEQ(A+, B)", events) == 11 and count("B", events) == 3 and count("SEQ(A, B)", events) == 6
+    assert count("SEQ(A*, B)", events) == 11 + 3
+    assert count("SEQ(A?, B)", events) == 6 + 3
+
+
+def test_optional_parts_under_next_and_cont():
+    # SEQ(A, B?, C) over a1 b2 c3: ANY (a1,c3), (a1,b2,c3); NEXT keeps only the longer one for the pair
+    # (a1, c3) (Definition 2.3); CONT the same (nothing outside it between a1 and c3).
+    events = stream("a1 b2 c3")
+    assert count("SEQ(A, B?, C)", events) == 2
+    assert count("SEQ(A, B?, C) SEMANTICS NEXT", events) == 1
+    assert count("SEQ(A, B?, C) SEMANTICS CONT", events) == 1

@@ -22,10 +22,13 @@ from workloads import (
     events,
     graph_sharing_workloads,
     multi_query_workloads,
+    optional_patterns,
+    queries,
     sharing_workloads,
     table_of,
     typed,
     types_of,
+    with_semantics,
     workloads,
 )
 
@@ -57,6 +60,39 @@ def test_greta_equals_bruteforce_under_negation(text, data):
 @given(graph_sharing_workloads(), st.data())
 def test_queries_sharing_a_graph_across_windows_and_aggregates_equal_bruteforce(text, data):
     check(text, data.draw(events(types_of(text), max_events=13)))
+
+
+@given(workloads(), st.data())
+def test_semantics_mixed_equal_bruteforce(text, data):
+    """Queries under skip-till-any-match, skip-till-next-match and contiguous semantics (Definitions 2.2–2.4),
+    edge and local predicates, groups, windows, equal timestamps, and a type (Z) no pattern reads: it
+    breaks contiguity."""
+    text = data.draw(with_semantics(text))
+    check(text, data.draw(events(types_of(text))))
+
+
+@given(workloads(max_queries=1, negation=True), st.data())
+def test_semantics_under_negation_equal_bruteforce(text, data):
+    text = data.draw(with_semantics(text))
+    check(text, data.draw(events(types_of(text), max_events=13)))
+
+
+@given(sharing_workloads(), st.data())
+def test_semantics_in_sharable_workloads_equal_bruteforce(text, data):
+    """Queries that share B+ as written, some under NEXT or CONT: those run alone (``sharing_obstacle``),
+    the others still share."""
+    text = data.draw(with_semantics(text, weight_any=2))
+    check(text, data.draw(bursty_events()))
+
+
+@given(st.data())
+def test_optional_and_star_equal_bruteforce(data):
+    """``P?`` and ``P*`` (dissertation §12) anywhere in a pattern, with local and edge predicates, groups,
+    windows and every semantics, on every strategy (they run on the Python graph, alone)."""
+    text = "\n".join(data.draw(queries(f"q{i}", pattern=data.draw(optional_patterns())))
+                     for i in range(data.draw(st.integers(1, 2))))  # fmt: skip
+    text = data.draw(with_semantics(text))
+    check(text, data.draw(events(types_of(text), max_events=12)))
 
 
 def check(text, stream):

@@ -23,6 +23,7 @@ FIGURE_4 = "a1 a2 c3 b4 b5 b6 b7 a8 a9 c10 c11 c12 b13 b14"
 FIGURE_6 = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9"
 FIGURE_12 = "a1 b2 a3 a4 b7"
 FIGURE_12_X = {"a1": 5, "a3": 6, "a4": 4}
+FIGURE_2_3 = "a1 b2 a3 a4 c5 b6 a7 b8"  # the dissertation's Figure 2.3 (event matching semantics)
 
 # (workload, stream, {query: [values in RETURN order]})
 EXAMPLES = [
@@ -67,6 +68,38 @@ EXAMPLES = [
         ),
         FIGURE_6,
         {"trail": [14], "lead": [12]},
+    ),
+    # Dissertation Figure 2.3, (SEQ(A+, B))+ under the three semantics in one workload: 43 (Example 2.5), 8
+    # (Example 16.1: one trend per START a and END b, holding every a and b between them; COUNT(A) 1 + 3 + 4
+    # + 2 + 3 + 1 + 2 + 1 = 17) and 2 ((a1,b2) and (a7,b8): c5 breaks contiguity, Example 2.7).
+    (
+        (
+            "qa: RETURN COUNT(*) PATTERN (SEQ(A+, B))+ WITHIN 100 SLIDE 100\n"
+            "qn: RETURN COUNT(*), COUNT(A) PATTERN (SEQ(A+, B))+ SEMANTICS skip-till-next-match WITHIN 100 SLIDE 100\n"
+            "qc: RETURN COUNT(*), COUNT(A) PATTERN (SEQ(A+, B))+ SEMANTICS contiguous WITHIN 100 SLIDE 100"
+        ),
+        FIGURE_2_3,
+        {"qa": [43], "qn": [8, 17], "qc": [2, 2]},
+    ),
+    # (a1,b2) and (a1,b3) are each the only trend of their first and last events: both NEXT; b2 lies between
+    # a1 and b3: CONT keeps (a1,b2) alone.
+    (
+        (
+            "qn: RETURN COUNT(*) PATTERN (SEQ(A+, B))+ SEMANTICS NEXT WITHIN 100 SLIDE 100\n"
+            "qc: RETURN COUNT(*) PATTERN (SEQ(A+, B))+ SEMANTICS CONT WITHIN 100 SLIDE 100"
+        ),
+        "a1 b2 b3",
+        {"qn": [2], "qc": [1]},
+    ),
+    # NEXT: (a1,b2), (a1,b2,a3,b4), (a3,b4). CONT: c2 shares b2's time, so b2 cannot stand in a trend's
+    # middle: (a1,b2), (a3,b4).
+    (
+        (
+            "qn: RETURN COUNT(*) PATTERN (SEQ(A+, B))+ SEMANTICS NEXT WITHIN 100 SLIDE 100\n"
+            "qc: RETURN COUNT(*) PATTERN (SEQ(A+, B))+ SEMANTICS CONT WITHIN 100 SLIDE 100"
+        ),
+        "a1 b2 c2 a3 b4",
+        {"qn": [3], "qc": [2]},
     ),
 ]
 

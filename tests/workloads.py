@@ -421,3 +421,62 @@ def multi_query_workloads(draw) -> str:
         out.append(draw(queries(f"q{i}", pattern=pattern, partition=partition, extreme=extreme, window=window,
                                 predicates=predicates)))  # fmt: skip
     return "\n".join(out)
+
+
+SEMANTICS_CLAUSES = ["", " SEMANTICS ANY", " SEMANTICS NEXT", " SEMANTICS CONT", " SEMANTICS skip-till-any-match",
+                     " SEMANTICS skip-till-next-match", " SEMANTICS contiguous"]  # fmt: skip
+
+
+@st.composite
+def with_semantics(draw, text: str, weight_any: int = 1) -> str:
+    """``text`` with a SEMANTICS clause (or none: skip-till-any-match) drawn for each query, written right
+    after its pattern: workloads that mix the three semantics (dissertation §2.4). ``weight_any``: how much
+    more often a query keeps skip-till-any-match (shared paths still run for those)."""
+    out = []
+    for line in text.splitlines():
+        clause = draw(st.sampled_from(SEMANTICS_CLAUSES[:2] * weight_any + SEMANTICS_CLAUSES[2:]))
+        m = re.search(r" (WHERE|GROUP-BY|WITHIN) ", line)
+        assert m is not None, line
+        out.append(line[: m.start()] + clause + line[m.start() :])
+    return "\n".join(out)
+
+
+@st.composite
+def optional_patterns(draw) -> str:
+    """A SEQ of 2-3 items (types, Kleene types, nested sequences, Kleene sequences) over distinct types, some
+    items made optional with ``?`` or ``*`` (dissertation §12), at least one top-level item not: the pattern
+    never matches the empty sequence."""
+    pool = list(draw(st.permutations(TYPES)))
+
+    def item(depth: int) -> str:
+        kinds = ["type", "kleene", "seq"] if depth < 1 and len(pool) >= 4 else ["type", "kleene"]
+        kind = draw(st.sampled_from(kinds))
+        if kind == "type":
+            text = pool.pop()
+        elif kind == "kleene":
+            text = pool.pop() + "+"
+        else:
+            text = f"SEQ({item(depth + 1)}, {item(depth + 1)})"
+            if draw(st.booleans()):
+                text = f"({text})+"
+        return text + draw(st.sampled_from(["", "", "?", "*"]))
+
+    items = [item(0) for _ in range(draw(st.integers(2, 3)))]
+    keep = draw(st.integers(0, len(items) - 1))
+    items[keep] = items[keep].rstrip("?*")  # one item that cannot be empty
+    if items[keep].endswith(")") and not items[keep].endswith("+)"):
+        pass
+    pattern = "SEQ(" + ", ".join(items) + ")"
+    from hamlet.analysis.template import nullable
+
+    if nullable(probe_pattern(pattern)):  # (a nested SEQ of optional items can still be empty)
+        items[keep] = pool.pop() if pool else "F"
+        pattern = "SEQ(" + ", ".join(items) + ")"
+    return pattern
+
+
+def probe_pattern(pattern: str):
+    """The pattern as parsed (before the analysis, which refuses an empty-matching one)."""
+    from hamlet.language.parser import parse_workload_text
+
+    return parse_workload_text(f"q: RETURN COUNT(*) PATTERN {pattern} WITHIN 1").queries[0].pattern

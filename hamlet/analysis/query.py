@@ -20,7 +20,7 @@ from hamlet.analysis.predicates import (
     references,
 )
 from hamlet.analysis.split import SubPattern, split_pattern
-from hamlet.analysis.template import canonical
+from hamlet.analysis.template import canonical, has_optional, nullable, required_types
 from hamlet.analysis.windows import Window
 from hamlet.errors import QueryError
 from hamlet.language import nodes
@@ -32,7 +32,9 @@ from hamlet.language.nodes import (
     KleenePattern,
     NegationPattern,
     Node,
+    OptionalPattern,
     Pattern,
+    StarPattern,
     expression_text,
 )
 
@@ -75,12 +77,28 @@ class AnalyzedQuery:
     window: Window
     kleene_subpatterns: tuple[str, ...]  # canonical texts of the positive Kleene sub-patterns
     aliases: dict[str, str] = field(compare=False, default_factory=dict)  # alias or type → type
+    # Event matching semantics (dissertation §2.4, Definitions 2.2-2.4): ANY, NEXT or CONT.
+    semantics: str = "ANY"
+    # The pattern holds P? or P* (dissertation §12): several start or end types, types not in every trend.
+    optional: bool = False
+
+    @property
+    def required_types(self) -> tuple[str, ...]:
+        """The positive types every trend holds: a partition without one of them has no trend."""
+        return required_types(self.pattern.pattern)
+
     syntax: nodes.Query | None = field(compare=False, default=None)  # the query as written
 
     @property
     def partition_attributes(self) -> tuple[str, ...]:
         """GROUP-BY ∪ equivalence attributes: events are partitioned by their values (GRETA §6)."""
         return tuple(dict.fromkeys(self.group_by + self.equivalence))
+
+    @property
+    def whole_substream(self) -> bool:
+        """Whether the query reads every event of its partition, of any type: under the contiguous semantics
+        an event the pattern does not mention still breaks contiguity (dissertation Example 2.7's c5)."""
+        return self.semantics == "CONT"
 
     @property
     def types(self) -> tuple[str, ...]:
@@ -102,6 +120,10 @@ class AnalyzedQuery:
         root = self.pattern
         if event_type not in root.template.types:
             return f"{event_type} is negated"
+        if self.semantics != "ANY":
+            return f"SEMANTICS {self.semantics}: each {event_type} event keeps only some of its edges"
+        if self.optional:
+            return "an optional part (P? or P*): bursts are taken at once only in patterns without one"
         guarded = {(n.previous, n.following) for n in root.negations}
         for t in root.template.transitions:
             if t.target == event_type and self.edge_predicates_of(t.source, t.target):
@@ -134,6 +156,9 @@ class _Analyzer:
         q = self.query
         self._collect_types(q.pattern, negated=False)
         pattern = split_pattern(q.pattern, self.fail)
+        if nullable(pattern.pattern):
+            raise self.fail(q.pattern, f"the pattern {canonical(q.pattern)} matches the empty sequence: every part "
+                            "of it is optional (P? or P*); a trend needs at least one event")  # fmt: skip
         self.positive = set(pattern.template.types)
         calls = [item for item in q.returns if isinstance(item, AggregateCall)]
         aggregates = tuple(self._aggregate(item) for item in calls)
@@ -186,6 +211,8 @@ class _Analyzer:
             window=window,
             kleene_subpatterns=tuple(dict.fromkeys(_kleene_subpatterns(q.pattern))),
             aliases=dict(self.aliases),
+            semantics=q.semantics.kind if q.semantics is not None else "ANY",
+            optional=has_optional(q.pattern),
             syntax=q,
         )
 
@@ -203,7 +230,7 @@ class _Analyzer:
                     what = "an event type" if other == p.alias else f"the alias of {other}"
                     raise self.fail(p, f"alias {p.alias} is already {what}")
                 self.aliases[p.alias] = p.type_name
-        elif isinstance(p, (KleenePattern, NegationPattern)):
+        elif isinstance(p, (KleenePattern, NegationPattern, OptionalPattern, StarPattern)):
             self._collect_types(p.inner, negated or isinstance(p, NegationPattern))
         else:
             for item in p.items:
@@ -267,4 +294,6 @@ def _kleene_subpatterns(p: Pattern | NegationPattern) -> list[str]:
         return []
     if isinstance(p, KleenePattern):
         return [canonical(p)] + _kleene_subpatterns(p.inner)
+    if isinstance(p, (OptionalPattern, StarPattern)):
+        return _kleene_subpatterns(p.inner)
     return [k for item in p.items for k in _kleene_subpatterns(item)]

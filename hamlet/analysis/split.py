@@ -11,9 +11,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hamlet.analysis.template import Template, build_template, canonical, end_type, start_type
+from hamlet.analysis.template import (
+    Template,
+    build_template,
+    canonical,
+    end_type,
+    first_types,
+    last_types,
+    nullable,
+    start_type,
+)
 from hamlet.errors import QueryError
-from hamlet.language.nodes import EventTypePattern, KleenePattern, NegationPattern, Node, Pattern, SeqPattern
+from hamlet.language.nodes import (
+    EventTypePattern,
+    KleenePattern,
+    NegationPattern,
+    Node,
+    OptionalPattern,
+    Pattern,
+    SeqPattern,
+    StarPattern,
+)
 
 Fail = Callable[[Node, str], QueryError]
 
@@ -67,8 +85,8 @@ def _split(pattern: Pattern, fail: Fail, top_level: bool) -> SubPattern:
     def strip(p: Pattern, is_root: bool) -> Pattern:
         if isinstance(p, EventTypePattern):
             return p
-        if isinstance(p, KleenePattern):
-            return KleenePattern(p.line, p.column, strip(p.inner, False))
+        if isinstance(p, (KleenePattern, OptionalPattern, StarPattern)):
+            return type(p)(p.line, p.column, strip(p.inner, False))
         items = p.items
         positives: list[Pattern] = []
         for index, item in enumerate(items):
@@ -85,6 +103,20 @@ def _split(pattern: Pattern, fail: Fail, top_level: bool) -> SubPattern:
                 where = "first" if before is None else "last"
                 raise fail(item, f"NOT may be {where} only in the top-level SEQ of a query's pattern; "
                            "inside, it must stand between two positive sub-patterns")  # fmt: skip
+            # A NOT is anchored to one end type before it and one start type after it (GRETA §5): an optional
+            # neighbour would leave the NOT between several types, or none.
+            for side, neighbour in (("before", before), ("after", after)):
+                if neighbour is None:
+                    continue
+                ends = last_types(neighbour) if side == "before" else first_types(neighbour)
+                if nullable(neighbour) or len(ends) != 1:
+                    raise fail(item, f"NOT needs one event type right {side} it; the pattern {side} it may "
+                               f"{'be empty' if nullable(neighbour) else 'end with ' + ' or '.join(ends) if side == 'before' else 'start with ' + ' or '.join(ends)}"
+                               " (an optional part P? or P* there is not supported next to a NOT)")  # fmt: skip
+            if nullable(item.inner):
+                raise fail(
+                    item, "NOT of a pattern that matches the empty sequence (P? or P* alone) negates nothing"
+                )
             part = _split(item.inner, fail, top_level=False)
             negations.append(
                 Negation(

@@ -2,16 +2,24 @@
 
 States are the event types of the pattern; a transition X → Y says that an X event may be immediately
 followed by a Y event in a trend. It is labelled ``SEQ`` when it comes from a sequence and ``+`` when it
-comes from a Kleene plus. Each pattern has one start type and one end type (GRETA Theorem 4.1).
+comes from a Kleene plus (or star). Each pattern has one start type and one end type (GRETA Theorem 4.1),
+unless optional parts (``P?``, ``P*``) give it several.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Literal
 
-from hamlet.language.nodes import EventTypePattern, KleenePattern, NegationPattern, Pattern, SeqPattern
+from hamlet.language.nodes import (
+    EventTypePattern,
+    KleenePattern,
+    NegationPattern,
+    OptionalPattern,
+    Pattern,
+    SeqPattern,
+    StarPattern,
+)
 
 Label = Literal["SEQ", "+"]
 
@@ -26,9 +34,22 @@ class Transition:
 @dataclass(frozen=True)
 class Template:
     types: tuple[str, ...]  # in pattern order
-    start: str
-    end: str
+    starts: tuple[str, ...]  # the types a trend may start with (one, unless an optional part comes first)
+    ends: tuple[str, ...]  # the types a trend may end with
     transitions: tuple[Transition, ...]
+
+    @property
+    def start(self) -> str:
+        """The start type of a pattern with one (GRETA Theorem 4.1; ``P?`` and ``P*`` may give several)."""
+        if len(self.starts) != 1:
+            raise ValueError(f"the pattern has {len(self.starts)} start types: {', '.join(self.starts)}")
+        return self.starts[0]
+
+    @property
+    def end(self) -> str:
+        if len(self.ends) != 1:
+            raise ValueError(f"the pattern has {len(self.ends)} end types: {', '.join(self.ends)}")
+        return self.ends[0]
 
     def predecessor_types(self, event_type: str) -> tuple[str, ...]:
         """pt(E): the types whose events may immediately precede an event of ``event_type``."""
@@ -42,23 +63,80 @@ class Template:
 
     def describe(self) -> str:
         arrows = ", ".join(f"{t.source} -{t.label}-> {t.target}" for t in self.transitions) or "none"
-        return f"start {self.start}, end {self.end}; transitions: {arrows}"
+        return f"start {' | '.join(self.starts)}, end {' | '.join(self.ends)}; transitions: {arrows}"
+
+
+# Start types, end types and emptiness of a pattern (its Glushkov automaton: each type appears once, so a state
+# per type). ``P?`` and ``P*`` match the empty sequence; a SEQ starts with any of its items up to the first
+# that cannot be empty, and ends likewise.
+
+
+def nullable(pattern: Pattern) -> bool:
+    """Whether ``pattern`` matches the empty sequence (only through ``P?`` or ``P*``)."""
+    if isinstance(pattern, EventTypePattern):
+        return False
+    if isinstance(pattern, (OptionalPattern, StarPattern)):
+        return True
+    if isinstance(pattern, KleenePattern):
+        return nullable(pattern.inner)
+    return all(nullable(item) for item in _positive_items(pattern))
+
+
+def first_types(pattern: Pattern) -> tuple[str, ...]:
+    if isinstance(pattern, EventTypePattern):
+        return (pattern.type_name,)
+    if isinstance(pattern, (KleenePattern, OptionalPattern, StarPattern)):
+        return first_types(pattern.inner)
+    out: list[str] = []
+    for item in _positive_items(pattern):
+        out.extend(first_types(item))
+        if not nullable(item):
+            break
+    return tuple(dict.fromkeys(out))
+
+
+def last_types(pattern: Pattern) -> tuple[str, ...]:
+    if isinstance(pattern, EventTypePattern):
+        return (pattern.type_name,)
+    if isinstance(pattern, (KleenePattern, OptionalPattern, StarPattern)):
+        return last_types(pattern.inner)
+    out: list[str] = []
+    for item in reversed(_positive_items(pattern)):
+        out.extend(last_types(item))
+        if not nullable(item):
+            break
+    return tuple(dict.fromkeys(out))
+
+
+def required_types(pattern: Pattern) -> tuple[str, ...]:
+    """The types every trend of ``pattern`` holds (all of them unless parts are optional)."""
+    if isinstance(pattern, EventTypePattern):
+        return (pattern.type_name,)
+    if isinstance(pattern, (OptionalPattern, StarPattern)):
+        return ()
+    if isinstance(pattern, KleenePattern):
+        return required_types(pattern.inner)
+    return tuple(t for item in _positive_items(pattern) for t in required_types(item))
+
+
+def has_optional(pattern: Pattern | NegationPattern) -> bool:
+    """Whether ``pattern`` (its NOTs included) holds a ``P?`` or ``P*``."""
+    if isinstance(pattern, (OptionalPattern, StarPattern)):
+        return True
+    if isinstance(pattern, EventTypePattern):
+        return False
+    if isinstance(pattern, (KleenePattern, NegationPattern)):
+        return has_optional(pattern.inner)
+    return any(has_optional(item) for item in pattern.items)
 
 
 def start_type(pattern: Pattern) -> str:
-    if isinstance(pattern, EventTypePattern):
-        return pattern.type_name
-    if isinstance(pattern, KleenePattern):
-        return start_type(pattern.inner)
-    return start_type(_positive_items(pattern)[0])
+    """The start type of a pattern that has one (callers check ``first_types`` first where it may not)."""
+    return first_types(pattern)[0]
 
 
 def end_type(pattern: Pattern) -> str:
-    if isinstance(pattern, EventTypePattern):
-        return pattern.type_name
-    if isinstance(pattern, KleenePattern):
-        return end_type(pattern.inner)
-    return end_type(_positive_items(pattern)[-1])
+    return last_types(pattern)[-1]
 
 
 def _positive_items(seq: SeqPattern) -> list[Pattern]:
@@ -66,30 +144,42 @@ def _positive_items(seq: SeqPattern) -> list[Pattern]:
 
 
 def build_template(pattern: Pattern) -> Template:
-    """Algorithm 1 of GRETA on a positive pattern (negations already split off, see ``split``)."""
+    """Algorithm 1 of GRETA on a positive pattern (negations already split off, see ``split``), extended to
+    ``P?`` and ``P*`` (dissertation §12) as a Glushkov automaton: SEQ links each item's end types to the
+    start types of every later item that only optional items separate from it; ``P*`` loops like ``P+``."""
     types: list[str] = []
     transitions: list[Transition] = []
 
     def visit(p: Pattern) -> None:
         if isinstance(p, EventTypePattern):
             types.append(p.type_name)
-        elif isinstance(p, KleenePattern):
+        elif isinstance(p, (KleenePattern, StarPattern)):
             visit(p.inner)
-            _add(transitions, Transition(end_type(p.inner), start_type(p.inner), "+"))
+            for x in last_types(p.inner):
+                for y in first_types(p.inner):
+                    _add(transitions, Transition(x, y, "+"))
+        elif isinstance(p, OptionalPattern):
+            visit(p.inner)
         else:
             items = _positive_items(p)
             for item in items:
                 visit(item)
-            for left, right in pairwise(items):
-                _add(transitions, Transition(end_type(left), start_type(right), "SEQ"))
+            for i, left in enumerate(items):
+                for right in items[i + 1 :]:
+                    for x in last_types(left):
+                        for y in first_types(right):
+                            _add(transitions, Transition(x, y, "SEQ"))
+                    if not nullable(right):
+                        break
 
     visit(pattern)
-    return Template(tuple(types), start_type(pattern), end_type(pattern), tuple(transitions))
+    return Template(tuple(types), first_types(pattern), last_types(pattern), tuple(transitions))
 
 
 def _add(transitions: list[Transition], transition: Transition) -> None:
-    # (A+)+ yields A -+-> A twice; one transition says it.
-    if transition not in transitions:
+    # (A+)+ yields A -+-> A twice, (SEQ(E?, D?))+ E -SEQ-> D and E -+-> D: one transition per pair of types
+    # (an edge of the graph counts once, whatever operators imply it).
+    if not any(t.source == transition.source and t.target == transition.target for t in transitions):
         transitions.append(transition)
 
 
@@ -100,6 +190,10 @@ def canonical(pattern: Pattern | NegationPattern) -> str:
     if isinstance(pattern, KleenePattern):
         inner = canonical(pattern.inner)
         return f"{inner}+" if isinstance(pattern.inner, EventTypePattern) else f"({inner})+"
+    if isinstance(pattern, (OptionalPattern, StarPattern)):
+        inner = canonical(pattern.inner)
+        mark = "?" if isinstance(pattern, OptionalPattern) else "*"
+        return f"{inner}{mark}" if isinstance(pattern.inner, EventTypePattern) else f"({inner}){mark}"
     if isinstance(pattern, NegationPattern):
         return f"NOT {canonical(pattern.inner)}"
     return "SEQ(" + ", ".join(canonical(item) for item in pattern.items) + ")"

@@ -73,8 +73,10 @@ class Workload:
             types.update(dict.fromkeys(template.types))
             for t in template.transitions:
                 labels.setdefault((t.source, t.target, t.label), []).append(q.name)
-            start.setdefault(template.start, []).append(q.name)
-            end.setdefault(template.end, []).append(q.name)
+            for name in template.starts:
+                start.setdefault(name, []).append(q.name)
+            for name in template.ends:
+                end.setdefault(name, []).append(q.name)
         transitions = tuple(MergedTransition(s, t, label, tuple(qs)) for (s, t, label), qs in labels.items())  # type: ignore[arg-type]
         return MergedTemplate(
             tuple(types),
@@ -92,7 +94,9 @@ class Workload:
         return {k: tuple(qs) for k, qs in found.items() if len(qs) > 1}
 
     def sharable(self, a: AnalyzedQuery, b: AnalyzedQuery) -> bool:
-        """Definition 3.2."""
+        """Definition 3.2 (skip-till-any-match queries only: ``sharing_obstacle``)."""
+        if sharing_obstacle(a) is not None or sharing_obstacle(b) is not None:
+            return False
         return _sharing_signature(a) == _sharing_signature(b) and bool(
             set(a.kleene_subpatterns) & set(b.kleene_subpatterns)
         )
@@ -102,10 +106,12 @@ class Workload:
         signature = {q.name: (_sharing_signature(q), set(q.kleene_subpatterns)) for q in self.queries}
         pairs = []
         for i, a in enumerate(self.queries):
+            if sharing_obstacle(a) is not None:
+                continue
             sign_a, kleene_a = signature[a.name]
             for b in self.queries[i + 1 :]:
                 sign_b, kleene_b = signature[b.name]
-                if sign_a == sign_b and kleene_a & kleene_b:
+                if sharing_obstacle(b) is None and sign_a == sign_b and kleene_a & kleene_b:
                     pairs.append((a, b))
         return pairs
 
@@ -138,6 +144,22 @@ class Workload:
                 )
             )
         return tuple(sets)
+
+
+def sharing_obstacle(q: AnalyzedQuery) -> str | None:
+    """Why ``q`` shares no Kleene sub-pattern with any query, or None. HAMLET's graphlets (Definition 3.2)
+    sum every predecessor event of a shared type; under skip-till-next-match or contiguous semantics a
+    query keeps only some of those edges (the ones no longer path of its own graph bypasses, or those
+    with no event between), and which ones depends on the whole pattern and sub-stream of that query: no
+    analysis here proves two such queries keep the same edges, so they run alone."""
+    if q.semantics != "ANY":
+        long = {"NEXT": "skip-till-next-match", "CONT": "contiguous"}[q.semantics]
+        return f"SEMANTICS {long}: its edges depend on the query's whole pattern (only skip-till-any-match queries share)"
+    if q.optional:
+        # (the shared executors assume one start and one end type per pattern, GRETA Theorem 4.1, and that
+        # every trend holds each type of the pattern)
+        return "an optional part (P? or P*): the shared executors take patterns without one"
+    return None
 
 
 def _sharing_signature(q: AnalyzedQuery) -> tuple[frozenset, frozenset[str]]:

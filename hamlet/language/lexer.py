@@ -25,11 +25,45 @@ class Kind(enum.Enum):
 
 
 KEYWORDS = frozenset(
-    {"RETURN", "PATTERN", "WHERE", "GROUP-BY", "WITHIN", "SLIDE", "SEQ", "NOT", "AND", "OR", "NEXT"}
+    {
+        "RETURN",
+        "PATTERN",
+        "SEMANTICS",
+        "WHERE",
+        "GROUP-BY",
+        "WITHIN",
+        "SLIDE",
+        "SEQ",
+        "NOT",
+        "AND",
+        "OR",
+        "NEXT",
+    }
 )
 
 # Longest first, so that "<=" wins over "<".
-SYMBOLS = ("<=", ">=", "!=", "<>", "(", ")", "[", "]", ",", ".", ":", "+", "-", "*", "/", "%", "=", "<", ">")
+SYMBOLS = (
+    "<=",
+    ">=",
+    "!=",
+    "<>",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    ".",
+    ":",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "=",
+    "<",
+    ">",
+    "?",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +171,11 @@ def tokenize(source: str) -> Iterator[Token]:
                     i += len(symbol)
                     break
             else:
-                raise QueryError(f"unexpected character {ch!r}", line=line, column=column, source=source)
+                message = f"unexpected character {ch!r}"
+                if ch == "{":  # the minimal trend length of the dissertation's §12, not (yet) in the language
+                    message += ("; a minimal trend length A{n,} is not supported (it unrolls to SEQ(A, ..., A+), "
+                                "which needs a type at several places of a pattern)")  # fmt: skip
+                raise QueryError(message, line=line, column=column, source=source)
     yield Token(Kind.END, "", line, n - line_start + 1)
 
 

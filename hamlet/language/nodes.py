@@ -43,6 +43,20 @@ class KleenePattern(Node):
 
 
 @dataclass(frozen=True)
+class OptionalPattern(Node):
+    """``P?``: a match of P or nothing (dissertation §12: SEQ(P?, Q) = SEQ(P, Q) ∨ Q)."""
+
+    inner: Pattern
+
+
+@dataclass(frozen=True)
+class StarPattern(Node):
+    """``P*``: zero or more matches of P one after another (§12: SEQ(P*, Q) = SEQ(P+, Q) ∨ Q)."""
+
+    inner: Pattern
+
+
+@dataclass(frozen=True)
 class SeqPattern(Node):
     """``SEQ(P1, P2, ...)``; items may be negations."""
 
@@ -56,7 +70,7 @@ class NegationPattern(Node):
     inner: Pattern
 
 
-Pattern = EventTypePattern | KleenePattern | SeqPattern
+Pattern = EventTypePattern | KleenePattern | SeqPattern | OptionalPattern | StarPattern
 
 
 # ---- expressions ---------------------------------------------------------------------------------------
@@ -149,6 +163,22 @@ class Duration(Node):
     text: str
 
 
+# Event matching semantics (dissertation §2.4): the names a SEMANTICS clause may use, by their short form.
+SEMANTICS_NAMES: dict[str, str] = {
+    "ANY": "ANY", "SKIP-TILL-ANY-MATCH": "ANY",
+    "NEXT": "NEXT", "SKIP-TILL-NEXT-MATCH": "NEXT",
+    "CONT": "CONT", "CONTIGUOUS": "CONT",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SemanticsClause(Node):
+    """``SEMANTICS skip-till-next-match`` (or ``NEXT``): ``kind`` is the short form ANY, NEXT or CONT."""
+
+    kind: str
+    text: str
+
+
 @dataclass(frozen=True)
 class Query(Node):
     name: str
@@ -158,6 +188,7 @@ class Query(Node):
     group_by: tuple[AttributeName, ...]
     within: Duration
     slide: Duration | None
+    semantics: SemanticsClause | None = None  # None: skip-till-any-match, the default
     text: str = field(compare=False, default="")
 
 

@@ -3,10 +3,10 @@
 The grammar (keywords case-insensitive)::
 
     workload   := query*
-    query      := NAME ':' RETURN item (',' item)* PATTERN pattern [WHERE condition]
+    query      := NAME ':' RETURN item (',' item)* PATTERN pattern [SEMANTICS semantics] [WHERE condition]
                   [GROUP-BY attribute (',' attribute)*] WITHIN duration [SLIDE duration]
     item       := FUNC '(' ('*' | NAME ['.' NAME]) ')' | attribute
-    pattern    := primary '+'*
+    pattern    := primary ('+' | '*' | '?')*
     primary    := SEQ '(' seqitem (',' seqitem)* ')' | '(' pattern ')' | TYPE [ALIAS]
     seqitem    := NOT pattern | pattern
     condition  := or;  or := and (OR and)*;  and := cmp (AND cmp)*
@@ -15,6 +15,7 @@ The grammar (keywords case-insensitive)::
     atom       := NUMBER | STRING | NAME '.' NAME | NEXT '(' NAME ')' '.' NAME | '[' names ']' | '(' or ')'
                   | NAME   (a bare word: a string, only on the right of a comparison)
     duration   := NUMBER [unit]
+    semantics  := skip-till-any-match | skip-till-next-match | contiguous | ANY | NEXT | CONT
 
 Nothing here is evaluated: predicates become nodes that the analysis compiles into closures.
 
@@ -33,6 +34,7 @@ from fractions import Fraction
 from hamlet.errors import QueryError
 from hamlet.language.lexer import Kind, Token, tokenize
 from hamlet.language.nodes import (
+    SEMANTICS_NAMES,
     UNIT_SECONDS,
     AggregateCall,
     Arithmetic,
@@ -48,9 +50,12 @@ from hamlet.language.nodes import (
     Literal,
     NegationPattern,
     Node,
+    OptionalPattern,
     Pattern,
     Query,
+    SemanticsClause,
     SeqPattern,
+    StarPattern,
     UnaryMinus,
     WorkloadSyntax,
 )
@@ -58,7 +63,8 @@ from hamlet.language.nodes import (
 MAX_DEPTH = 64  # levels of nesting in a pattern or a condition: far beyond any real query
 AGGREGATE_FUNCTIONS = ("COUNT", "SUM", "MIN", "MAX", "AVG")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
-CLAUSES = ("PATTERN", "WHERE", "GROUP-BY", "WITHIN", "SLIDE")
+CLAUSES = ("PATTERN", "SEMANTICS", "WHERE", "GROUP-BY", "WITHIN", "SLIDE")
+SEMANTICS_EXPECTED = "skip-till-any-match, skip-till-next-match or contiguous (or ANY, NEXT, CONT)"
 
 
 def parse_workload_text(source: str) -> WorkloadSyntax:
@@ -187,6 +193,13 @@ class _Parser:
         self.advance()
         pattern = self.pattern()
         self.check_depth(pattern)
+        if self.tok.is_keyword("OR") or self.tok.is_keyword("AND"):
+            raise self.error("SEMANTICS, WHERE, GROUP-BY or WITHIN", message=f"{self.tok.text} between patterns is "
+                             "not supported; write one query per pattern (dissertation §12: COUNT(P OR Q) is "
+                             "their counts' sum less the trends both match)")  # fmt: skip
+        semantics = None
+        if self.tok.is_keyword("SEMANTICS"):
+            semantics = self.semantics()
         where = None
         if self.tok.is_keyword("WHERE"):
             self.advance()
@@ -199,9 +212,14 @@ class _Parser:
             while self.tok.is_symbol(","):
                 self.advance()
                 group_by.append(self.attribute_name("a grouping attribute"))
+        if self.tok.is_keyword("SEMANTICS"):
+            message = ("SEMANTICS is given twice" if semantics is not None else
+                       "SEMANTICS must come right after the pattern (PATTERN ... SEMANTICS ... WHERE ...)")  # fmt: skip
+            raise self.error("WITHIN", message=message)
         if not self.tok.is_keyword("WITHIN"):
-            expected = {0: "WHERE, GROUP-BY or WITHIN", 1: "GROUP-BY or WITHIN", 2: "WITHIN"}
-            stage = 2 if group_by else (1 if where is not None else 0)
+            expected = {0: "WHERE, GROUP-BY or WITHIN", 1: "GROUP-BY or WITHIN", 2: "WITHIN",
+                        3: "SEMANTICS, WHERE, GROUP-BY or WITHIN"}  # fmt: skip
+            stage = 2 if group_by else (1 if where is not None else (0 if semantics is not None else 3))
             raise self.error(expected[stage])
         self.advance()
         within = self.duration()
@@ -214,8 +232,40 @@ class _Parser:
             raise self.error("SLIDE or the next query 'name:'" if slide is None else "the next query 'name:'")
         return Query(
             name.line, name.column, name.text, tuple(returns), pattern, where, tuple(group_by), within, slide,
-            text=self.source[start_offset:end].strip(),
+            semantics, text=self.source[start_offset:end].strip(),
         )  # fmt: skip
+
+    def semantics(self) -> SemanticsClause:
+        """``SEMANTICS`` then one name; the long names are words joined by '-' with no space between
+        (``skip-till-next-match``), read token by token since '-' is also minus."""
+        keyword = self.advance()
+        first = self.tok
+        if (
+            first.kind not in (Kind.IDENT, Kind.KEYWORD)
+            or first.kind is Kind.KEYWORD
+            and first.text != "NEXT"
+        ):
+            raise self.error(SEMANTICS_EXPECTED, message=f"SEMANTICS needs a name: expected {SEMANTICS_EXPECTED}, "
+                             f"found {first.describe()}")  # fmt: skip
+        words = [self.advance()]
+        while (
+            self.tok.is_symbol("-")
+            and self._touches(words[-1], self.tok)
+            and self._touches(self.tok, self.peek())
+        ):
+            self.advance()
+            words.append(self.advance())
+        text = "-".join(w.text for w in words)
+        kind = SEMANTICS_NAMES.get(text.upper())
+        if kind is None:
+            raise QueryError(f"unknown event matching semantics '{text}'", line=first.line, column=first.column,
+                             query=self.query_name, expected=SEMANTICS_EXPECTED, source=self.source)  # fmt: skip
+        return SemanticsClause(keyword.line, keyword.column, kind, text)
+
+    @staticmethod
+    def _touches(a: Token, b: Token) -> bool:
+        """Whether token b starts right where a ends (same line, no space between)."""
+        return a.line == b.line and b.column == a.column + len(a.text)
 
     def _offset(self, token: Token) -> int:
         offset = 0
@@ -297,10 +347,16 @@ class _Parser:
 
     def _pattern(self) -> Pattern:
         result = self.primary()
-        while self.tok.is_symbol("+"):
+        while True:
+            if self.tok.is_symbol("+"):
+                result = KleenePattern(result.line, result.column, result)
+            elif self.tok.is_symbol("*"):
+                result = StarPattern(result.line, result.column, result)
+            elif self.tok.is_symbol("?"):
+                result = OptionalPattern(result.line, result.column, result)
+            else:
+                return result
             self.advance()
-            result = KleenePattern(result.line, result.column, result)
-        return result
 
     def primary(self) -> Pattern:
         tok = self.tok

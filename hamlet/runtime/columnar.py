@@ -271,9 +271,13 @@ def partial_rows_table(rows: Sequence[PartialRow], window_ends_us: tuple[int, in
     return pa.Table.from_pydict(columns, schema=PARTIAL_SCHEMA)
 
 
-def set_rows(table: pa.Table, types: frozenset[str], attributes: Sequence[str]) -> pa.Table:
-    """A set's rows: its types, none null in its partition attributes (no query of the set matches those)."""
-    mask = pc.is_in(table.column(TYPE), value_set=pa.array(sorted(types), pa.string()))
+def set_rows(table: pa.Table, types: frozenset[str] | None, attributes: Sequence[str]) -> pa.Table:
+    """A set's rows: its types (None: every type), none null in its partition attributes (no query of the
+    set matches those)."""
+    if types is None:
+        mask = pc.is_valid(table.column(TYPE))
+    else:
+        mask = pc.is_in(table.column(TYPE), value_set=pa.array(sorted(types), pa.string()))
     for a in attributes:
         if a not in table.column_names:
             return table.slice(0, 0)

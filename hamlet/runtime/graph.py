@@ -73,6 +73,12 @@ class TrendGraph:
         self.leading = leading
         self.trailing = trailing
         self.trailing_limit = _latest_of(trailing)
+        # The matching semantics apply to the trends of the query's pattern, not to the matches of its
+        # negative sub-patterns (Definition 2.2 negates matches_any(N, I)).
+        self.semantics = query.semantics if windowed else "ANY"
+        exact_scan = (
+            plain_scan or self.semantics != "ANY"
+        )  # NEXT and CONT choose among the predecessor events
         self.incoming: dict[str, list[Source]] = {t: [] for t in self.template.types}
         self.outgoing: dict[str, list[Source]] = {t: [] for t in self.template.types}
         horizon = query.window.within if horizon is None else horizon
@@ -81,7 +87,7 @@ class TrendGraph:
             source, target = transition.source, transition.target
             guards = [g for n, g in self.children if n.previous == source and n.following == target]
             src = _choose_source(
-                query, source, target, algebra, events, _latest_of(guards), plain_scan, horizon
+                query, source, target, algebra, events, _latest_of(guards), exact_scan, horizon
             )
             if src is None:
                 if source not in running:
@@ -101,6 +107,13 @@ class TrendGraph:
         self.classes = tuple(classes) if windowed else ()
         self.times = self.classes[0].times if self.classes else ()
         self.live: deque[int] = deque()  # the classes in use, ascending
+        self.edges = (
+            None
+            if self.semantics == "ANY"
+            else SemanticsEdges(self.semantics, self.incoming, self.times, horizon)
+        )
+        # ``hamlet trends`` (trends.py) keeps the edges of the root graph to walk its trends; None: not kept.
+        self.recorder: Any = None
 
     def graphs(self) -> Iterator[TrendGraph]:
         yield self
@@ -124,6 +137,14 @@ class TrendGraph:
 
     def predecessors(self, event: Event, windows: Sequence[int]) -> list[Any]:
         """The combined aggregate of the event's predecessor events, per window."""
+        if self.edges is not None or self.recorder is not None:
+            if self.edges is not None:
+                chosen = self.edges.choose(event)
+            else:  # (the recorder asks for the plain scan: every source is a ScanSource)
+                chosen = [found for src in self.incoming[event.type] for found in src.matching(event)]  # type: ignore[union-attr]
+            if self.recorder is not None:
+                self.recorder.edges[id(event)] = chosen
+            return _summed(chosen, windows, self.algebra)
         sources = self.incoming[event.type]
         if len(sources) == 1:
             return sources[0].collect(event, windows)
@@ -138,13 +159,19 @@ class TrendGraph:
         windows = self.windows(event.time)
         if not windows:
             return {}
-        is_start = event.type == self.template.start
+        is_start = event.type in self.template.starts
         extend = self.algebra.extend
         out: dict[int, Any] = {}
         for k, acc in zip(windows, self.predecessors(event, windows)):
             agg = extend(acc, event, is_start and (not self.leading or self._may_start(k)))
             if agg is not None:
                 out[k] = agg
+        if self.recorder is not None:
+            self.recorder.starts[id(event)] = {
+                k: is_start and (not self.leading or self._may_start(k)) for k in windows
+            }
+            if event.type in self.template.ends:
+                self.recorder.finals[id(event)] = out
         return out
 
     # ---- bursts (HAMLET): a run of same-type events applied at once -------------------------------------
@@ -160,7 +187,7 @@ class TrendGraph:
     def snapshot(self, event: Event, windows: Sequence[int]) -> list[Any]:
         """The graphlet-level snapshot x of a burst (HAMLET Definition 3.9) per window: what one event of
         the burst gets from outside it — its predecessors before the burst, and one if it starts trends."""
-        is_start = event.type == self.template.start
+        is_start = event.type in self.template.starts
         started = self.algebra.started  # type: ignore[union-attr]
         return [started(acc) if is_start and (not self.leading or self._may_start(k)) else acc
                 for k, acc in zip(windows, self.predecessors(event, windows))]  # fmt: skip
@@ -175,11 +202,29 @@ class TrendGraph:
                    for g in self.leading)  # fmt: skip
 
     def commit(self, event: Event, aggregates: dict[int, Any]) -> None:
+        edges = self.edges
+        if edges is not None:
+            edges.commit(event, bool(aggregates))
         if not aggregates:
             return
-        for src in self.outgoing[event.type]:
-            src.insert(event, aggregates)
-        if event.type != self.template.end:
+        onward = aggregates
+        if edges is not None and edges.crowded(event):
+            # Contiguous: an event that shares its time with another event of the sub-stream can only be the
+            # first (or last) of a trend, never in its middle (Definition 2.4): what it hands on is the trend
+            # it starts, alone.
+            is_start = event.type in self.template.starts
+            extend = self.algebra.extend
+            zero: Any = self.algebra.zero
+            onward = {}
+            for k in aggregates:
+                if is_start and (not self.leading or self._may_start(k)):
+                    single = extend(zero, event, True)
+                    if single is not None:
+                        onward[k] = single
+        if onward:
+            for src in self.outgoing[event.type]:
+                src.insert(event, onward)
+        if event.type not in self.template.ends:
             return
         if not self.windowed:
             self.latest_match_start = self.algebra.add(self.latest_match_start, aggregates[0])
@@ -232,6 +277,106 @@ class TrendGraph:
                 result = agg if result is None else add(result, agg)
         self.trailing_results[label] = (len(pending), limit, result)
         return result
+
+
+class SemanticsEdges:
+    """Which of GRETA's edges a trend may use under skip-till-next-match (NEXT) or contiguous (CONT)
+    semantics (dissertation §2.4), so that the graph's paths are exactly the trends Definitions 2.3 and 2.4
+    keep.
+
+    GRETA's graph G has an edge u → v when u may immediately precede v in a trend (types, times, edge
+    predicates, negation between them); its START-to-END paths are the skip-till-any-match trends. Its
+    edges do not depend on the window: whatever a path from u to v passes lies between them in time.
+
+    * NEXT keeps a trend unless a longer trend has the same first and last events and a superset of its
+      middle events (Definition 2.3). Such a longer trend goes through every event of the shorter one (in
+      time order), so it replaces some edge u → v of it by a path of two or more edges of G, and
+      conversely. The NEXT trends are therefore the paths of the edges no longer path bypasses: G's
+      transitive reduction. Kept per event: the events with a path of one or more edges to it (``reach``);
+      u → v is bypassed iff u reaches one of v's other predecessors.
+    * CONT keeps a NEXT trend unless an event of the partition's sub-stream I (``times``: every event of
+      the partition, of any type) that is not in the trend lies strictly between its first and last times
+      (Definition 2.4). So u → v is usable only when no event of I lies strictly between them (such an edge
+      no path can bypass either), and an event that shares its time with another event of I is never in a
+      trend's middle (``crowded``; ``TrendGraph.commit`` hands on only the trend it starts).
+
+    The cost is that of an event-grained graph (COGRA §16.1): every predecessor event is looked at. The
+    compiled kernel implements skip-till-any-match only (``native.kernel_obstacle``).
+    """
+
+    def __init__(
+        self, kind: str, incoming: dict[str, list[Source]], times: Sequence[Any], horizon: Any
+    ) -> None:
+        self.kind = kind
+        self.incoming = incoming
+        self.times = times  # every event time of the partition's sub-stream, sorted (CONT)
+        self.horizon = horizon
+        self.number: dict[int, int] = {}  # id(event) → its number, for the events committed and still live
+        self.reach: dict[int, frozenset[int]] = {}  # number → numbers of the events with a path to it
+        self.pending: dict[int, frozenset[int]] = {}  # id(event) → its reach, computed, not yet committed
+        self.committed: deque[tuple[Any, int, int]] = deque()  # (time, number, id) in order, for pruning
+        self.next_number = 0
+
+    def choose(self, event: Event) -> list[tuple[Event, dict[int, Any]]]:
+        """The predecessor events ``event`` keeps an edge from, with their aggregates per window class."""
+        if self.kind == "CONT":
+            times = self.times
+            i = bisect_left(times, event.time)
+            if not i:
+                return []
+            before = times[i - 1]  # the sub-stream's last time before the event's: no event lies between
+            return [found for src in self.incoming[event.type]
+                    for found in src.matching(event, before)]  # type: ignore[union-attr]  # fmt: skip
+        candidates = [found for src in self.incoming[event.type] for found in src.matching(event)]  # type: ignore[union-attr]
+        # NEXT: keep the predecessors that reach none of the others (no longer path bypasses their edge).
+        numbers = [self.number[id(previous)] for previous, _ in candidates]
+        reach = self.reach
+        bypassed: set[int] = set()  # events with a path of two or more edges to ``event``
+        for n in numbers:
+            bypassed.update(reach[n])
+        chosen = [c for c, n in zip(candidates, numbers) if n not in bypassed]
+        bypassed.update(numbers)
+        self.pending[id(event)] = frozenset(bypassed)
+        return chosen
+
+    def commit(self, event: Event, stored: bool) -> None:
+        """``event``'s aggregates are final (``stored``: it has one in some window and may precede others)."""
+        reach = self.pending.pop(id(event), None)
+        if self.kind != "NEXT" or not stored:
+            return
+        oldest = event.time - self.horizon
+        committed = self.committed
+        while committed and committed[0][0] <= oldest:  # no window holds it and a new event
+            _, n, ident = committed.popleft()
+            del self.reach[n]
+            if self.number.get(ident) == n:
+                del self.number[ident]
+        n = self.next_number
+        self.next_number += 1
+        self.number[id(event)] = n
+        self.reach[n] = reach if reach is not None else frozenset()
+        committed.append((event.time, n, id(event)))
+
+    def crowded(self, event: Event) -> bool:
+        """CONT: whether another event of the sub-stream has ``event``'s time."""
+        if self.kind != "CONT":
+            return False
+        times = self.times
+        i = bisect_left(times, event.time)
+        return i + 1 < len(times) and times[i + 1] == event.time
+
+
+def _summed(
+    chosen: Sequence[tuple[Event, dict[int, Any]]], windows: Sequence[int], algebra: Algebra
+) -> list[Any]:
+    """The combined aggregate of the ``chosen`` predecessor events, per window."""
+    add, zero = algebra.add, algebra.zero
+    totals: dict[int, Any] = {}
+    for _, aggregates in chosen:
+        for k, agg in aggregates.items():
+            current = totals.get(k)
+            totals[k] = agg if current is None else add(current, agg)
+    return [totals.get(k, zero) for k in windows]
 
 
 class WindowClasses:

@@ -163,7 +163,8 @@ class GraphGroup:
 
     @cached_property
     def positive(self) -> frozenset[str]:
-        return frozenset(self.queries[0].pattern.template.types)
+        """The types every trend of the group holds (``AnalyzedQuery.required_types``)."""
+        return frozenset(self.queries[0].required_types)
 
     @cached_property
     def tests(self) -> LocalTests:
@@ -264,8 +265,8 @@ def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: E
     compiled: list[WindowRun] = []
     in_python: list[tuple[GraphGroup, list[Event]]] = []
     for group in groups:
-        # Patterns have no optional parts: every trend holds an event of each positive type, so a partition
-        # that lacks one (before or after the local predicates) has no trend; its graph is not even built.
+        # Every trend holds an event of each required type (all positive types but those under P? or P*), so a
+        # partition that lacks one (before or after the local predicates) has no trend; its graph is not built.
         positive = group.positive
         if not present.issuperset(positive) and len(read) == len(events):
             continue  # (``read`` counts the events the queries match: once it holds all, matching can stop)
@@ -278,7 +279,7 @@ def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: E
         if not types.issuperset(positive) or not group.has_windows(mine[0].time, mine[-1].time):
             continue
         if group.native is not None:
-            runs = group.native.run(mine)  # (None: a partition the kernel leaves to Python)
+            runs = group.native.run(mine, events)  # (None: a partition the kernel leaves to Python)
             if runs is not None:
                 compiled.extend(runs)
                 continue

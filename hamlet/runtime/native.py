@@ -69,12 +69,26 @@ UNBOUNDED = 1 << 62  # window indexes of an unclipped window: every k (times are
 class NativeGraph:
     """The compiled graph of one ``GraphGroup``; ``run`` answers like ``greta.run_partition``."""
 
-    def __init__(self, kernel: Any, names: Sequence[str], projections: Sequence[Projection | None]) -> None:
+    def __init__(self, kernel: Any, names: Sequence[str], projections: Sequence[Projection | None],
+                 contiguous: bool = False) -> None:  # fmt: skip
         self.kernel, self.names, self.projections = kernel, tuple(names), tuple(projections)
+        self.contiguous = contiguous  # CONT: ``run`` needs the partition's sub-stream
 
-    def run(self, events: list[Event]) -> list[tuple[str, range, Any]] | None:
-        """(query, windows, final) for every run of windows with a final, or None: run it in Python."""
-        runs = self.kernel.run(events)
+    def run(
+        self, events: list[Event], substream: Sequence[Event] | None = None
+    ) -> list[tuple[str, range, Any]] | None:
+        """(query, windows, final) for every run of windows with a final, or None: run it in Python.
+        ``substream``: every event of the partition, of any type, sorted by time (what breaks contiguity);
+        a contiguous graph without it, or with a time the kernel does not read, is Python's."""
+        if self.contiguous:
+            if substream is None:
+                return None
+            times = [e.time for e in substream]
+            if not all(type(t) is int and -(1 << 52) < t < 1 << 52 for t in times):
+                return None
+            runs = self.kernel.run(events, times)
+        else:
+            runs = self.kernel.run(events)
         return None if runs is None else [self.answer(*run) for run in runs]
 
     def answer(self, member: int, first: int, last: int, final: Any) -> tuple[str, range, Any]:
@@ -159,6 +173,8 @@ def set_kernel_for(
     GROUP-BY (``partition.groupings``), by which ``run`` gets a partition's groups."""
     if hamlet_native is None or not groups or any(g.native is None for g in groups):
         return None
+    if any(g.native.contiguous for g in groups if g.native is not None):
+        return None  # (a contiguous graph reads its partition's sub-stream: ``NativeGraph.run``)
     keys: dict[tuple, tuple[int, dict[str, list]]] = {}
     key_of = []
     for group in groups:
@@ -232,6 +248,16 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     if hamlet_native is None:
         return "the extension hamlet_native is not installed (scripts/bootstrap builds it)"
     template = query.pattern.template
+    if query.optional:
+        return "an optional part (P? or P*): the kernel's graphs have one start and one end type"
+    if query.semantics != "ANY":
+        # NEXT and CONT in the kernel read edges off positions and times (native/src/graph.rs: NextState),
+        # which holds when every transition is plain.
+        if query.edge_predicates:
+            return f"SEMANTICS {query.semantics} with edge predicates (the kernel reads its edges off types and times)"
+        if any(n.previous is not None and n.following is not None for n in query.pattern.negations):
+            return (f"SEMANTICS {query.semantics} with a NOT between two types (the kernel reads its edges off types "
+                    "and times)")  # fmt: skip
     for predicate in query.edge_predicates:
         if predicate.expression is None or _expression(predicate.expression) is None:
             return f"edge predicate {predicate.text} (a literal int beyond 64 bits)"
@@ -296,9 +322,12 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
     plain, edges = _transitions(query, query.pattern, negations, 0)
     kernel = hamlet_native.GraphKernel(
         list(template.types), position[template.start], position[template.end], plain,
-        negations, fields, isinstance(algebra, CountAlgebra), members, edges,
+        negations, fields, isinstance(algebra, CountAlgebra), members, edges, SEMANTICS_CODES[query.semantics],
     )  # fmt: skip
-    return NativeGraph(kernel, [q.name for q in queries], projections)
+    return NativeGraph(kernel, [q.name for q in queries], projections, query.semantics == "CONT")
+
+
+SEMANTICS_CODES = {"ANY": 0, "NEXT": 1, "CONT": 2}  # as native/src/graph.rs numbers them
 
 
 def _transitions(query: AnalyzedQuery, part: SubPattern, negations: list[tuple], number: int

@@ -3,7 +3,7 @@ predicates filter each query's events."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -59,18 +59,19 @@ def groupings(queries: Sequence[AnalyzedQuery]) -> list[tuple[str, ...]]:
 
 
 def partition_stream(
-    attributes: Sequence[str], types: set[str], events: Iterable[Event]
+    attributes: Sequence[str], types: set[str] | None, events: Iterable[Event]
 ) -> dict[PartitionKey, list[Event]]:
-    """Events of ``types`` by their values of ``attributes``, in input order. An event with a null in one
-    of them is matched by no query partitioned by it, and left out."""
+    """Events of ``types`` (None: of every type) by their values of ``attributes``, in input order. An
+    event with a null in one of them is matched by no query partitioned by it, and left out."""
+    wanted: Container[str] = _Everything() if types is None else types
     if not attributes:  # the whole stream is one partition
-        mine = [e for e in events if e.type in types]
+        mine = [e for e in events if e.type in wanted]
         return {(): mine} if mine else {}
     partitions: dict[PartitionKey, list[Event]] = {}
     pick = itemgetter(*attributes)  # one C call where the attributes hold every one (a table's events do)
     width = len(attributes)
     for event in events:
-        if event.type not in types:
+        if event.type not in wanted:
             continue
         try:
             values = pick(event.attributes)
@@ -101,7 +102,7 @@ def graph_key(query: AnalyzedQuery) -> tuple:
     aggregates and GROUP-BY (a set's queries partition alike), which the graph does not depend on
     (graph.py: classes keyed by c)."""
     edges = frozenset((p.source, p.target, p.text) for p in query.edge_predicates)
-    return query.pattern.key(), match_key(query), edges
+    return query.pattern.key(), match_key(query), edges, query.semantics
 
 
 LocalTests = dict[str, tuple[Callable[[Event], Any], ...]]
@@ -113,6 +114,13 @@ def local_tests(query: AnalyzedQuery) -> LocalTests:
     for predicate in query.local_predicates:
         tests[predicate.event_type].append(predicate.test)
     return {t: tuple(ts) for t, ts in tests.items()}
+
+
+class _Everything(Container[str]):
+    """The set of every event type."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
 
 
 def matched_events(

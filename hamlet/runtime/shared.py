@@ -49,6 +49,7 @@ from typing import Any, Literal
 
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import pane_size
+from hamlet.analysis.workload import sharing_obstacle
 from hamlet.events import Event
 from hamlet.optimizer.benefit import CostModel, SegmentReaders
 from hamlet.optimizer.choice import Candidate, choose_sharing
@@ -118,8 +119,8 @@ def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]
     # the caller asks for this module's path (a trace of its snapshots, or its cost model).
     kernel_shares = sharing if trace is None and model is None else "none"
     alone = run_greta(queries, algebras, stats, share_graphs=True, native=native, sharing=kernel_shares)
-    if alone.shares:
-        return alone
+    if alone.shares or any(sharing_obstacle(q) is not None for q in queries):
+        return alone  # (a query that shares with none, e.g. under NEXT or CONT, is a set of its own)
     plan = SharingPlan(queries, algebras, sharing, model or CostModel.calibrated(), native, alone.compiled)
 
     def run(events: list[Event], groups: Sequence[int] | None) -> Iterable[Run]:

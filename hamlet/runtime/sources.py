@@ -261,6 +261,28 @@ class ScanSource:
         zero = self.algebra.zero
         return [totals.get(k, zero) for k in windows]
 
+    def matching(self, event: Event, since: Any = None) -> list[tuple[Event, dict[int, Any]]]:
+        """The stored predecessors ``event`` has an edge from (GRETA's graph edges, what ``collect`` sums),
+        with their aggregates per window: the skip-till-next-match and contiguous semantics choose among
+        them (graph.py's ``SemanticsEdges``); ``since``: only those at or after that time (read from the
+        newest back, so a contiguous query looks at one timestamp's events, not at the window's)."""
+        stored = self.stored
+        limit = self.threshold() if self.threshold is not None else None
+        oldest = event.time - self.horizon
+        while stored and (stored[0][0].time <= oldest or (limit is not None and stored[0][0].time < limit)):
+            stored.popleft()
+        tests = self.tests
+        if since is not None:
+            recent = []
+            for previous, aggregates in reversed(stored):
+                if previous.time < since:
+                    break
+                if all(test(previous, event) for test in tests):
+                    recent.append((previous, aggregates))
+            return recent[::-1]
+        return [(previous, aggregates) for previous, aggregates in stored
+                if all(test(previous, event) for test in tests)]  # fmt: skip
+
     def insert(self, event: Event, aggregates: dict[int, Any]) -> None:
         self.stored.append((event, aggregates))
 

@@ -24,6 +24,11 @@ pub const FLOATS: u8 = 4;
 pub const MIN: u8 = 5;
 pub const MAX: u8 = 6;
 
+/// Event matching semantics (dissertation §2.4): skip-till-any-match, skip-till-next-match.
+pub const ANY: u8 = 0;
+pub const NEXT: u8 = 1;
+pub const CONT: u8 = 2;
+
 /// No window class starts after this one (`WindowClasses.class_of` of the windows after every event).
 const AFTER_ALL: i64 = 1 << 62;
 
@@ -104,6 +109,14 @@ pub struct Graph {
     pub count_only: bool,
     pub members: Vec<Member>,
     pub windows: Vec<Member>, // the members' distinct windows (queries of a graph often share theirs)
+    /// ANY, NEXT or CONT. Under NEXT an event keeps an edge from a predecessor only where no longer path of
+    /// the graph bypasses it, under CONT only from the events at the sub-stream's previous time (graph.py's
+    /// `SemanticsEdges`). The kernel takes such graphs where every transition is plain (no edge predicate,
+    /// no NOT between two types: `native.kernel_obstacle`): whether an event reaches another then depends on
+    /// types and times alone (`Partition::next_predecessors`).
+    pub semantics: u8,
+    /// Per position: the positions its plain transitions lead to (NEXT).
+    pub successors: Vec<Vec<usize>>,
 }
 
 impl Graph {
@@ -192,7 +205,8 @@ impl Graph {
     /// Events that meet an edge predicate, or a NOT after them, are each their own (`edges.rs`); a NOT before
     /// them is not: its L cannot change inside a burst, so every event of it has the same snapshot.
     pub fn burst_position(&self, position: usize) -> bool {
-        self.predecessors[position].contains(&position)
+        self.semantics == ANY
+            && self.predecessors[position].contains(&position)
             && !(position == self.end && !self.trailing.is_empty())
             && !(position == self.start && !self.leading.is_empty())
             && self.edges_into[position].iter().all(|&e| self.edges[e].predicates.is_empty())
@@ -348,6 +362,27 @@ pub struct Partition<'a> {
     classes: Vec<usize>,
     computed: Vec<(usize, usize, usize, Agg)>, // (event, position, class, aggregate) of one timestamp
     sources: Vec<Source>, // per edge of the graph: its source's events (edges.rs)
+    next: Option<NextState>, // under NEXT and CONT
+    substream: Vec<i64>,     // CONT: the time of every event of the partition, of any type, sorted
+}
+
+/// What NEXT keeps per position of an edge-free graph. Without edge predicates or a NOT between two types,
+/// u → v is an edge iff u's position precedes v's and u.time < v.time, so whether an event reaches another
+/// depends on positions and times alone: all events of one position and time reach the same events, and a
+/// later event of a position reaches everything an earlier one does. For a new event v:
+///
+/// * `reach[S]` of v, the latest time of an event at position S with a path to v, is the max over v's
+///   predecessor positions X of the latest X time itself and the latest X events' own `reach[S]`;
+/// * an earlier u at position T is bypassed iff some w after u at a successor position of T reaches v, i.e.
+///   iff u.time < W_T = max over T's successors S of `reach[S]`: v's predecessors at T are the T events at or
+///   after W_T (for a Kleene T, only those at the latest time).
+///
+/// O(positions²) per event plus one step per predecessor kept.
+struct NextState {
+    latest: Vec<Option<(i64, Vec<Option<i64>>)>>, // per position: (time, reach) of its latest events
+    stored: Vec<VecDeque<(i64, usize, Agg)>>,      // per position: (time, class, aggregate) of its events
+    horizon: i64,                                  // the longest WITHIN: older events share no window
+    pending: Vec<(usize, Vec<Option<i64>>)>,       // (position, reach) of the events of one timestamp
 }
 
 impl<'a> Partition<'a> {
@@ -381,7 +416,20 @@ impl<'a> Partition<'a> {
             classes: Vec::new(),
             computed: Vec::new(),
             sources,
+            substream: Vec::new(),
+            next: (kernel.semantics != ANY).then(|| NextState {
+                latest: vec![None; kernel.types.len()],
+                stored: vec![VecDeque::new(); kernel.types.len()],
+                horizon: kernel.members.iter().map(|m| m.within).max().unwrap_or(0),
+                pending: Vec::new(),
+            }),
         })
+    }
+
+    /// CONT: the times of the partition's sub-stream (every event of it, of any type), sorted.
+    pub fn with_substream(mut self, times: Vec<i64>) -> Self {
+        self.substream = times;
+        self
     }
 
     /// GRETA over every event, but the `bursts` (ascending, disjoint) applied at once; None where an edge
@@ -537,6 +585,20 @@ impl<'a> Partition<'a> {
                 continue;
             }
             let starts = position == kernel.start;
+            if self.next.is_some() {
+                let accs = if kernel.semantics == NEXT {
+                    self.next_predecessors(position, time)
+                } else {
+                    self.contiguous_predecessors(position, time)
+                };
+                for (&c, acc) in self.classes.iter().zip(accs) {
+                    let start = starts && self.may_start(c);
+                    if let Some(agg) = kernel.extend(acc, event, position, start, self.scales) {
+                        computed.push((from + i, position, c, agg));
+                    }
+                }
+                continue;
+            }
             if kernel.edges_into[position].is_empty() {
                 for &c in &self.classes {
                     let acc = self.predecessors(position, c);
@@ -566,12 +628,100 @@ impl<'a> Partition<'a> {
         for (negation, state) in kernel.negations.iter().zip(&mut self.negations) {
             state.commit(negation, self.events);
         }
+        if self.next.is_some() {
+            // CONT: an event sharing its time with another event of the sub-stream is never in a trend's
+            // middle (Definition 2.4): it hands on only the trend it starts.
+            let crowded = kernel.semantics == CONT
+                && self.substream.partition_point(|&t| t <= time) - self.substream.partition_point(|&t| t < time) > 1;
+            let onward: Vec<(usize, usize, Agg)> = computed
+                .iter()
+                .filter_map(|(e, position, c, agg)| {
+                    if !crowded {
+                        return Some((*position, *c, agg.clone()));
+                    }
+                    let start = *position == kernel.start && self.may_start(*c);
+                    kernel
+                        .extend(kernel.zero(), &self.events[*e], *position, start, self.scales)
+                        .map(|single| (*position, *c, single))
+                })
+                .collect();
+            let next = self.next.as_mut().expect("NEXT or CONT state");
+            for (position, reach) in next.pending.drain(..) {
+                next.latest[position] = Some((time, reach));
+            }
+            for (position, c, agg) in onward {
+                next.stored[position].push_back((time, c, agg));
+            }
+        }
         for (event, position, c, agg) in computed.drain(..) {
             self.feed_edges(event, position, c, &agg)?;
             self.commit(position, c, time, agg);
         }
         self.computed = computed;
         Some(())
+    }
+
+    /// CONT: the combined aggregate per class of `self.classes` of the events at the sub-stream's last time
+    /// before `time` at the predecessor positions of `position` (no event lies between them and the new one).
+    fn contiguous_predecessors(&mut self, position: usize, time: i64) -> Vec<Agg> {
+        let kernel = self.kernel;
+        let mut accs: Vec<Agg> = self.classes.iter().map(|_| kernel.zero()).collect();
+        let i = self.substream.partition_point(|&t| t < time);
+        if i == 0 {
+            return accs;
+        }
+        let before = self.substream[i - 1];
+        let next = self.next.as_mut().expect("CONT state");
+        for &t in &kernel.predecessors[position] {
+            let stored = &mut next.stored[t];
+            while stored.front().is_some_and(|&(u, _, _)| u < before) {
+                stored.pop_front(); // (no later event can follow it contiguously)
+            }
+            for (u, c, agg) in stored.iter().rev() {
+                if *u < before {
+                    break;
+                }
+                if let Ok(k) = self.classes.binary_search(c) {
+                    kernel.add(&mut accs[k], agg);
+                }
+            }
+        }
+        accs
+    }
+
+    /// NEXT (`NextState`): the combined aggregate per class of `self.classes` of the predecessors an event
+    /// at `position` and `time` keeps an edge from; its reach waits in `pending` for the commit.
+    fn next_predecessors(&mut self, position: usize, time: i64) -> Vec<Agg> {
+        let kernel = self.kernel;
+        let next = self.next.as_mut().expect("NEXT state");
+        let n = kernel.types.len();
+        let mut reach: Vec<Option<i64>> = vec![None; n];
+        for &x in &kernel.predecessors[position] {
+            if let Some((t, r)) = &next.latest[x] {
+                reach[x] = reach[x].max(Some(*t));
+                for s in 0..n {
+                    reach[s] = reach[s].max(r[s]);
+                }
+            }
+        }
+        let mut accs: Vec<Agg> = self.classes.iter().map(|_| kernel.zero()).collect();
+        for &t in &kernel.predecessors[position] {
+            let bypass = kernel.successors[t].iter().filter_map(|&s| reach[s]).max();
+            let stored = &mut next.stored[t];
+            while stored.front().is_some_and(|&(u, _, _)| u <= time - next.horizon) {
+                stored.pop_front();
+            }
+            for (u, c, agg) in stored.iter().rev() {
+                if bypass.is_some_and(|w| *u < w) {
+                    break;
+                }
+                if let Ok(i) = self.classes.binary_search(c) {
+                    kernel.add(&mut accs[i], agg);
+                }
+            }
+        }
+        next.pending.push((position, reach));
+        accs
     }
 
     /// Whether trends may start in the windows of class c: no leading negative match started in them

@@ -37,7 +37,7 @@ use columns::{Bytes, ColumnSpec, Held};
 use negation::Negation;
 use partials::{Function, MemberSpec, PartialColumns, StateSpec};
 use events::{RawEvent, Reader};
-use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, COUNT, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
+use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
 use predicates::Program;
 use sums::{GraphSums, Run};
 use values::Scale;
@@ -108,6 +108,7 @@ impl GraphKernel {
     /// f(x) op g(y), the number of the negation that guards it).
     #[new]
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (types, start, end, transitions, negations, fields, count_only, members, edges, semantics=0))]
     fn new(
         py: Python<'_>,
         types: Vec<String>,
@@ -119,13 +120,22 @@ impl GraphKernel {
         count_only: bool,
         members: Vec<(i64, i64, i64, i64)>,
         edges: Vec<EdgeSpec<'_>>,
+        semantics: u8,
     ) -> PyResult<Self> {
         let n = types.len();
         let mut predecessors = vec![Vec::new(); n];
+        let mut successors = vec![Vec::new(); n];
         let mut is_source = vec![false; n];
         for &(source, target) in &transitions {
             predecessors[target].push(source);
+            successors[source].push(target);
             is_source[source] = true;
+        }
+        if semantics > CONT || (semantics != ANY && !edges.is_empty()) {
+            return Err(PyValueError::new_err(
+                "the kernel takes skip-till-next-match and contiguous graphs without edge predicates or a NOT \
+                 between two types only",
+            ));
         }
         let mut kinds = Vec::new();
         let mut updates = vec![Vec::new(); n];
@@ -193,6 +203,8 @@ impl GraphKernel {
             updates,
             attributes,
             count_only,
+            semantics,
+            successors,
             windows: members.iter().fold(Vec::new(), |mut distinct, member| {
                 if !distinct.contains(member) {
                     distinct.push(*member);
@@ -218,12 +230,22 @@ impl GraphKernel {
     /// (member, first window, last window, final) for every run of windows of one class with a final, as
     /// `run_partition` yields them; None when the partition needs the Python engine. `events`: the
     /// partition's events of the graph's types that pass its local predicates, sorted by time.
-    fn run<'py>(&self, py: Python<'py>, events: &Bound<'py, PyList>) -> PyResult<Option<Vec<Bound<'py, PyTuple>>>> {
+    /// `substream` (CONT): the time of every event of the partition, of any type, sorted (required then).
+    #[pyo3(signature = (events, substream=None))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        events: &Bound<'py, PyList>,
+        substream: Option<Vec<i64>>,
+    ) -> PyResult<Option<Vec<Bound<'py, PyTuple>>>> {
+        if self.graph.semantics == CONT && substream.is_none() {
+            return Err(PyValueError::new_err("a contiguous graph needs the partition's substream times"));
+        }
         let Some(raw) = self.reader.read(py, events)? else {
             return Ok(None);
         };
         let all: Vec<usize> = (0..raw.len()).collect();
-        let Some((runs, scales)) = self.compute(&raw, &all, &self.roles, &self.attribute_at) else {
+        let Some((runs, scales)) = self.compute(&raw, &all, &self.roles, &self.attribute_at, substream.unwrap_or_default()) else {
             return Ok(None);
         };
         self.to_python(py, runs, &scales)?
@@ -249,9 +271,10 @@ impl GraphKernel {
         indexes: &[usize],
         roles: &[Option<Role>],
         attribute_at: &[usize],
+        substream: Vec<i64>,
     ) -> Option<(Vec<Run>, Vec<Scale>)> {
         let (events, scales) = self.graph.events(raw, indexes, roles, attribute_at)?;
-        let (runs, _) = Partition::new(&self.graph, &events, &scales)?.run(&[])?;
+        let (runs, _) = Partition::new(&self.graph, &events, &scales)?.with_substream(substream).run(&[])?;
         Some((runs, scales))
     }
 
@@ -304,6 +327,10 @@ impl SetKernel {
     ) -> PyResult<Self> {
         if key_of.len() != graphs.len() || key_of.iter().any(|&k| k >= keys.len()) {
             return Err(PyValueError::new_err("key_of: one match key per graph"));
+        }
+        if graphs.iter().any(|g| g.get().graph.semantics == CONT) {
+            // (a contiguous graph reads every event of its partition: `GraphKernel.run`'s substream)
+            return Err(PyValueError::new_err("the set kernel takes no contiguous graph"));
         }
         let members = |g: &Py<GraphKernel>| g.get().graph.members.len();
         if grouping_of.len() != graphs.len() || graphs.iter().zip(&grouping_of).any(|(g, m)| members(g) != m.len()) {

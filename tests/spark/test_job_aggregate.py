@@ -89,6 +89,54 @@ def test_the_job_equals_hamlet_evaluate(spark, events_table, workload_file, hour
     assert [(m.workload, m.strategy) for m in meta] == [("trips", "hamlet")]
 
 
+SEMANTICS_WORKLOAD = """
+qany: RETURN T.district, COUNT(*), SUM(T.duration)
+    PATTERN SEQ(Request R, Travel T+, Dropoff D)
+    WHERE [driver, rider] GROUP-BY T.district WITHIN 20 min SLIDE 5 min
+qnext: RETURN T.district, COUNT(*), SUM(T.duration)
+    PATTERN SEQ(Request R, Travel T+, Dropoff D) SEMANTICS skip-till-next-match
+    WHERE [driver, rider] GROUP-BY T.district WITHIN 20 min SLIDE 5 min
+qcont: RETURN COUNT(*), MAX(T.speed)
+    PATTERN SEQ(Request R, Travel T+) SEMANTICS contiguous
+    WHERE [driver, rider] WITHIN 15 min SLIDE 5 min
+"""
+
+
+def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spark, events_table, tmp_path):
+    # NEXT and CONT queries next to an ANY one: the CONT query's set reads every event type of the table (a
+    # Pickup or Cancel between a Request and a Travel of one driver and rider breaks contiguity).
+    from pyspark.sql import Row
+    from pyspark.testing import assertDataFrameEqual
+
+    workload = tmp_path / "semantics.hamlet"
+    workload.write_text(SEMANTICS_WORKLOAD, encoding="utf-8")
+    out = tmp_path / "trend_aggregates"
+    start, end = START + timedelta(hours=2), START + timedelta(hours=3)
+    assert aggregate(events_table, out, workload, start, end) == 0
+    csv_path = export_csv(events_table, tmp_path / "events.csv")
+    jsonl = tmp_path / "expected.jsonl"
+    assert hamlet_main(["evaluate", "--workload", str(workload), "--events", str(csv_path),
+                        "--output", str(jsonl)]) == 0  # fmt: skip
+    low, high = calendar.timegm(start.timetuple()), calendar.timegm(end.timetuple())
+    expected = []
+    for r in read_jsonl(jsonl):
+        if not low < r["window_end"] <= high:
+            continue
+        value = r["value"]
+        exact = None if value is None else repr(value) if isinstance(value, float) else str(value)
+        expected.append(Row(query=r["query"], window_start=datetime.fromtimestamp(r["window_start"], UTC).replace(tzinfo=None),
+                            window_end=datetime.fromtimestamp(r["window_end"], UTC).replace(tzinfo=None),
+                            group={k: str(v) for k, v in r["group"].items()}, aggregate=r["aggregate"],
+                            value=None if value is None else float(value), value_exact=exact))  # fmt: skip
+    assert {r.query for r in expected} == {"qany", "qnext", "qcont"}
+    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
+             "aggregate string, value double, value_exact string"  # fmt: skip
+    actual = table(spark, out).select(
+        "query", "window_start", "window_end", "group", "aggregate", "value", "value_exact"
+    )
+    assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
+
+
 def test_three_hourly_runs_equal_one_three_hour_run(spark, events_table, workload_file, tmp_path):
     from pyspark.testing import assertDataFrameEqual
 

@@ -1,0 +1,205 @@
+"""``hamlet trends``: the matched trends of one query themselves, listed one at a time.
+
+The number of trends is exponential in the number of events, so they are never collected: each partition's
+GRETA graph is built once with its edges kept (``TrendRecorder``: per event, the predecessor events a trend
+may come from — under NEXT and CONT only the edges those semantics keep, ``graph.SemanticsEdges``), then a
+depth-first walk from every END event back to START events yields one trend at a time, holding only the
+current path. The walk follows only edges from events that have a trend in the window's class, so every
+branch it takes ends in at least one trend: the first N trends cost O(N × trend length), whatever the total.
+
+The total per window and group is the count the engine computes (``hamlet.evaluate`` with COUNT(*)).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import groupby
+from operator import attrgetter
+from typing import Any
+
+from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
+from hamlet.analysis.workload import Workload
+from hamlet.errors import HamletError
+from hamlet.events import Event
+from hamlet.results import group_key
+from hamlet.runtime.aggregates import CountAlgebra
+from hamlet.runtime.graph import PartitionClasses, TrendGraph
+from hamlet.runtime.greta import QueryRun, run_greta
+from hamlet.runtime.partition import group_of, matched_events, partition_stream
+
+Trend = tuple[Event, ...]
+COUNT_ALL = AggregateSpec("COUNT", None, None, "COUNT(*)")
+
+
+@dataclass
+class TrendRecorder:
+    """What a trend graph keeps for listing its trends (``TrendGraph.recorder``), per event by ``id``:
+    ``edges`` the predecessor events it was connected to, each with its aggregates per window class (it
+    may precede the event in the windows of those classes); ``starts`` per window class whether it may
+    start a trend there (START type, no leading NOT match); ``finals`` for END events their own
+    aggregates per class (a trend ends at them there)."""
+
+    edges: dict[int, list[tuple[Event, dict[int, Any]]]] = field(default_factory=dict)
+    starts: dict[int, dict[int, bool]] = field(default_factory=dict)
+    finals: dict[int, dict[int, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WindowTrends:
+    """The trends of one window and group: ``total`` the engine's count, ``trends`` an iterator over them."""
+
+    window_start: Any
+    window_end: Any
+    group: dict[str, Any]
+    total: int
+    trends: Iterator[Trend]
+
+
+@dataclass
+class _Recorded:
+    """One partition's graph, built with its edges kept."""
+
+    root: TrendGraph
+    recorder: TrendRecorder
+    matched: list[Event]
+    classes: Any  # the query's WindowClasses over the partition
+    limits: list[tuple[Any, Any]]  # (time, trailing NOT limit after that time's events)
+
+
+def count_only(query: AnalyzedQuery) -> AnalyzedQuery:
+    """The query asking COUNT(*) alone (what ``trends`` reports as the total)."""
+    return replace(query, aggregates=(COUNT_ALL,))
+
+
+def list_trends(
+    workload: Workload, name: str, events: Sequence[Event], window_start: Any = None
+) -> Iterator[WindowTrends]:
+    """Per window (ascending start; only the one starting at ``window_start`` if given) and group, the
+    trends of query ``name`` over ``events``, with the total the engine counts."""
+    try:
+        query = workload.query(name)
+    except KeyError:
+        known = ", ".join(q.name for q in workload.queries)
+        raise HamletError(f"no query {name!r} in the workload (queries: {known})") from None
+    stream = sorted(events, key=attrgetter("time"))
+    totals = _totals(query, stream)
+    types = None if query.whole_substream else set(query.types)
+    pooled: dict[tuple[int, tuple], list[_Recorded]] = {}
+    groups: dict[tuple, dict[str, Any]] = {}
+    attributes = query.partition_attributes
+    for key, partition in partition_stream(attributes, types, stream).items():
+        recorded = _record(query, partition)
+        if recorded is None:
+            continue
+        group = group_of(query, attributes, key)
+        gk = tuple(sorted(group.items(), key=lambda item: item[0]))
+        groups[gk] = group
+        ks = sorted({k for e in recorded.matched for k in query.window.indexes(e.time)})
+        for k in ks:
+            if window_start is not None and query.window.start(k) != window_start:
+                continue
+            pooled.setdefault((k, gk), []).append(recorded)
+    window = query.window
+    for k, gk in sorted(pooled, key=lambda item: (item[0], group_key(groups[item[1]]))):
+        total = totals.get((window.start(k), group_key(groups[gk])))
+        if total is None:
+            continue  # no trend in this window and group
+        parts = pooled[(k, gk)]
+        trends = (trend for recorded in parts for trend in _window_trends(query, recorded, k))
+        yield WindowTrends(window.start(k), window.end(k), groups[gk], total, trends)
+
+
+def _totals(query: AnalyzedQuery, stream: list[Event]) -> dict[tuple[Any, Any], int]:
+    """(window start, group key) → COUNT(*), as the engine computes it (strategy greta)."""
+    from hamlet.api import evaluate_with
+
+    only = count_only(query)
+    rows = evaluate_with(Workload((only,), query.text), stream, run_greta)
+    return {(row.window_start, group_key(row.group)): int(row.value) for row in rows}  # type: ignore[arg-type,misc]
+
+
+def _record(query: AnalyzedQuery, partition: list[Event]) -> _Recorded | None:
+    """The partition's graph on every predecessor event (the plain scan), its edges kept."""
+    matched = matched_events(query, partition)
+    if not matched:
+        return None
+    classes = PartitionClasses([e.time for e in partition])
+    run = QueryRun([query], CountAlgebra(), matched, plain_scan=True, classes=classes)
+    recorder = TrendRecorder()
+    run.root.recorder = recorder
+    limits: list[tuple[Any, Any]] = []
+    for time, batch in groupby(matched, key=attrgetter("time")):
+        for _ in run.advance_runs(time):
+            pass
+        run.step(list(batch))
+        if run.root.trailing:
+            limits.append((time, run.root.trailing_limit()))  # type: ignore[misc]
+    for _ in run.finish_runs():
+        pass
+    return _Recorded(run.root, recorder, matched, classes.of(query.window), limits)
+
+
+_DONE = object()
+
+
+def _window_trends(query: AnalyzedQuery, recorded: _Recorded, k: int) -> Iterator[Trend]:
+    """The trends of window k in one partition: from each END event whose trends count in k, every path
+    back to a START event, depth first, one path held at a time."""
+    window = query.window
+    start, end = window.start(k), window.end(k)
+    c = recorded.classes.class_of(k)[0]
+    root, recorder = recorded.root, recorded.recorder
+    limit = _trailing_limit(recorded.limits, end) if root.trailing else None
+    edges, starts = recorder.edges, recorder.starts
+    crowded = root.edges.crowded if root.edges is not None else None
+
+    def options(event: Event, last: bool) -> Iterator[Event | None]:
+        # None: the trend starts at ``event``; an event: it continues back to that predecessor. Under CONT an
+        # event sharing its time with another event of the sub-stream never stands in a trend's middle.
+        if starts.get(id(event), {}).get(c):
+            yield None
+        if last or crowded is None or not crowded(event):
+            for previous, aggregates in edges.get(id(event), ()):
+                if c in aggregates:
+                    yield previous
+
+    for event in recorded.matched:
+        if not (start <= event.time < end) or c not in recorder.finals.get(id(event), {}):
+            continue
+        if limit is not None and event.time < limit:
+            continue  # a trailing NOT matched after it before the window's end
+        path = [event]
+        stack = [options(event, True)]
+        while stack:
+            found = next(stack[-1], _DONE)
+            if found is _DONE:
+                stack.pop()
+                path.pop()
+            elif found is None:
+                yield tuple(reversed(path))
+            else:
+                path.append(found)  # type: ignore[arg-type]
+                stack.append(options(found, False))  # type: ignore[arg-type]
+
+
+def _trailing_limit(limits: list[tuple[Any, Any]], end: Any) -> Any:
+    """The latest start of a trailing NOT's match completed before ``end`` (None: none)."""
+    i = bisect_left([t for t, _ in limits], end)
+    return limits[i - 1][1] if i else None
+
+
+def trend_text(trend: Trend) -> str:
+    """``A@1 {x=5}, B@2`` — each event's type, time and attributes."""
+    parts = []
+    for e in trend:
+        attributes = ", ".join(f"{k}={v!r}" for k, v in e.attributes.items() if v is not None)
+        parts.append(f"{e.type}@{_number(e.time)}" + (f" {{{attributes}}}" if attributes else ""))
+    return ", ".join(parts)
+
+
+def _number(value: Any) -> str:
+    from hamlet.analysis.windows import as_number
+
+    return str(as_number(value))

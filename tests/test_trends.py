@@ -1,0 +1,157 @@
+"""``hamlet trends``: the listed trends are exactly the oracle's, window by window and group by group, in
+every semantics, with negation and predicates; the total is the engine's count; the listing is streamed."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+from hypothesis import given, note
+from hypothesis import strategies as st
+from oracle import pooled_trends
+from streams import stream
+from workloads import events, optional_patterns, queries, types_of, with_semantics, workloads
+
+from hamlet import parse_workload
+from hamlet.cli import main
+from hamlet.results import group_key
+from hamlet.trends import list_trends, trend_text
+
+FIGURE_2_3 = "a1 b2 a3 a4 c5 b6 a7 b8"
+FIGURE_2_3_WORKLOAD = """
+qa: RETURN COUNT(*) PATTERN (SEQ(A+, B))+ WITHIN 100 SLIDE 100
+qn: RETURN COUNT(A) PATTERN (SEQ(A+, B))+ SEMANTICS NEXT WITHIN 100 SLIDE 100
+qc: RETURN COUNT(*) PATTERN (SEQ(A+, B))+ SEMANTICS CONT WITHIN 100 SLIDE 100
+"""
+
+
+def listed(workload, name, stream_, start=None):
+    """(window start, group key) → (engine total, Counter of the listed trends as event identities)."""
+    out = {}
+    for found in list_trends(workload, name, stream_, start):
+        key = (found.window_start, group_key(found.group))
+        assert key not in out, key
+        out[key] = (found.total, Counter(tuple(map(id, trend)) for trend in found.trends))
+    return out
+
+
+def expected(query, stream_):
+    out = {}
+    for (k, values), trends in pooled_trends(query, stream_).items():
+        group = dict(zip(query.group_by, values))
+        key = (query.window.start(k), group_key(group))
+        out[key] = (len(trends), Counter(tuple(map(id, trend)) for trend in trends))
+    return out
+
+
+def texts(workload, name, events_):
+    return [[trend_text(t) for t in found.trends] for found in list_trends(workload, name, events_)]
+
+
+def test_figure_2_3_under_each_semantics():
+    workload = parse_workload(FIGURE_2_3_WORKLOAD)
+    events_ = stream(FIGURE_2_3)
+    # CONT: (a1,b2) and (a7,b8) (Example 2.7). NEXT: one trend per START a and END b (Example 16.1).
+    assert texts(workload, "qc", events_) == [["A@1, B@2", "A@7, B@8"]]
+    assert sorted(texts(workload, "qn", events_)[0]) == sorted([
+        "A@1, B@2", "A@1, B@2, A@3, A@4, B@6", "A@1, B@2, A@3, A@4, B@6, A@7, B@8", "A@3, A@4, B@6",
+        "A@3, A@4, B@6, A@7, B@8", "A@4, B@6", "A@4, B@6, A@7, B@8", "A@7, B@8",
+    ])  # fmt: skip
+    (found,) = list_trends(workload, "qa", events_)
+    assert (found.window_start, found.window_end, found.group, found.total) == (0, 100, {}, 43)
+    trends = list(found.trends)
+    assert len(trends) == len({tuple(map(id, t)) for t in trends}) == 43
+    for query in workload.queries:
+        assert listed(workload, query.name, events_) == expected(query, events_)
+
+
+def test_negation_predicates_groups_and_windows_like_the_oracle():
+    workload = parse_workload("""
+        q1: RETURN COUNT(*) PATTERN (SEQ(A+, NOT SEQ(C, NOT E, D), B))+ WITHIN 100 SLIDE 100
+        q2: RETURN g, COUNT(*) PATTERN SEQ(NOT E, A+, B) WHERE A.x < NEXT(A).x GROUP-BY g WITHIN 6 SLIDE 2
+        q3: RETURN COUNT(*) PATTERN SEQ(A+, NOT E) SEMANTICS NEXT WHERE [g] WITHIN 8 SLIDE 4
+    """)
+    events_ = stream("a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9", x={"a1": 1, "a3": 3, "a4": 2, "a8": 5},
+                     g={"a1": 1, "b2": 1, "c2": 1, "a3": 1, "e3": 2, "a4": 1, "c5": 1, "d6": 1, "b7": 1,
+                        "a8": 2, "b9": 2})  # fmt: skip
+    assert sum(total for total, _ in listed(workload, "q1", events_).values()) == 13  # GRETA Figure 6d
+    for query in workload.queries:
+        assert listed(workload, query.name, events_) == expected(query, events_)
+    # One window only: the one starting at 2.
+    only = listed(workload, "q2", events_, 2)
+    assert {start for start, _ in only} == {2}
+    assert only == {
+        key: value for key, value in expected(workload.query("q2"), events_).items() if key[0] == 2
+    }
+
+
+@given(workloads(), st.data())
+def test_listed_trends_are_the_oracles(text, data):
+    text = data.draw(with_semantics(text))
+    stream_ = data.draw(events(types_of(text), max_events=11))
+    note(text)
+    note(repr(stream_))
+    workload = parse_workload(text)
+    for query in workload.queries:
+        got = listed(workload, query.name, stream_)
+        want = expected(query, stream_)
+        assert got == want
+        assert all(total == sum(trends.values()) for total, trends in got.values())
+
+
+@given(workloads(max_queries=1, negation=True), st.data())
+def test_listed_trends_are_the_oracles_under_negation(text, data):
+    text = data.draw(with_semantics(text))
+    stream_ = data.draw(events(types_of(text), max_events=11))
+    note(text)
+    note(repr(stream_))
+    workload = parse_workload(text)
+    query = workload.queries[0]
+    assert listed(workload, query.name, stream_) == expected(query, stream_)
+
+
+@given(st.data())
+def test_listed_trends_are_the_oracles_with_optional_parts(data):
+    text = data.draw(with_semantics(data.draw(queries("q", pattern=data.draw(optional_patterns())))))
+    stream_ = data.draw(events(types_of(text), max_events=11))
+    note(text)
+    note(repr(stream_))
+    workload = parse_workload(text)
+    assert listed(workload, "q", stream_) == expected(workload.queries[0], stream_)
+
+
+def test_limit_on_2_to_the_40_trends_is_fast(tmp_path, capsys):
+    # SEQ(A+, B) over a1..a40 b41: every non-empty subset of the a's, then b41: 2^40 - 1 trends.
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A+, B) WITHIN 100 SLIDE 100\n")
+    rows = ["event_type,event_time,x"] + [f"A,{t},{t}" for t in range(1, 41)] + ["B,41,"]
+    (tmp_path / "e.csv").write_text("\n".join(rows) + "\n")
+    began = time.perf_counter()
+    code = main(["trends", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv"),
+                 "--query", "q", "--limit", "3"])  # fmt: skip
+    took = time.perf_counter() - began
+    assert code == 0
+    out = capsys.readouterr().out.splitlines()
+    total = 2**40 - 1
+    assert out == [
+        f"window [0, 100) group -: {total} trends",
+        "  A@1 {x=1}, B@41",
+        "  A@2 {x=2}, B@41",
+        "  A@1 {x=1}, A@2 {x=2}, B@41",
+        f"  ... {total - 3} more (--limit 3)",
+    ]
+    assert took < 1.0, took
+
+
+def test_command_line_errors(tmp_path, capsys):
+    (tmp_path / "w.hamlet").write_text(FIGURE_2_3_WORKLOAD)
+    (tmp_path / "e.csv").write_text("event_type,event_time\n" + "\n".join(
+        f"{e.type},{e.time}" for e in stream(FIGURE_2_3)) + "\n")  # fmt: skip
+    base = ["trends", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]
+    assert main([*base, "--query", "nope"]) == 1
+    assert capsys.readouterr().err == "error: no query 'nope' in the workload (queries: qa, qn, qc)\n"
+    assert main([*base, "--query", "qc", "--window", "soon"]) == 1
+    assert "--window 'soon' is not a number" in capsys.readouterr().err
+    assert main([*base, "--query", "qc", "--window", "100"]) == 0
+    assert capsys.readouterr().out == "no trend of qc matched in the window starting at 100\n"
+    assert main([*base, "--query", "qc"]) == 0
+    assert capsys.readouterr().out == "window [0, 100) group -: 2 trends\n  A@1, B@2\n  A@7, B@8\n"
