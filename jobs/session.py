@@ -8,6 +8,9 @@ Where settings come from, strongest first:
 3. ``conf/spark/<HAMLET_ENV>.toml`` (``HAMLET_ENV`` defaults to ``local``; the tests use ``test``);
 4. ``local[*]``.
 
+With ``HAMLET_SPARK_REMOTE=sc://HOST:PORT`` (and no explicit master) the session is a Spark Connect client of
+that server (``jobs/spark_server.py``, which has all of the below): no JVM starts in this process.
+
 Always set here, whatever the above says: a local JVM on 127.0.0.1 (its UI too) unless ``SPARK_LOCAL_IP``
 is set, and on a cluster no UI unless ``spark.ui.enabled`` is set; the UTC session time zone; Delta Lake's
 extension and catalog, with the Delta jars by path (``spark.jars``) from ``var/jars``, where the project's
@@ -102,6 +105,12 @@ def settings(master: str | None = None, conf: Mapping[str, str] | None = None,
     return chosen_master, values
 
 
+def is_remote(spark: SparkSession) -> bool:
+    """A Spark Connect session (``HAMLET_SPARK_REMOTE``): no JVM in this process, no SparkContext, and Delta's
+    Python API (``delta.tables``) needs a server plugin it does not have, so callers use SQL instead."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def worker_python() -> str:
     return os.environ.get("PYSPARK_PYTHON") or sys.executable
 
@@ -162,6 +171,12 @@ def build_session(app_name: str = "hamlet", master: str | None = None, conf: Map
     from jobs.logs import quiet
 
     quiet()
+    remote = os.environ.get("HAMLET_SPARK_REMOTE")
+    if remote and master is None:
+        # A Spark Connect server (jobs/spark_server.py) holds the JVM, the jars and the settings: connect.
+        # spark-submit exports its --master as MASTER, which PySpark refuses next to a remote: the server's wins.
+        os.environ.pop("MASTER", None)
+        return SparkSession.builder.remote(remote).appName(app_name).getOrCreate()
     chosen_master, values = settings(master or submitted_master(), conf, env)
     local = chosen_master.startswith("local")
     python = worker_python()

@@ -40,7 +40,9 @@ def test_hundreds_of_short_reader_processes_all_exit_cleanly(spark, events_table
             "--run-id", "reader-run", "--strategy", "greta"]  # fmt: skip
     result = run(spark, make_plan(build_parser().parse_args(argv)))
     events = spark.read.format("delta").load(events_table).count()
-    expected = f"{events} {result.rows_written} {result.rows_written} True {sorted(table_attributes(events_table))}"
+    expected = (
+        f"{events} {result.rows_written} {result.rows_written} True {sorted(table_attributes(events_table))}"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     outcomes: collections.Counter[tuple[int, str]] = collections.Counter()
     for _ in range(PROCESSES):
