@@ -103,11 +103,13 @@ def validate(config: PipelineConfig, stage: str, workload: str, start: str, end:
     @task(task_id=f"validate_{stage}", outlets=list(outlets))
     def run(source: str, stage: str, workload: str, start: str, end: str, run_id: str | None = None) -> dict:
         from jobs.pipeline import PipelineError, allowed_workload, load_config
+        from jobs.spark_server import ensure
         from jobs.validate import GATES
 
         try:
             config = load_config(source)
             path = str(allowed_workload(workload, workload_choices(config)))
+            ensure(config.spark_server)  # [spark] server: join the long-lived Spark Connect server
             report = GATES[stage](config, start, end, str(run_id), workload=path)
         except (
             PipelineError
@@ -131,6 +133,7 @@ def aggregate(
     missing."""
     from jobs.jars import JarsMissing, jar_paths
     from jobs.session import submit_conf
+    from jobs.spark_server import url as spark_server_url
 
     try:
         jars: str | None = ",".join(str(p) for p in jar_paths())
@@ -143,6 +146,9 @@ def aggregate(
         "--run-id": "{{ run_id }}",
     }  # fmt: skip
     allowed = [part for choice in workload_choices(config) for part in ("--allowed-workload", choice)]
+    # [spark] server: the job joins the Spark Connect server that validate_events started (its spark-submit
+    # JVM only launches the Python driver, no Spark application of its own).
+    remote = {"HAMLET_SPARK_REMOTE": spark_server_url()} if config.spark_server else {}
     return SparkSubmitOperator(
         task_id="aggregate",
         conn_id="spark_default",
@@ -155,6 +161,7 @@ def aggregate(
             "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
             "PYSPARK_PYTHON": PYTHON,
             "PYSPARK_DRIVER_PYTHON": PYTHON,
+            **remote,
         },
     )
 

@@ -57,6 +57,9 @@ class PipelineConfig:
     retry_delay_minutes: int
     max_retry_delay_minutes: int
     max_range_hours: int = MAX_RANGE_HOURS
+    # [spark] server: the Spark tasks join one long-lived Spark Connect server (jobs/spark_server.py, started by
+    # the first task that needs it) instead of each starting a JVM.
+    spark_server: bool = False
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
@@ -91,6 +94,9 @@ def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
     catchup = data.get("schedule", {}).get("catchup", False)
     if not isinstance(catchup, bool):
         raise PipelineError(f"{source}: [schedule] catchup must be true or false, not {catchup!r}")
+    server = data.get("spark", {}).get("server", False)
+    if not isinstance(server, bool):
+        raise PipelineError(f"{source}: [spark] server must be true or false, not {server!r}")
     return PipelineConfig(
         source=source,
         workload=local(get(None, "workload")),
@@ -113,6 +119,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
         retry_delay_minutes=int(get("schedule", "retry_delay_minutes")),
         max_retry_delay_minutes=int(get("schedule", "max_retry_delay_minutes")),
         max_range_hours=_positive_int(source, data.get("adhoc", {}).get("max_range_hours", MAX_RANGE_HOURS)),
+        spark_server=server,
     )
 
 

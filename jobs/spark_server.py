@@ -87,14 +87,31 @@ def command(env: str | None = None) -> list[str]:
 
 
 def start(wait_seconds: float = 180) -> str:
-    """Start the server unless it runs; wait until it accepts connections. Returns what happened."""
+    """Start the server unless it runs; wait until it accepts connections. Returns what happened. Tasks
+    started at once (a backfill) take turns (a lock file): the first starts it, the others find it."""
+    import fcntl
+
+    state_dir().mkdir(parents=True, exist_ok=True)
+    with (state_dir() / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _start(wait_seconds)
+
+
+def ensure(pipeline_server: bool) -> None:
+    """For a pipeline task: with ``[spark] server = true``, the server runs and this process (and the
+    spark-submit it starts) connects to it (``HAMLET_SPARK_REMOTE``)."""
+    if pipeline_server:
+        print(start(), file=sys.stderr)
+        os.environ["HAMLET_SPARK_REMOTE"] = url()
+
+
+def _start(wait_seconds: float) -> str:
     pid = running_pid()
     if pid is not None and listening():
         return f"spark-server: running (pid {pid}) at {url()}"
     if listening():
         raise SystemExit(f"error: port {port()} is taken by another process (set HAMLET_SPARK_SERVER_PORT)")
     folder = state_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     log = folder / "server.log"
     with log.open("w") as out:
