@@ -196,7 +196,8 @@ def build_session(app_name: str = "hamlet", master: str | None = None, conf: Map
     values[JAVA_OPTIONS] = driver_java_options(values.get(JAVA_OPTIONS))
     jars = [str(p) for p in jar_paths()]  # before any JVM starts: a missing jar is a setup error, said so
     values["spark.jars"] = ",".join(filter(None, [*jars, values.get("spark.jars", "")]))
-    os.environ.setdefault("PYSPARK_PYTHON", python)
+    # This process's own (and local) workers: the project's Python, never a cluster's relative one.
+    os.environ.setdefault("PYSPARK_PYTHON", worker_python())
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name).master(chosen_master)
     for key, value in values.items():
