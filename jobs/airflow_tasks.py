@@ -21,7 +21,7 @@ from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, task
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from jobs.logs import quiet
 from jobs.pipeline import ROOT, PipelineConfig, workload_choices
@@ -123,17 +123,15 @@ def validate(config: PipelineConfig, stage: str, workload: str, start: str, end:
     return run(str(config.source), stage, workload, start, end)
 
 
-def aggregate(
-    config: PipelineConfig, workload: str, start: str, end: str, strategy: str
-) -> SparkSubmitOperator:
+def aggregate(config: PipelineConfig, workload: str, start: str, end: str, strategy: str):  # type: ignore[no-untyped-def]
     """The Spark job through ``spark-submit`` on the connection ``spark_default`` (local[*] as set up by
     scripts/airflow; point the connection at a cluster to run there), with the Delta jars of ``var/jars`` on
     its class path and the project's Spark settings and logging (``jobs.session.submit_conf``): one JVM, no
     dependency resolution. Without the jars (setup not run) it is submitted bare and the job says what is
-    missing."""
+    missing. With ``[spark] server = true`` the job runs in the task's process as a client of the Spark
+    Connect server instead: no JVM at all in the task."""
     from jobs.jars import JarsMissing, jar_paths
     from jobs.session import submit_conf
-    from jobs.spark_server import url as spark_server_url
 
     try:
         jars: str | None = ",".join(str(p) for p in jar_paths())
@@ -146,24 +144,40 @@ def aggregate(
         "--run-id": "{{ run_id }}",
     }  # fmt: skip
     allowed = [part for choice in workload_choices(config) for part in ("--allowed-workload", choice)]
-    # [spark] server: the job joins the Spark Connect server that validate_events started (its spark-submit
-    # JVM only launches the Python driver, no Spark application of its own).
-    remote = {"HAMLET_SPARK_REMOTE": spark_server_url()} if config.spark_server else {}
+    argv = [part for pair in arguments.items() for part in pair] + allowed
+    if config.spark_server:
+        return _aggregate_on_server(argv)
     return SparkSubmitOperator(
         task_id="aggregate",
         conn_id="spark_default",
         application=str(ROOT / "jobs" / "aggregate.py"),
         name="hamlet-aggregate",
-        application_args=[part for pair in arguments.items() for part in pair] + allowed,
+        application_args=argv,
         jars=jars,
         conf=submit_conf(),
         env_vars={
             "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
             "PYSPARK_PYTHON": PYTHON,
             "PYSPARK_DRIVER_PYTHON": PYTHON,
-            **remote,
         },
     )
+
+
+def _aggregate_on_server(argv: list[str]):  # type: ignore[no-untyped-def]
+    """``aggregate`` with ``[spark] server = true``: ``jobs.aggregate.main`` in the task's process, a client of
+    the Spark Connect server (a spark-submit would start a JVM only to launch this same Python). A failed job
+    fails the task as a failed spark-submit does (same retries); its error line is in the log."""
+
+    @task(task_id="aggregate")
+    def run(argv: list[str]) -> None:
+        from jobs.aggregate import main
+        from jobs.spark_server import ensure
+
+        ensure(True)
+        if main(argv, prog="aggregate") != 0:
+            raise AirflowException("the aggregation failed: its error is the line above")
+
+    return run(argv)
 
 
 def verify_commit(config: PipelineConfig, workload: str, start: str, end: str):  # type: ignore[no-untyped-def]

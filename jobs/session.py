@@ -172,8 +172,10 @@ def build_session(app_name: str = "hamlet", master: str | None = None, conf: Map
 
     quiet()
     remote = os.environ.get("HAMLET_SPARK_REMOTE")
-    if remote and master is None:
+    if remote and master is None and SparkContext._active_spark_context is None:
         # A Spark Connect server (jobs/spark_server.py) holds the JVM, the jars and the settings: connect.
+        # Not when this process runs a JVM already (dag.test, notebooks): PySpark marks a process that made a
+        # Connect session as Connect-only, which would break the session it has.
         # spark-submit exports its --master as MASTER, which PySpark refuses next to a remote: the server's wins.
         os.environ.pop("MASTER", None)
         return SparkSession.builder.remote(remote).appName(app_name).getOrCreate()

@@ -6,6 +6,7 @@ the clients, and the server stopped by its PID."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -136,3 +137,4 @@ def test_the_gate_and_the_job_over_one_spark_connect_server_equal_the_local_run(
     assert stopped.stdout.strip() == f"spark-server: stopped (pid {pid})"
     assert not alive(pid)
     assert run([*server, "status"], env, status=1).stdout.strip() == "spark-server: not running"
+    shutil.rmtree(ROOT / "var" / "spark-server" / str(port))  # its PID file and log (kept when a test fails)
