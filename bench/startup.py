@@ -12,9 +12,18 @@ timed), then times, each as its own process (wall clock, Python start-up and JVM
 - ``spark-submit``: the same job as the Airflow task ``aggregate`` starts it (``jobs/aggregate.py`` with
   ``jobs.session.submit_options()`` when the checkout has it, bare otherwise).
 
+``--pipeline`` also times the hourly DAG's five tasks over that hour (``airflow dags test hamlet_trends_hourly``
+with the project's Airflow home and pipeline settings pointing at the temporary tables), as Airflow runs
+them: each Spark task starting its own JVM (``[spark] server = false``), and each joining one long-lived
+Spark Connect server (``[spark] server = true``: ``jobs/spark_server.py``, started before the untimed round,
+its CPU seconds during a run added to the run's, stopped at the end). Besides the process's wall clock (the
+``airflow`` CLI's start included) it reports the five tasks' own seconds: the first task's start to the last
+one's end, from the ``[DAG TEST]`` lines of the log.
+
 ``--baseline REV`` runs the same commands on that commit too (``git archive`` into ``var/bench-baseline``,
 sharing this checkout's venv and Ivy cache), interleaved with this checkout's runs, so that both see the same
-load on a shared machine. One untimed round first (caches; and for a checkout that resolves its jars at every
+load on a shared machine. CPU seconds (user + system of the whole process tree, JVMs included) are recorded beside the wall clock: on
+a shared machine they move far less with the load. One untimed round first (caches; and for a checkout that resolves its jars at every
 start, the first download). The lines of output (stdout and stderr) are counted too: that is the log a user
 reads. The results go to ``--output`` as a Markdown section with the machine, its load average before and
 after, the commits and every command.
@@ -34,6 +43,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,7 +64,12 @@ class Timing:
     cwd: Path
     env: dict[str, str]
     seconds: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
+    # A long-lived process the command uses but does not start (the Spark Connect server): its CPU counts too.
+    server_pid: int | None = None
+    # For a DAG run: the seconds from the first task's start to the last one's end.
+    tasks: list[float] = field(default_factory=list)
 
 
 def empty_job(path: str) -> None:
@@ -139,13 +154,118 @@ def commands(tree: str, root: Path, work: Path) -> list[Timing]:
     ]
 
 
-def timed(t: Timing) -> tuple[float, int]:
-    started = time.perf_counter()
-    done = subprocess.run(t.command, check=False, cwd=t.cwd, env=t.env, capture_output=True, text=True)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        sys.exit(f"{' '.join(t.command)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    return seconds, len(done.stdout.splitlines()) + len(done.stderr.splitlines())
+PIPELINE_CONF = """workload = "{root}/conf/workloads/rideshare_trips.hamlet"
+scenario = "rideshare"
+strategy = "hamlet"
+start_date = "2026-01-05T00:00:00+00:00"
+[tables]
+events = "{work}/events"
+trend_aggregates = "{work}/{tree}/trend_aggregates"
+run_stats = "{work}/{tree}/run_stats"
+quarantine = "{work}/{tree}/quarantine"
+[validation]
+expectations = "{root}/expectations"
+data_docs = "{work}/{tree}/data_docs"
+max_bad_fraction = 0.05
+max_bad_output_fraction = 0.0
+[schedule]
+sensor_poke_seconds = 60
+sensor_timeout_minutes = 180
+max_active_runs = 1
+retries = 0
+retry_delay_minutes = 1
+max_retry_delay_minutes = 1
+[spark]
+server = {server}
+"""
+
+
+# An Airflow home (SQLite) of its own per variant: an Asset (the output table) is named once per home, with
+# its table's URI. Its environment, the DB migrated (not timed).
+AIRFLOW_HOME = (
+    "import json, sys; from pathlib import Path; from jobs.airflow_home import environment, prepare; "
+    "home = Path(sys.argv[1]); print(json.dumps(environment(home))); prepare(home)"
+)
+
+
+def pipeline_commands(work: Path) -> list[Timing]:
+    """The hourly DAG over the second hour, a JVM per Spark task and over one Spark Connect server."""
+    base = {**os.environ, "PYSPARK_PYTHON": str(VENV_BIN / "python"), "HAMLET_ENV": "local"}
+    timings = []
+    for name, server in (("hourly DAG, 5 tasks, a JVM per Spark task", "false"),
+                         ("hourly DAG, 5 tasks, one Spark Connect server", "true")):  # fmt: skip
+        tree = f"dag-{server}"
+        home = subprocess.run([str(VENV_BIN / "python"), "-c", AIRFLOW_HOME, str(work / tree / "airflow")],
+                              cwd=ROOT, env=base, capture_output=True, text=True, check=True)  # fmt: skip
+        env = {**base, **json.loads(home.stdout.splitlines()[0])}
+        conf = work / f"{tree}.toml"
+        conf.write_text(
+            PIPELINE_CONF.format(root=ROOT, work=work, tree=tree, server=server), encoding="utf-8"
+        )
+        command = [str(VENV_BIN / "airflow"), "dags", "test", "hamlet_trends_hourly", END]
+        timings.append(Timing("t-pipeline", name, command, ROOT, {**env, "HAMLET_PIPELINE_CONF": str(conf)}))
+    return timings
+
+
+def timed(t: Timing) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system of the process tree, JVMs included: what the load of the
+    shared machine barely moves) and lines of output of one run."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        server_before = _cpu(t.server_pid) if t.server_pid else 0.0
+        started = time.perf_counter()
+        process = subprocess.Popen(t.command, cwd=t.cwd, env=t.env, stdout=out, stderr=err, text=True)
+        cpu = _tree_cpu(process)
+        seconds = time.perf_counter() - started
+        if t.server_pid:
+            cpu += _cpu(t.server_pid) - server_before
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if process.returncode != 0 or "state=failed" in stdout + stderr:
+        sys.exit(f"{' '.join(t.command)} failed ({process.returncode}):\n{stdout}\n{stderr}")
+    stamps = re.findall(r"^(\S+)Z .*\[DAG TEST\] (?:starting|end) task", stdout + stderr, re.MULTILINE)
+    if stamps:
+        moments = sorted(datetime.fromisoformat(s) for s in stamps)
+        t.tasks.append((moments[-1] - moments[0]).total_seconds())
+    return seconds, cpu, len(stdout.splitlines()) + len(stderr.splitlines())
+
+
+def _cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu(process: subprocess.Popen[str], every: float = 0.1) -> float:
+    """Wait for ``process``; its CPU seconds and those of every descendant, sampled from /proc every
+    ``every`` seconds (a JVM that PySpark starts is never waited for, so the kernel's child accounting
+    misses it; a sample misses at most the last ``every`` seconds of a process)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    seen: dict[int, float] = {}
+    while process.poll() is None:
+        parents: dict[int, int] = {}
+        times: dict[int, float] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry)] = int(fields[1])
+            times[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+        tree = {process.pid}
+        grew = True
+        while grew:
+            grew = False
+            for pid, parent in parents.items():
+                if parent in tree and pid not in tree:
+                    tree.add(pid)
+                    grew = True
+        for pid in tree:
+            if pid in times:
+                seen[pid] = max(seen.get(pid, 0.0), times[pid])
+        time.sleep(every)
+    return sum(seen.values())
 
 
 def main() -> None:
@@ -155,6 +275,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rate", type=int, default=2000, help="events per hour")
     parser.add_argument("--output", default=str(ROOT / "bench" / "results" / "startup.md"))
+    parser.add_argument("--pipeline", action="store_true", help="also time the hourly DAG's five tasks")
     parser.add_argument("--empty-job", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.empty_job:
@@ -173,16 +294,31 @@ def main() -> None:
             trees.insert(0, (f"baseline {args.baseline}", baseline_tree(args.baseline)))
         timings = [t for i, (name, root) in enumerate(trees) for t in commands(f"t{i}", root, work)]
         names = {f"t{i}": name for i, (name, _) in enumerate(trees)}
+        if args.pipeline:
+            server_env = {**os.environ, "HAMLET_ENV": "local"}
+            started = subprocess.run([str(VENV_BIN / "python"), "-m", "jobs.spark_server", "start"], cwd=ROOT,
+                                     env=server_env, capture_output=True, text=True, check=True)  # fmt: skip
+            print(started.stdout.strip(), file=sys.stderr)
+            pid = int(started.stdout.split("(pid ")[1].split(")")[0])
+            timings += pipeline_commands(work)
+            timings[-1].server_pid = pid
+            names["t-pipeline"] = "this checkout"
         for t in timings:  # untimed round
             timed(t)
+            t.tasks.clear()
         load_before = load()
         for r in range(args.repeats):
             for t in timings[r % len(timings) :] + timings[: r % len(timings)]:
-                seconds, lines = timed(t)
+                seconds, cpu, lines = timed(t)
                 t.seconds.append(seconds)
+                t.cpu.append(cpu)
                 t.lines.append(lines)
         load_after = load()
     finally:
+        if args.pipeline:
+            subprocess.run(
+                [str(VENV_BIN / "python"), "-m", "jobs.spark_server", "stop"], cwd=ROOT, check=False
+            )
         shutil.rmtree(work, ignore_errors=True)
     section = report(args, timings, names, load_before, load_after)
     print(section)
@@ -200,6 +336,8 @@ def report(args: argparse.Namespace, timings: list[Timing], names: dict[str, str
     command = f"--label '{args.label}' --repeats {args.repeats} --rate {args.rate}"
     if args.baseline:
         command += f" --baseline {args.baseline}"
+    if args.pipeline:
+        command += " --pipeline"
     lines = [
         f"## {args.label} ({time.strftime('%Y-%m-%d %H:%M %Z')})",
         "",
@@ -212,17 +350,26 @@ def report(args: argparse.Namespace, timings: list[Timing], names: dict[str, str
             "generated, the second one aggregated; runs interleaved"
         ),
         "",
-        "| checkout | what | wall seconds (median) | runs | × empty of the same checkout | lines of output |",
-        "|---|---|---|---|---|---|",
+        (
+            "| checkout | what | wall seconds (median) | runs | × empty of the same checkout "
+            "| CPU seconds (median) | lines of output |"
+        ),
+        "|---|---|---|---|---|---|---|",
     ]
     for t in timings:
         empty = statistics.median(next(e for e in timings if e.tree == t.tree).seconds)
         median = statistics.median(t.seconds)
         runs = ", ".join(f"{s:.1f}" for s in t.seconds)
-        lines.append(
-            f"| {names[t.tree]} | {t.name} | {median:.1f} | {runs} | {median / empty:.2f} | {max(t.lines)} |"
-        )
+        cpu = statistics.median(t.cpu)
+        lines.append(f"| {names[t.tree]} | {t.name} | {median:.1f} | {runs} | {median / empty:.2f} | {cpu:.1f} "
+                     f"| {max(t.lines)} |")  # fmt: skip
     lines.append("")
+    dags = [t for t in timings if t.tasks]
+    if dags:
+        lines += ["| what | five tasks: first start to last end, seconds (median) | runs |", "|---|---|---|"]
+        lines += [f"| {t.name} | {statistics.median(t.tasks):.1f} | {', '.join(f'{s:.1f}' for s in t.tasks)} |"
+                  for t in dags]  # fmt: skip
+        lines.append("")
     lines += [f"- {names[t.tree]}, {t.name}: `{shown(t)}`" for t in timings]
     return "\n".join(lines) + "\n"
 

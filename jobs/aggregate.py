@@ -57,6 +57,7 @@ from jobs.schema import (
     table_location,
     timestamp_sql,
 )
+from jobs.session import is_remote
 from jobs.summary import Summary
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -428,6 +429,10 @@ def default_buckets(spark: SparkSession) -> int:
     (query, window, group, aggregate) whatever the call's size when GROUP-BY is coarser than the stream
     partitions, each encoded, shuffled and merged. 8 per core was the fastest on the 1M-event benchmark
     (bench/results/job_throughput.md: 39.6 s against 43.9 s with 4 per core and 50.4 s with 16)."""
+    if is_remote(
+        spark
+    ):  # no SparkContext over Spark Connect: the server states its parallelism (spark_server)
+        return 8 * int(spark.conf.get("spark.default.parallelism") or 2)
     return 8 * spark.sparkContext.defaultParallelism
 
 
@@ -534,6 +539,15 @@ def _append_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -
     frame = spark.createDataFrame(rows, schema)  # type: ignore[call-overload]
     # A merge, not an append: a retried task (the same run id) replaces its earlier attempt's rows. Schema
     # evolution: a run_stats table made before status and output_version existed gains them.
+    if is_remote(spark):  # delta.tables needs a server plugin over Spark Connect; Delta's SQL does the same
+        view = f"hamlet_stats_{uuid.uuid4().hex}"
+        frame.createOrReplaceTempView(view)
+        statement = (f"MERGE WITH SCHEMA EVOLUTION INTO {_delta(plan.stats_table)} t USING {view} s "
+                     "ON t.run_id = s.run_id AND t.query_set = s.query_set "
+                     "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")  # fmt: skip
+        retried(lambda: spark.sql(statement), f"merging into {plan.stats_table}")
+        spark.catalog.dropTempView(view)
+        return
     merge = (
         DeltaTable.forPath(spark, plan.stats_table).alias("t")
         # (workload too: the hourly DAGs of two workloads give their runs of one hour the same run id)
@@ -550,7 +564,11 @@ def _output_version(spark: SparkSession, plan: Plan, metadata: str) -> int | Non
     from pyspark.sql import functions as F
 
     for recent in (20, None):  # concurrent runs may have committed since: then the whole history
-        history = DeltaTable.forPath(spark, plan.output_table).history(recent)
+        if is_remote(spark):
+            limit = f" LIMIT {recent}" if recent else ""
+            history = spark.sql(f"DESCRIBE HISTORY {_delta(plan.output_table)}{limit}")
+        else:
+            history = DeltaTable.forPath(spark, plan.output_table).history(recent)
         row = history.where(F.col("userMetadata") == metadata).agg(F.max("version")).first()
         if row is not None and row[0] is not None:
             return int(row[0])
@@ -572,9 +590,23 @@ def _complete_stats(spark: SparkSession, plan: Plan, seconds: dict[str, float], 
         "write_seconds": F.lit(seconds["write"]), "total_seconds": F.lit(seconds["total"]),
     }  # fmt: skip
     # Concurrent runs append their pending rows meanwhile: Delta then fails this update, which is retried.
+    if is_remote(spark):
+        # Values as literals: Delta's UPDATE leaves SQL parameters unbound. The run id is any text: escaped.
+        run_id = plan.run_id.replace("\\", "\\\\").replace("'", "\\'")
+        statement = (f"UPDATE {_delta(plan.stats_table)} SET status = 'committed', output_version = CAST("
+                     f"{'NULL' if version is None else int(version)} AS BIGINT), write_seconds = "
+                     f"{float(seconds['write'])!r}D, total_seconds = {float(seconds['total'])!r}D "
+                     f"WHERE run_id = '{run_id}' AND status = 'pending'")  # fmt: skip
+        retried(lambda: spark.sql(statement), f"updating {plan.stats_table}")
+        return
     retried(
         lambda: DeltaTable.forPath(spark, plan.stats_table).update(mine, done), f"updating {plan.stats_table}"
     )
+
+
+def _delta(path: str) -> str:
+    """A Delta table by its path in SQL text (a backtick in the path doubled)."""
+    return f"delta.`{path.replace('`', '``')}`"
 
 
 def _stats_row(plan: Plan, s: SetResult, events_read: int, seconds: dict[str, float],

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, BaseOperatorLink, task
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from jobs.logs import quiet
 from jobs.pipeline import ROOT, PipelineConfig, workload_choices
@@ -215,12 +215,14 @@ def validate(config: PipelineConfig, stage: str, workload: str, start: str, end:
     @task(task_id=f"validate_{stage}", outlets=list(outlets))
     def run(source: str, stage: str, workload: str, start: str, end: str, run_id: str | None = None) -> dict:
         from jobs.pipeline import PipelineError, allowed_workload, load_config
+        from jobs.spark_server import ensure
         from jobs.validate import GATES
 
         try:
             config = load_config(source)
             path = str(allowed_workload(workload, workload_choices(config)))
             config = config.for_workload(path)  # its scenario's suite and its events table
+            ensure(config.spark_server)  # [spark] server: join the long-lived Spark Connect server
             report = GATES[stage](config, start, end, str(run_id), workload=path)
         except (
             PipelineError
@@ -250,12 +252,13 @@ def aggregate(
     strategy: str,
     events_table: str | None = None,
     in_order: bool = False,
-) -> SparkSubmitOperator:
+) -> Any:
     """The Spark job through ``spark-submit`` on the connection ``spark_default`` (local[*] as set up by
     scripts/airflow; point the connection at a cluster to run there), with the Delta jars of ``var/jars`` on
     its class path and the project's Spark settings and logging (``jobs.session.submit_conf``): one JVM, no
     dependency resolution. Without the jars (setup not run) it is submitted bare and the job says what is
-    missing."""
+    missing. With ``[spark] server = true`` the job runs in the task's process as a client of the Spark
+    Connect server instead: no JVM at all in the task."""
     from jobs.jars import JarsMissing, jar_paths
     from jobs.session import submit_conf
 
@@ -270,12 +273,15 @@ def aggregate(
         "--run-id": "{{ run_id }}",
     }  # fmt: skip
     allowed = [part for choice in workload_choices(config) for part in ("--allowed-workload", choice)]
+    argv = [part for pair in arguments.items() for part in pair] + allowed
+    if config.spark_server:
+        return _aggregate_on_server(argv, in_order)
     return SparkSubmitOperator(
         task_id="aggregate",
         conn_id="spark_default",
         application=str(ROOT / "jobs" / "aggregate.py"),
         name="hamlet-aggregate",
-        application_args=[part for pair in arguments.items() for part in pair] + allowed,
+        application_args=argv,
         jars=jars,
         conf=submit_conf(),
         # Hourly runs: wait for the previous hour's aggregate (its quarantine is this run's read-ahead).
@@ -286,6 +292,24 @@ def aggregate(
             "PYSPARK_DRIVER_PYTHON": PYTHON,
         },
     )
+
+
+def _aggregate_on_server(argv: list[str], in_order: bool):  # type: ignore[no-untyped-def]
+    """``aggregate`` with ``[spark] server = true``: ``jobs.aggregate.main`` in the task's process, a client of
+    the Spark Connect server (a spark-submit would start a JVM only to launch this same Python). A failed job
+    fails the task as a failed spark-submit does (same retries); its error line is in the log. ``in_order``:
+    as the spark-submit task, wait for the previous hour's aggregate."""
+
+    @task(task_id="aggregate", depends_on_past=in_order)
+    def run(argv: list[str]) -> None:
+        from jobs.aggregate import main
+        from jobs.spark_server import ensure
+
+        ensure(True)
+        if main(argv, prog="aggregate") != 0:
+            raise AirflowException("the aggregation failed: its error is the line above")
+
+    return run(argv)
 
 
 def verify_commit(config: PipelineConfig, workload: str, start: str, end: str):  # type: ignore[no-untyped-def]

@@ -83,6 +83,9 @@ class PipelineConfig:
     data_docs_keep_runs: int = 48
     # Where validate_aggregates writes each workload's report, <reports>/<workload>.html (``hamlet report``).
     reports: Path = ROOT / "var" / "reports"
+    # [spark] server: the Spark tasks join one long-lived Spark Connect server (jobs/spark_server.py, started by
+    # the first task that needs it) instead of each starting a JVM.
+    spark_server: bool = False
 
     def for_workload(self, workload: str | os.PathLike[str]) -> PipelineConfig:
         """These settings with the scenario and events table of ``workload`` (a path as users write it, a
@@ -129,6 +132,9 @@ def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
     catchup = data.get("schedule", {}).get("catchup", False)
     if not isinstance(catchup, bool):
         raise PipelineError(f"{source}: [schedule] catchup must be true or false, not {catchup!r}")
+    server = data.get("spark", {}).get("server", False)
+    if not isinstance(server, bool):
+        raise PipelineError(f"{source}: [spark] server must be true or false, not {server!r}")
     return PipelineConfig(
         source=source,
         workload=entries[0].workload,
@@ -160,6 +166,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
             data.get("validation", {}).get("data_docs_keep_runs", 48),
             "[validation] data_docs_keep_runs",
         ),
+        spark_server=server,
     )
 
 

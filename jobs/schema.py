@@ -213,12 +213,19 @@ def create_table(spark, path: str, ddl: str, partitions: tuple[str, ...] = ()) -
     from delta.tables import DeltaTable
     from pyspark.sql.types import StructType
 
+    from jobs.commits import retried
+    from jobs.session import is_remote
+
+    if is_remote(spark):
+        # Over Spark Connect, delta.tables needs a server plugin; the server's Delta SQL extension does the same.
+        by = f" PARTITIONED BY ({', '.join(f'`{p}`' for p in partitions)})" if partitions else ""
+        statement = f"CREATE TABLE IF NOT EXISTS delta.`{path.replace('`', '``')}` ({ddl}) USING delta{by}"
+        retried(lambda: spark.sql(statement), f"creating {path}")
+        return
     schema = StructType.fromDDL(ddl)
     assert isinstance(schema, StructType)
     builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
     if partitions:
         builder = builder.partitionedBy(*partitions)
-    from jobs.commits import retried
-
     # Two runs creating the table at once: the loser's retry finds it and leaves it as it is.
     retried(builder.execute, f"creating {path}")

@@ -8,6 +8,9 @@ Where settings come from, strongest first:
 3. ``conf/spark/<HAMLET_ENV>.toml`` (``HAMLET_ENV`` defaults to ``local``; the tests use ``test``);
 4. ``local[*]``.
 
+With ``HAMLET_SPARK_REMOTE=sc://HOST:PORT`` (and no explicit master) the session is a Spark Connect client of
+that server (``jobs/spark_server.py``, which has all of the below): no JVM starts in this process.
+
 Always set here, whatever the above says: a local JVM on 127.0.0.1 (its UI too) unless ``SPARK_LOCAL_IP``
 is set, and on a cluster no UI unless ``spark.ui.enabled`` is set; the UTC session time zone; Delta Lake's
 extension and catalog, with the Delta jars by path (``spark.jars``) from ``var/jars``, where the project's
@@ -102,8 +105,39 @@ def settings(master: str | None = None, conf: Mapping[str, str] | None = None,
     return chosen_master, values
 
 
+def is_remote(spark: SparkSession) -> bool:
+    """A Spark Connect session (``HAMLET_SPARK_REMOTE``): no JVM in this process, no SparkContext, and Delta's
+    Python API (``delta.tables``) needs a server plugin it does not have, so callers use SQL instead."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def worker_python() -> str:
     return os.environ.get("PYSPARK_PYTHON") or sys.executable
+
+
+def executor_python(env: str | None = None) -> str:
+    """What a non-local master's executors run their Python workers with: ``archive`` (the default: the
+    packed environment of ``jobs/executor_env.py``, shipped with ``spark.archives``), or the path of a Python
+    installed on every node with the compiled engine, pyarrow and pandas. ``HAMLET_EXECUTOR_PYTHON``, then
+    ``executor_python`` of ``conf/spark/<env>.toml``."""
+    env = env or os.environ.get("HAMLET_ENV", "local")
+    path = ROOT / "conf" / "spark" / f"{env}.toml"
+    chosen = "archive"
+    if path.is_file():
+        with path.open("rb") as f:
+            chosen = str(tomllib.load(f).get("executor_python", chosen))
+    return os.environ.get("HAMLET_EXECUTOR_PYTHON") or chosen
+
+
+def submitted_master() -> str | None:
+    """The ``--master`` of the spark-submit that started this driver (the Airflow task's connection), which
+    the session must keep: None when this process was not started by spark-submit."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return None
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()
+    return SparkConf().get("spark.master", None)
 
 
 def owns_session() -> bool:
@@ -137,9 +171,20 @@ def build_session(app_name: str = "hamlet", master: str | None = None, conf: Map
     from jobs.logs import quiet
 
     quiet()
-    chosen_master, values = settings(master, conf, env)
+    remote = os.environ.get("HAMLET_SPARK_REMOTE")
+    if remote and master is None and SparkContext._active_spark_context is None:
+        # A Spark Connect server (jobs/spark_server.py) holds the JVM, the jars and the settings: connect.
+        # Not when this process runs a JVM already (dag.test, notebooks): PySpark marks a process that made a
+        # Connect session as Connect-only, which would break the session it has.
+        # spark-submit exports its --master as MASTER, which PySpark refuses next to a remote: the server's wins.
+        os.environ.pop("MASTER", None)
+        return SparkSession.builder.remote(remote).appName(app_name).getOrCreate()
+    chosen_master, values = settings(master or submitted_master(), conf, env)
+    local = chosen_master.startswith("local")
     python = worker_python()
     values.update(ALWAYS)
+    if not local:
+        python = _executor_python(values, env)
     values.update({"spark.pyspark.python": python, "spark.executorEnv.PYSPARK_PYTHON": python})
     if SparkContext._active_spark_context is not None:
         # This process has its session (a test run, the demo's tasks, a notebook): no JVM setting can change
@@ -153,20 +198,85 @@ def build_session(app_name: str = "hamlet", master: str | None = None, conf: Map
     values[JAVA_OPTIONS] = driver_java_options(values.get(JAVA_OPTIONS))
     jars = [str(p) for p in jar_paths()]  # before any JVM starts: a missing jar is a setup error, said so
     values["spark.jars"] = ",".join(filter(None, [*jars, values.get("spark.jars", "")]))
-    os.environ.setdefault("PYSPARK_PYTHON", python)
+    # This process's own (and local) workers: the project's Python, never a cluster's relative one.
+    os.environ.setdefault("PYSPARK_PYTHON", worker_python())
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name).master(chosen_master)
     for key, value in values.items():
         builder = builder.config(key, value)
-    if not chosen_master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
+    if not local and "SPARK_LOCAL_IP" not in os.environ:
         # The driver must be reachable by the cluster's executors, so it cannot bind to 127.0.0.1, and its
         # UI would then listen on every interface: off unless the settings turn it on.
         builder = builder.config("spark.ui.enabled", values.get("spark.ui.enabled", "false"))
-    with _loopback_jvm(chosen_master):
+    with _loopback_jvm(chosen_master), _executors_python(None if local else python):
         spark = builder.getOrCreate()
-    if not chosen_master.startswith("local"):
+    if not local:
         _ship_code(spark)
+        print(check_executors(spark), file=sys.stderr)
     return spark
+
+
+def _executor_python(values: dict[str, str], env: str | None) -> str:
+    """On a cluster: the executors' Python (``executor_python``); for ``archive`` the packed environment is
+    added to ``spark.archives`` (unpacked by each executor as ``./hamlet-env``)."""
+    from jobs.executor_env import ALIAS, EXECUTOR_PYTHON, archive_path
+
+    chosen = executor_python(env)
+    if chosen != "archive":
+        return chosen
+    shipped = f"{archive_path().resolve().as_uri()}#{ALIAS}"
+    values["spark.archives"] = ",".join(filter(None, [values.get("spark.archives", ""), shipped]))
+    return EXECUTOR_PYTHON
+
+
+@contextmanager
+def _executors_python(python: str | None) -> Iterator[None]:
+    """PySpark takes the executors' Python from ``PYSPARK_PYTHON`` when the SparkContext starts (not from
+    ``spark.pyspark.python``): set it to the cluster's for the start only, so that this process's later local
+    work (and a spark-submit's driver) keep theirs."""
+    if python is None:
+        yield
+        return
+    previous = os.environ.get("PYSPARK_PYTHON")
+    os.environ["PYSPARK_PYTHON"] = python
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["PYSPARK_PYTHON"]
+        else:
+            os.environ["PYSPARK_PYTHON"] = previous
+
+
+class ExecutorsCannotRun(RuntimeError):
+    """The cluster's executors cannot import the engine (no archive shipped, a Python without it)."""
+
+
+def check_executors(spark: SparkSession) -> str:
+    """One task on the cluster imports the compiled engine the way the job's tasks will, before any work:
+    a Python without it fails here with one clear message instead of a task's traceback per partition.
+    Returns the line the commands print: which Python the executors run and where ``hamlet_native`` came from
+    (the test of the standalone cluster asserts it is the shipped archive)."""
+
+    def probe(_: object) -> list[tuple[str, str, str]]:
+        import sys as executor_sys
+
+        try:
+            import hamlet_native
+
+            return [(executor_sys.executable, str(hamlet_native.__file__), "")]
+        except ImportError as error:  # reported by the driver, below
+            return [(executor_sys.executable, "", str(error))]
+
+    sc = spark.sparkContext
+    python, native, error = sc.parallelize([0], 1).mapPartitions(probe).collect()[0]
+    if error:
+        raise ExecutorsCannotRun(
+            f"the executors' Python ({python}, executor_python = {executor_python()!r}) cannot import the compiled "
+            f"engine: {error}. Build the shipped environment with `bash scripts/bootstrap dev,spark`, or install "
+            "hamlet_native (pip install ./native), pyarrow and pandas into that Python"
+        )
+    return f"executors: Python {python}, hamlet_native from {native}"
 
 
 @contextmanager
@@ -213,7 +323,12 @@ def _ship_code(spark: SparkSession) -> None:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
         for package in ("hamlet", "jobs"):
-            for path in sorted((ROOT / package).rglob("*.py")):
+            files = sorted((ROOT / package).rglob("*.py"))
+            # A folder entry for every package: zipimport finds a namespace package (a folder without
+            # __init__.py, such as hamlet/analysis) only by its entry.
+            for folder in sorted({p.parent.relative_to(ROOT).as_posix() for p in files}):
+                z.writestr(zipfile.ZipInfo(f"{folder}/", date_time=(1980, 1, 1, 0, 0, 0)), b"")
+            for path in files:
                 info = zipfile.ZipInfo(path.relative_to(ROOT).as_posix(), date_time=(1980, 1, 1, 0, 0, 0))
                 z.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
     data = buffer.getvalue()

@@ -1,5 +1,12 @@
 """A real Spark standalone cluster: a master and one worker started from the installed pyspark on 127.0.0.1,
-the same job run against it (``spark-submit jobs/aggregate.py ... --master spark://127.0.0.1:PORT``), its output equal to the local run's, and both processes stopped by their PIDs."""
+the same job run against it (``spark-submit jobs/aggregate.py ... --master spark://127.0.0.1:PORT``), its output
+equal to the local run's, and both processes stopped by their PIDs.
+
+The worker knows nothing of the project: its ``PYSPARK_PYTHON`` is the bare base interpreter (no ``hamlet``,
+no pyarrow). The executors get the engine the way PySpark documents native dependencies: the packed
+environment that ``scripts/bootstrap`` builds (``jobs/executor_env.py``), shipped with ``spark.archives``;
+the job's own probe reports where an executor imported ``hamlet_native`` from, and that must be the archive
+unpacked in the worker's folder, not this checkout's ``.venv``."""
 
 from __future__ import annotations
 
@@ -18,6 +25,8 @@ import pytest
 pytestmark = pytest.mark.slow  # end to end: a standalone Spark master and worker
 
 ROOT = Path(__file__).resolve().parents[2]
+# The interpreter the venv was made from: Python 3.11 without the project's packages.
+BARE_PYTHON = str(Path(sys._base_executable).resolve())
 START, END = datetime(2026, 1, 5, 8, tzinfo=UTC), datetime(2026, 1, 5, 9, tzinfo=UTC)
 
 
@@ -68,6 +77,8 @@ def cluster(tmp_path_factory):
     base = tmp_path_factory.mktemp("cluster")
     env = {
         **os.environ,
+        # The worker's own Python lacks the engine: only the shipped archive can give it to the executors.
+        "PYSPARK_PYTHON": BARE_PYTHON,
         "SPARK_HOME": str(home),
         "SPARK_LOG_DIR": str(base),
         "SPARK_WORKER_DIR": str(base / "work"),
@@ -99,13 +110,22 @@ def cluster(tmp_path_factory):
                 assert not alive(process.pid), f"process {process.pid} still runs"
 
 
-def run(command: list[str], **env: str) -> subprocess.CompletedProcess:
+def run(command: list[str], status: int = 0, **env: str) -> subprocess.CompletedProcess:
     environment = {**os.environ, "HAMLET_ENV": "test", **env}
     done = subprocess.run(
         command, capture_output=True, text=True, env=environment, cwd=ROOT, timeout=400, check=False
     )
-    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.returncode == status, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done
+
+
+def test_the_workers_python_cannot_run_the_engine():
+    """What the archive has to make up for: the workers' interpreter imports neither the engine nor pyarrow."""
+    for module in ("hamlet_native", "pyarrow"):
+        done = subprocess.run(
+            [BARE_PYTHON, "-c", f"import {module}"], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 1 and f"No module named '{module}'" in done.stderr
 
 
 def test_the_job_on_a_standalone_cluster_equals_the_local_run(
@@ -125,6 +145,18 @@ def test_the_job_on_a_standalone_cluster_equals_the_local_run(
                 str(tmp_path / "cluster"), "--master", cluster["url"]], PYSPARK_PYTHON=sys.executable)  # fmt: skip
     assert "rows written" in done.stdout
 
+    # The executors imported the compiled engine from the shipped archive, unpacked in the worker's folder for
+    # this application, with the archive's Python: not from the driver's .venv, not the worker's Python.
+    # (spark-submit's JVM merges its Python driver's stderr into its stdout.)
+    probe = [line for line in done.stdout.splitlines() if line.startswith("executors: ")]
+    assert len(probe) == 1, done.stdout[-4000:]
+    python, native = probe[0].removeprefix("executors: Python ").split(", hamlet_native from ")
+    work = (cluster["base"] / "work").resolve()
+    (unpacked,) = work.glob("app-*/*/hamlet-env")  # the first test's application: its one executor
+    assert Path(python) == unpacked / "bin" / "python"
+    assert Path(native).parent == unpacked / "lib" / "python3.11" / "site-packages" / "hamlet_native"
+    assert Path(native).name == "__init__.py" and ".venv" not in native
+
     columns = ["workload", "query", "window_start", "window_end", "group", "group_key", "aggregate", "value",
                "value_exact", "strategy", "window_end_date"]  # fmt: skip
     local = spark.read.format("delta").load(str(tmp_path / "local")).select(*columns)
@@ -135,7 +167,28 @@ def test_the_job_on_a_standalone_cluster_equals_the_local_run(
     with urllib.request.urlopen(f"{cluster['ui']}/json/", timeout=10) as response:
         state = json.load(response)
     finished = [app["name"] for app in state["completedapps"]]
-    assert finished == ["hamlet-aggregate"], state
+    assert finished == ["hamlet-aggregate"], state  # this test runs first: the one application so far
     assert len(state["workers"]) == 1 and state["workers"][0]["state"] == "ALIVE"
     executors = list((cluster["base"] / "work").glob("app-*/*/stderr"))
     assert executors  # the executor's log on the one worker
+
+
+def test_executors_without_the_engine_fail_at_once_with_one_clear_error(cluster, events_table, workload_file,
+                                                                        tmp_path):  # fmt: skip
+    """Told to run on the workers' own Python (``HAMLET_EXECUTOR_PYTHON``), the job stops before any work: one
+    line that says what the executors lack and how to give it to them, no traceback, no table written."""
+    submit = str(Path(sys.executable).parent / "spark-submit")
+    done = run([submit, "--master", "local[1]", "jobs/aggregate.py", "--workload", str(workload_file),
+                "--start", START.isoformat(), "--end", END.isoformat(), "--events-table", events_table,
+                "--output-table", str(tmp_path / "never"), "--master", cluster["url"]],
+               status=1, PYSPARK_PYTHON=sys.executable, HAMLET_EXECUTOR_PYTHON=BARE_PYTHON)  # fmt: skip
+    output = done.stdout + done.stderr  # spark-submit's JVM merges its Python driver's stderr into its stdout
+    errors = [line for line in output.splitlines() if line.startswith("error: ")]
+    expected = (
+        f"error: aggregation failed: ExecutorsCannotRun: the executors' Python ({BARE_PYTHON}, executor_python = "
+        f"'{BARE_PYTHON}') cannot import the compiled engine: No module named 'hamlet_native'. Build the shipped "
+        "environment with `bash scripts/bootstrap dev,spark`, or install hamlet_native (pip install ./native), "
+        "pyarrow and pandas into that Python"
+    )
+    assert errors == [expected], output[-4000:]
+    assert "Traceback" not in output and not (tmp_path / "never").exists()

@@ -1,0 +1,140 @@
+"""One long-lived Spark Connect server (``jobs/spark_server.py``) started on 127.0.0.1, the input gate and the
+job run against it as separate processes (``HAMLET_SPARK_REMOTE``, as the pipeline's tasks do with
+``[spark] server = true``): the same rows as the local run, the run's statistics committed, no JVM started by
+the clients, and the server stopped by its PID."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # end to end: a Spark Connect server and its clients
+
+ROOT = Path(__file__).resolve().parents[2]
+START, END = datetime(2026, 1, 5, 8, tzinfo=UTC), datetime(2026, 1, 5, 9, tzinfo=UTC)
+HAMLET = str(Path(sys.executable).parent / "hamlet")
+# The line every JVM prints when it starts (conf/spark/log4j2.properties cannot reach it): a Connect client
+# that printed it would have started a JVM of its own.
+JVM_START = "Using incubator modules"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(command: list[str], env: dict[str, str], status: int = 0) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=400, check=False
+    )
+    assert done.returncode == status, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def alive(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "\nState:\tZ" not in status.read_text()
+
+
+def pipeline_conf(path: Path, events_table: str, workload: Path, tables: Path) -> Path:
+    path.write_text(
+        f"""workload = "{workload}"
+scenario = "rideshare"
+strategy = "hamlet"
+start_date = "2026-01-05T00:00:00+00:00"
+[tables]
+events = "{events_table}"
+trend_aggregates = "{tables / "trend_aggregates"}"
+run_stats = "{tables / "run_stats"}"
+quarantine = "{tables / "quarantine"}"
+[validation]
+expectations = "expectations"
+data_docs = "{tables / "data_docs"}"
+max_bad_fraction = 0.05
+max_bad_output_fraction = 0.0
+[schedule]
+sensor_poke_seconds = 60
+sensor_timeout_minutes = 180
+max_active_runs = 1
+retries = 0
+retry_delay_minutes = 1
+max_retry_delay_minutes = 1
+[spark]
+server = true
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_the_gate_and_the_job_over_one_spark_connect_server_equal_the_local_run(
+    spark, events_table, workload_file, tmp_path
+):
+    from pyspark.testing import assertDataFrameEqual
+
+    from jobs.aggregate import main
+    from jobs.pipeline import load_config
+    from jobs.validate import validate_events
+
+    port = free_port()
+    env = {**os.environ, "HAMLET_ENV": "test", "HAMLET_SPARK_SERVER_PORT": str(port)}
+    server = [sys.executable, "-m", "jobs.spark_server"]
+    started = run([*server, "start"], env)
+    assert (
+        started.stdout.startswith("spark-server: started (pid ")
+        and f"at sc://127.0.0.1:{port}" in started.stdout
+    )
+    pid = int(started.stdout.split("(pid ")[1].split(")")[0])
+    try:
+        assert run([*server, "start"], env).stdout.startswith(
+            f"spark-server: running (pid {pid})"
+        )  # idempotent
+        remote = {**env, "HAMLET_SPARK_REMOTE": f"sc://127.0.0.1:{port}"}
+
+        # The input gate (Great Expectations on Spark) as a client, against the same gate in this process.
+        conf = pipeline_conf(tmp_path / "pipeline.toml", events_table, workload_file, tmp_path / "remote")
+        gate = run([HAMLET, "validate", "events", "--start", START.isoformat(), "--end", END.isoformat(),
+                    "--run-id", "remote", "--conf", str(conf)], remote)  # fmt: skip
+        local_conf = pipeline_conf(tmp_path / "local.toml", events_table, workload_file, tmp_path / "local")
+        local_gate = validate_events(load_config(local_conf), START, END, "local", spark=spark)
+        assert local_gate.rows > 100
+        expected = f"{local_gate.rows} rows in, {local_gate.bad_rows} quarantined, "
+        assert expected in gate.stdout.splitlines()[-1], gate.stdout
+        assert JVM_START not in gate.stderr
+
+        # The job as a client: the same rows as the local run, its statistics committed.
+        args = ["--workload", str(workload_file), "--start", START.isoformat(), "--end", END.isoformat(),
+                "--events-table", events_table, "--workload-name", "trips"]  # fmt: skip
+        assert main([*args, "--output-table", str(tmp_path / "local" / "out")]) == 0
+        job = run([HAMLET, "aggregate", *args, "--output-table", str(tmp_path / "remote" / "out"),
+                   "--run-id", "remote-run"], remote)  # fmt: skip
+        assert "rows written" in job.stdout and JVM_START not in job.stderr
+        columns = ["workload", "query", "window_start", "window_end", "group", "group_key", "aggregate", "value",
+                   "value_exact", "strategy", "window_end_date"]  # fmt: skip
+        local = spark.read.format("delta").load(str(tmp_path / "local" / "out")).select(*columns)
+        assert local.count() > 100
+        assertDataFrameEqual(
+            spark.read.format("delta").load(str(tmp_path / "remote" / "out")).select(*columns), local
+        )
+        stats = spark.read.format("delta").load(str(tmp_path / "remote" / "run_stats")).collect()
+        assert {(r.run_id, r.status) for r in stats} == {("remote-run", "committed")}
+        assert len({r.output_version for r in stats}) == 1 and stats[0].output_version is not None
+
+        assert (
+            run([*server, "status"], env).stdout.strip()
+            == f"spark-server: running (pid {pid}) at sc://127.0.0.1:{port}"
+        )
+    finally:
+        stopped = run([*server, "stop"], env)
+    assert stopped.stdout.strip() == f"spark-server: stopped (pid {pid})"
+    assert not alive(pid)
+    assert run([*server, "status"], env, status=1).stdout.strip() == "spark-server: not running"
+    shutil.rmtree(ROOT / "var" / "spark-server" / str(port))  # its PID file and log (kept when a test fails)
