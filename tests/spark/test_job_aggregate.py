@@ -57,25 +57,10 @@ def hour_run(spark, events_table, workload_file, tmp_path_factory):
 
 
 def test_the_job_equals_hamlet_evaluate(spark, events_table, workload_file, hour_run, tmp_path):
-    from pyspark.sql import Row
     from pyspark.testing import assertDataFrameEqual
 
     out, start, end = hour_run
-    csv_path = export_csv(events_table, tmp_path / "events.csv")
-    jsonl = tmp_path / "expected.jsonl"
-    assert hamlet_main(["evaluate", "--workload", str(workload_file), "--events", str(csv_path),
-                        "--output", str(jsonl)]) == 0  # fmt: skip
-    low, high = calendar.timegm(start.timetuple()), calendar.timegm(end.timetuple())
-    expected = []
-    for r in read_jsonl(jsonl):
-        if not low < r["window_end"] <= high:
-            continue
-        value = r["value"]
-        exact = None if value is None else repr(value) if isinstance(value, float) else str(value)
-        expected.append(Row(query=r["query"], window_start=datetime.fromtimestamp(r["window_start"], UTC).replace(tzinfo=None),
-                            window_end=datetime.fromtimestamp(r["window_end"], UTC).replace(tzinfo=None),
-                            group={k: str(v) for k, v in r["group"].items()}, aggregate=r["aggregate"],
-                            value=None if value is None else float(value), value_exact=exact))  # fmt: skip
+    expected = evaluated_rows(workload_file, events_table, tmp_path, start, end)
     assert {r.query for r in expected} == {"q1", "q2", "q3", "q4"}  # every query set produced windows
     assert len(expected) > 100
     schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
@@ -105,7 +90,6 @@ qcont: RETURN COUNT(*), MAX(T.speed)
 def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spark, events_table, tmp_path):
     # NEXT and CONT queries next to an ANY one: the CONT query's set reads every event type of the table (a
     # Pickup or Cancel between a Request and a Travel of one driver and rider breaks contiguity).
-    from pyspark.sql import Row
     from pyspark.testing import assertDataFrameEqual
 
     workload = tmp_path / "semantics.hamlet"
@@ -113,21 +97,7 @@ def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spar
     out = tmp_path / "trend_aggregates"
     start, end = START + timedelta(hours=2), START + timedelta(hours=3)
     assert aggregate(events_table, out, workload, start, end) == 0
-    csv_path = export_csv(events_table, tmp_path / "events.csv")
-    jsonl = tmp_path / "expected.jsonl"
-    assert hamlet_main(["evaluate", "--workload", str(workload), "--events", str(csv_path),
-                        "--output", str(jsonl)]) == 0  # fmt: skip
-    low, high = calendar.timegm(start.timetuple()), calendar.timegm(end.timetuple())
-    expected = []
-    for r in read_jsonl(jsonl):
-        if not low < r["window_end"] <= high:
-            continue
-        value = r["value"]
-        exact = None if value is None else repr(value) if isinstance(value, float) else str(value)
-        expected.append(Row(query=r["query"], window_start=datetime.fromtimestamp(r["window_start"], UTC).replace(tzinfo=None),
-                            window_end=datetime.fromtimestamp(r["window_end"], UTC).replace(tzinfo=None),
-                            group={k: str(v) for k, v in r["group"].items()}, aggregate=r["aggregate"],
-                            value=None if value is None else float(value), value_exact=exact))  # fmt: skip
+    expected = evaluated_rows(workload, events_table, tmp_path, start, end)
     assert {r.query for r in expected} == {"qany", "qnext", "qcont"}
     schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
              "aggregate string, value double, value_exact string"  # fmt: skip
@@ -438,3 +408,26 @@ def test_two_workloads_runs_of_one_hour_keep_their_own_run_stats(spark, events_t
     assert sorted(tuple(s) for s in stats) == [
         ("first", 0, "committed"), ("first", 1, "committed"), ("second", 0, "committed"), ("second", 1, "committed")
     ]  # fmt: skip
+
+
+def evaluated_rows(workload, events_table, tmp_path, start, end) -> list:
+    """What ``hamlet evaluate`` gives on the table's events exported to CSV, windows ending in (start, end],
+    as the output table's rows: the reference the job is held to."""
+    from pyspark.sql import Row
+
+    csv_path = export_csv(events_table, tmp_path / "events.csv")
+    jsonl = tmp_path / "expected.jsonl"
+    assert hamlet_main(["evaluate", "--workload", str(workload), "--events", str(csv_path),
+                        "--output", str(jsonl)]) == 0  # fmt: skip
+    low, high = calendar.timegm(start.timetuple()), calendar.timegm(end.timetuple())
+    expected = []
+    for r in read_jsonl(jsonl):
+        if not low < r["window_end"] <= high:
+            continue
+        value = r["value"]
+        exact = None if value is None else repr(value) if isinstance(value, float) else str(value)
+        expected.append(Row(query=r["query"], window_start=datetime.fromtimestamp(r["window_start"], UTC).replace(tzinfo=None),
+                            window_end=datetime.fromtimestamp(r["window_end"], UTC).replace(tzinfo=None),
+                            group={k: str(v) for k, v in r["group"].items()}, aggregate=r["aggregate"],
+                            value=None if value is None else float(value), value_exact=exact))  # fmt: skip
+    return expected
