@@ -125,13 +125,14 @@ def test_the_adhoc_dag_is_triggered_with_workload_range_and_strategy(dags):
     }
     assert dag.params.get_param("strategy").schema["enum"] == ["greta", "static", "hamlet"]
     assert dag.params.get_param("workload").schema["enum"] == [
-        "conf/workloads/cluster.hamlet", "conf/workloads/factory_sensors.hamlet", "conf/workloads/rideshare.hamlet",
+        "conf/workloads/cluster.hamlet", "conf/workloads/factory_sensors.hamlet", "conf/workloads/heartbeat.hamlet",
+        "conf/workloads/rideshare.hamlet",
         "conf/workloads/rideshare50.hamlet", "conf/workloads/rideshare_trips.hamlet", "conf/workloads/stock.hamlet",
         "conf/workloads/traffic.hamlet",
     ]  # fmt: skip
     args = dag.get_task("aggregate").application_args
     assert args[args.index("--strategy") + 1] == "{{ params.strategy }}"
-    assert args[args.index("--allowed-workload") :: 2] == ["--allowed-workload"] * 7
+    assert args[args.index("--allowed-workload") :: 2] == ["--allowed-workload"] * 8
     # the workload is a Param: the events table is the one check_params found for it
     assert (
         args[args.index("--events-table") + 1]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from airflow_env import WORK
 
-OFFERED = ("conf/workloads/cluster.hamlet, conf/workloads/factory_sensors.hamlet, conf/workloads/rideshare.hamlet, conf/workloads/rideshare50.hamlet, "
+OFFERED = ("conf/workloads/cluster.hamlet, conf/workloads/factory_sensors.hamlet, conf/workloads/heartbeat.hamlet, "
+           "conf/workloads/rideshare.hamlet, conf/workloads/rideshare50.hamlet, "
            "conf/workloads/rideshare_trips.hamlet, conf/workloads/stock.hamlet, conf/workloads/traffic.hamlet")  # fmt: skip
 GOOD = {
     "workload": "conf/workloads/rideshare_trips.hamlet",
