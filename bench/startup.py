@@ -202,7 +202,7 @@ def pipeline_commands(work: Path) -> list[Timing]:
         conf.write_text(
             PIPELINE_CONF.format(root=ROOT, work=work, tree=tree, server=server), encoding="utf-8"
         )
-        command = [str(VENV_BIN / "airflow"), "dags", "test", "hamlet_trends_hourly", END]
+        command = [str(VENV_BIN / "airflow"), "dags", "test", "hamlet_trends_hourly_rideshare_trips", END]
         timings.append(Timing("t-pipeline", name, command, ROOT, {**env, "HAMLET_PIPELINE_CONF": str(conf)}))
     return timings
 

@@ -72,7 +72,7 @@ def test_the_hourly_dag_over_one_spark_connect_server(spark, clean_events):
     server = [sys.executable, "-m", "jobs.spark_server"]
     airflow = str(Path(sys.executable).parent / "airflow")
     try:
-        done = subprocess.run([airflow, "dags", "test", "hamlet_trends_hourly", HOUR_END.isoformat()], env=env,
+        done = subprocess.run([airflow, "dags", "test", "hamlet_trends_hourly_rideshare_trips", HOUR_END.isoformat()], env=env,
                               cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
         log = done.stdout + done.stderr
         assert done.returncode == 0 and "state=success, run_type=manual" in log, log[-5000:]
