@@ -1,7 +1,15 @@
 """hamlet-trends: exact trend aggregation over event streams (GRETA, and HAMLET's shared execution)."""
 
 from hamlet.analysis.workload import Workload, parse_workload
-from hamlet.api import STRATEGIES, evaluate, evaluate_table, finalize_table
+from hamlet.api import (
+    STRATEGIES,
+    compose_segments,
+    evaluate,
+    evaluate_segment,
+    evaluate_table,
+    finalize_table,
+    segment_obstacle,
+)
 from hamlet.errors import EvaluationError, EventError, HamletError, QueryError
 from hamlet.events import Event
 from hamlet.results import ResultRow
@@ -15,8 +23,11 @@ __all__ = [
     "QueryError",
     "ResultRow",
     "Workload",
+    "compose_segments",
     "evaluate",
+    "evaluate_segment",
     "evaluate_table",
     "finalize_table",
     "parse_workload",
+    "segment_obstacle",
 ]

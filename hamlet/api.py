@@ -13,9 +13,10 @@ from operator import attrgetter
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hamlet.analysis.query import AnalyzedQuery
-from hamlet.analysis.windows import Window, as_number
+from hamlet.analysis.windows import Window, as_number, pane_size
 from hamlet.analysis.workload import Workload, parse_workload
 from hamlet.errors import EventError, HamletError
 from hamlet.events import TIME_RANGE, Event, Number
@@ -38,6 +39,7 @@ from hamlet.runtime.columnar import (
     sorted_events,
     whole_seconds,
 )
+from hamlet.runtime import vertical
 from hamlet.runtime.greta import run_greta
 from hamlet.runtime.partition import PartitionRunner, groupings, partition_stream
 from hamlet.runtime.shared import run_shared
@@ -120,7 +122,7 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
     runner = executor(queries, algebras_of(queries, rows), stats)
     parts, left = [], rows
     if runner.compiled_set is not None and whole_seconds(rows):
-        done, fallback = run_compiled(runner.compiled_set, queries, rows, micros_of(rows), query_set.attributes,
+        done, fallback, _ = run_compiled(runner.compiled_set, queries, rows, micros_of(rows), query_set.attributes,
                                       groupings(queries), window_ends_us, stats)  # fmt: skip
         parts.append(done)
         left = rows.take(pa.array(fallback, pa.int64()))
@@ -129,6 +131,105 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
         by_query = _evaluate_set(query_set, events_of(left, attributes), executor, stats)
         parts.append(partial_rows_table([row for q in queries for row in by_query[q.name]], window_ends_us))
     return pa.concat_tables(parts)
+
+
+def segment_obstacle(workload: Workload | PreparedWorkload | str, strategy: str = "hamlet") -> str | None:
+    """Why the workload's stream partitions cannot be cut into time segments that compose exactly
+    (``evaluate_segment``), naming the first query concerned; None: they can."""
+    executor = _executor(strategy)
+    for query_set in prepare(workload).sets:
+        queries = list(query_set.queries)
+        names = ", ".join(q.name for q in queries)
+        if query_set.types is None:
+            return f"{names}: contiguous semantics"
+        runner = executor(queries, vertical.segment_algebras(queries, ()), EvaluationStats())
+        if runner.compiled_set is None:
+            return f"{names}: not on the set kernel (edge predicates it lacks, or windows of fractions of seconds)"
+        reason = runner.compiled_set.native.kernel.segment_obstacle()
+        if reason is not None:
+            return f"{names}: {reason}"
+    return None
+
+
+def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Table, segment_us: tuple[int, int],
+                     strategy: str = "hamlet", stats: EvaluationStats | None = None,
+                     window_ends_us: tuple[int, int] | None = None) -> tuple[pa.Table, pa.Table]:  # fmt: skip
+    """One time segment [t0, t1) (µs, on every set's pane) of a stream cut by time (dissertation §28.1:
+    ``hamlet/runtime/vertical.py``): ``table`` holds every event of the segment. Returns the partial rows
+    of the windows that are final in the segment (as ``evaluate_table``'s) and the records of the others,
+    one per stream partition and graph (``vertical.RECORD_SCHEMA``), which ``compose_segments`` turns
+    into the rest of the partial rows once every segment has run. The partials of all segments and the
+    composed ones merge into exactly ``evaluate_table``'s over the whole stream."""
+    stats = stats if stats is not None else EvaluationStats()
+    stats.strategy = strategy
+    executor = _executor(strategy)
+    window_ends = None if window_ends_us is None else tuple(Fraction(t, MICROS) for t in window_ends_us)
+    prepared = prepare(workload).clipped(window_ends)  # type: ignore[arg-type]
+    reason = segment_obstacle(prepared, strategy)
+    if reason is not None:
+        raise HamletError(f"the stream cannot be cut into time segments: {reason}")
+    table = sorted_events(checked(table))
+    t0, t1 = vertical.check_segment(segment_us, [_set_pane(s) for s in prepared.sets])
+    if table.num_rows:
+        micros = micros_of(table)
+        first, last = pc.min(micros).as_py(), pc.max(micros).as_py()
+        if not (segment_us[0] <= first and last < segment_us[1]):
+            outside = first if first < segment_us[0] else last
+            raise EventError(f"{outside} µs lies outside the segment [{segment_us[0]}, {segment_us[1]}) µs",
+                             where="event_time")  # fmt: skip
+        if not whole_seconds(table):
+            raise EventError("a time segment's events need whole-second times", where="event_time")
+    floating = vertical.floating_columns(table.schema)
+    parts, records = [], []
+    for number, query_set in enumerate(prepared.sets):
+        rows = set_rows(table, query_set.types, query_set.attributes)
+        if rows.num_rows == 0:
+            continue
+        queries = list(query_set.queries)
+        runner = executor(queries, vertical.segment_algebras(queries, floating), stats)
+        done, fallback, found = run_compiled(runner.compiled_set, queries, rows, micros_of(rows),
+                                             query_set.attributes, groupings(queries), window_ends_us, stats,
+                                             (t0, t1))  # fmt: skip
+        if len(fallback):
+            raise EventError("a value only the Python engine computes exactly (an integer beyond 64 bits, a time "
+                             "beyond 2^52 s): evaluate this stream without time segments",
+                             where=f"the stream partition of the event at {rows.column(TIME)[int(fallback[0])]}")  # fmt: skip
+        parts.append(done)
+        records.extend({"query_set": number, "partition_key": key, "segment_start_us": segment_us[0],
+                        "record": record.to_json()} for key, record in found)  # fmt: skip
+    partials = pa.concat_tables(parts) if parts else PARTIAL_SCHEMA.empty_table()
+    return partials, pa.Table.from_pylist(records, schema=vertical.RECORD_SCHEMA)
+
+
+def compose_segments(workload: Workload | PreparedWorkload | str, records: pa.Table, floating: Sequence[str],
+                     strategy: str = "hamlet",
+                     window_ends_us: tuple[int, int] | None = None) -> pa.Table:  # fmt: skip
+    """The partial rows that ``evaluate_segment``'s records of every segment hold, composed per stream
+    partition in time order. ``floating``: the event table's columns of a floating type (every segment's
+    algebra scales the sums over those)."""
+    executor = _executor(strategy)
+    window_ends = None if window_ends_us is None else tuple(Fraction(t, MICROS) for t in window_ends_us)
+    prepared = prepare(workload).clipped(window_ends)  # type: ignore[arg-type]
+    by_partition: dict[tuple[int, str], list[tuple[int, str]]] = {}
+    for number, key, start, text in zip(*(records.column(n).to_pylist() for n in vertical.RECORD_SCHEMA.names)):
+        by_partition.setdefault((number, key), []).append((start, text))
+    rows: list[PartialRow] = []
+    runners: dict[int, tuple] = {}
+    for (number, _), found in by_partition.items():
+        if number not in runners:
+            queries = list(prepared.sets[number].queries)
+            algebras = vertical.segment_algebras(queries, floating)
+            runner = executor(queries, algebras, EvaluationStats())
+            by = groupings(queries)
+            runners[number] = (runner.compiled_set.groups, algebras, {q.name: by.index(q.group_by) for q in queries})
+        groups, algebras, grouping_of = runners[number]
+        decoded = [vertical.Record.from_json(text) for _, text in sorted(found, key=lambda item: item[0])]
+        rows.extend(vertical.partial_rows(groups, decoded, algebras, grouping_of))
+    return partial_rows_table(rows, window_ends_us)
+
+
+def _set_pane(query_set: PreparedSet) -> Fraction:
+    return pane_size([d for q in query_set.queries for d in (q.window.within, q.window.slide)])
 
 
 def finalize_table(workload: Workload | PreparedWorkload | str, partials: pa.Table) -> list[ResultRow]:

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from hamlet.errors import EventError
 from hamlet.events import TIME_RANGE, Event
 from hamlet.partials import PartialRow
-from hamlet.runtime import native
+from hamlet.runtime import native, vertical
 from hamlet.runtime.aggregates import CountAlgebra, FloatColumns, algebra_for
 from hamlet.stats import EvaluationStats
 
@@ -50,6 +50,12 @@ PARTIAL_SCHEMA = pa.schema([
 def group_text(group: dict[str, Any]) -> str:
     """The canonical key of a group: JSON of {attribute: value} in GROUP-BY order ("{}" without GROUP-BY)."""
     return json.dumps(group, ensure_ascii=False, separators=(",", ":"))
+
+
+def partition_text(values: Sequence[Any]) -> str:
+    """A stream partition's key as text, equal for equal values (-0.0 is 0.0, as ``codes`` folds them)."""
+    values = [0.0 if isinstance(v, float) and v == 0 else v for v in values]
+    return json.dumps(values, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def sorted_events(table: pa.Table) -> pa.Table:
@@ -308,9 +314,12 @@ def group_keys(
 
 def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros: pa.Array,
                  attributes: Sequence[str], by: Sequence[tuple[str, ...]],
-                 window_ends_us: tuple[int, int] | None, stats: EvaluationStats) -> tuple[pa.Table, np.ndarray]:  # fmt: skip
+                 window_ends_us: tuple[int, int] | None, stats: EvaluationStats,
+                 segment: tuple[int, int] | None = None) -> tuple[pa.Table, np.ndarray, list]:  # fmt: skip
     """``table`` (a set's rows, sorted by time, every time whole seconds) on the set kernel: its partial rows,
-    and the numbers of the rows whose partitions the kernel left to Python."""
+    the numbers of the rows whose partitions the kernel left to Python, and with ``segment`` (a time segment
+    [t0, t1) in seconds: ``vertical.py``) the records of its partitions for composition, as (partition key,
+    ``vertical.Record``)."""
     types = pc.dictionary_encode(table.column(TYPE).combine_chunks())
     partition, count = codes([table.column(a) for a in attributes], table.num_rows)
     groups, offsets, keys = group_keys(table, by)
@@ -320,12 +329,25 @@ def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros:
     ]
     time_seconds = pc.divide(micros, MICROS).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     ends = window_ends_us if window_ends_us is not None else (-(1 << 63), (1 << 63) - 1)
-    n, query, group, start, end, aggregate, offsets_out, data, fallback, matched, decisions = (
+    n, query, group, start, end, aggregate, offsets_out, data, fallback, matched, decisions, raw_records = (
         compiled.native.kernel.run_columns(
             types.dictionary.to_pylist(), _words(types.indices.cast(pa.int64()).to_numpy()), _words(time_seconds),
             _words(partition), count, [_words(g) for g in groups], offsets, columns, specs, ends, compiled.sharing,
+            segment,
         )
     )  # fmt: skip
+    records = []
+    if raw_records:
+        first = np.unique(partition, return_index=True)[1]
+        key_values = [table.column(a).take(pa.array(first)).to_pylist() for a in attributes]
+        partition_keys = [partition_text(row) for row in zip(*key_values)]
+        if not attributes:
+            partition_keys = ["[]"] * count
+
+        def groups_of(p: int) -> list[str]:
+            return [keys[offsets[i] + int(groups[i][first[p]])] for i in range(len(groups))]
+
+        records = [(partition_keys[p], r) for p, r in vertical.decode_records(raw_records, segment[1], groups_of)]
     native.count(stats, matched, decisions)
     stats.partitions += count - len(fallback)
     out = pa.Table.from_arrays(
@@ -345,7 +367,7 @@ def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros:
         if fallback
         else np.zeros(0, np.int64)
     )
-    return out, left
+    return out, left, records
 
 
 def algebras_of(queries: Sequence[Any], table: pa.Table) -> dict[str, Any]:

@@ -288,11 +288,12 @@ impl Graph {
 
     /// `VectorAlgebra.extend`: the aggregate of the trends ending at the event; None: no trend ends there.
     /// `start`: the event starts a trend (at the start position, where no leading NOT forbids it).
-    fn extend(&self, mut acc: Agg, event: &Event, position: usize, start: bool, scales: &[Scale]) -> Option<Agg> {
+    fn extend(&self, mut acc: Agg, event: &Event, position: usize, start: bool, scales: &[Scale],
+              keep: bool) -> Option<Agg> {
         if start {
             acc[0].add_assign(&Num::ONE);
         }
-        if acc[0].is_zero() {
+        if acc[0].is_zero() && !keep {
             return None;
         }
         if self.updates[position].is_empty() {
@@ -364,6 +365,26 @@ pub struct Partition<'a> {
     sources: Vec<Source>, // per edge of the graph: its source's events (edges.rs)
     next: Option<NextState>, // under NEXT and CONT
     substream: Vec<i64>,     // CONT: the time of every event of the partition, of any type, sorted
+    zero: Option<ClassZero>, // a time segment's run (`vertical.rs`)
+}
+
+/// How a time segment's run treats window class 0: the windows that start before the segment's first event,
+/// into which aggregates flow from earlier segments (`vertical.rs`). They all hold every event of the
+/// segment up to their end, so one class carries them all, and what they end with is affine in what flows
+/// in: a basis run computes one column of that map (class 0 alone, seeded with a unit, no zero dropped).
+#[derive(Clone, Default)]
+pub struct ClassZero {
+    pub basis: bool,                  // class 0 alone, aggregates kept where the count is zero
+    pub seed: Vec<(usize, Agg)>,      // class 0's running totals at the segment's start, per source position
+    pub starts: bool,                 // trends may start in class 0 (with a leading NOT: the starts' column)
+}
+
+/// A segment's graph after its last event: the windows still open, with their classes, and per class its
+/// running totals (per position) and whether trends may still start in it (no leading NOT matched since).
+pub struct EndState {
+    pub open: Vec<(usize, i64, usize)>,
+    pub running: HashMap<usize, Vec<Option<Agg>>>,
+    pub may_start: HashMap<usize, bool>,
 }
 
 /// What NEXT keeps per position of an edge-free graph. Without edge predicates or a NOT between two types,
@@ -417,6 +438,7 @@ impl<'a> Partition<'a> {
             computed: Vec::new(),
             sources,
             substream: Vec::new(),
+            zero: None,
             next: (kernel.semantics != ANY).then(|| NextState {
                 latest: vec![None; kernel.types.len()],
                 stored: vec![VecDeque::new(); kernel.types.len()],
@@ -434,7 +456,25 @@ impl<'a> Partition<'a> {
 
     /// GRETA over every event, but the `bursts` (ascending, disjoint) applied at once; None where an edge
     /// predicate needs Python.
-    pub fn run(mut self, bursts: &[SharedBurst]) -> Option<(Vec<(usize, i64, i64, Agg)>, usize)> {
+    pub fn run(self, bursts: &[SharedBurst]) -> Option<(Vec<(usize, i64, i64, Agg)>, usize)> {
+        self.run_to_end(bursts).map(|(out, snapshots, _)| (out, snapshots))
+    }
+
+    /// A time segment's class 0 (`ClassZero`); its seed goes into the running totals.
+    pub fn with_class_zero(mut self, zero: ClassZero) -> Self {
+        for (position, agg) in &zero.seed {
+            self.running[*position].insert(0, agg.clone());
+        }
+        self.zero = Some(zero);
+        self
+    }
+
+    fn keeps_zero(&self) -> bool {
+        self.zero.as_ref().is_some_and(|z| z.basis)
+    }
+
+    /// `run`, and the state after the last event (a time segment's, for the next segment: `vertical.rs`).
+    pub fn run_to_end(mut self, bursts: &[SharedBurst]) -> Option<(Vec<(usize, i64, i64, Agg)>, usize, EndState)> {
         let mut i = 0;
         let mut next = bursts.iter().peekable();
         while i < self.events.len() {
@@ -443,6 +483,9 @@ impl<'a> Partition<'a> {
             if self.last_pane != Some(pane) {
                 self.advance(time);
                 self.classes = self.classes(time);
+                if self.keeps_zero() {
+                    self.classes.retain(|&c| c == 0);
+                }
                 self.last_pane = Some(pane);
             }
             if let Some(burst) = next.next_if(|b| b.from == i) {
@@ -457,12 +500,13 @@ impl<'a> Partition<'a> {
             self.step(i, j)?;
             i = j;
         }
+        let end = self.end_state();
         for m in 0..self.kernel.members.len() {
             if let Some(&(_, last)) = self.open[m].back() {
                 self.close(m, last);
             }
         }
-        Some((self.out, self.snapshots))
+        Some((self.out, self.snapshots, end))
     }
 
     /// `QueryRun.advance_runs`: close the windows that end by `time`, open those that hold it.
@@ -518,6 +562,28 @@ impl<'a> Partition<'a> {
         for source in &mut self.sources {
             source.release(frontier);
         }
+    }
+
+    /// The open windows and their classes' state after the last event (only a segment's run needs it).
+    fn end_state(&self) -> EndState {
+        let mut end = EndState { open: Vec::new(), running: HashMap::default(), may_start: HashMap::default() };
+        if self.zero.is_none() {
+            return end;
+        }
+        for (m, member) in self.kernel.members.iter().enumerate() {
+            for &(first, last) in &self.open[m] {
+                for k in first..=last {
+                    let (c, _) = self.class_of(member, k);
+                    if self.keeps_zero() && c != 0 {
+                        continue;
+                    }
+                    end.open.push((m, k, c));
+                    end.running.entry(c).or_insert_with(|| self.running.iter().map(|r| r.get(&c).cloned()).collect());
+                    end.may_start.entry(c).or_insert_with(|| self.may_start(c));
+                }
+            }
+        }
+        end
     }
 
     fn class_of(&self, member: &Member, k: i64) -> (usize, i64) {
@@ -593,7 +659,7 @@ impl<'a> Partition<'a> {
                 };
                 for (&c, acc) in self.classes.iter().zip(accs) {
                     let start = starts && self.may_start(c);
-                    if let Some(agg) = kernel.extend(acc, event, position, start, self.scales) {
+                    if let Some(agg) = kernel.extend(acc, event, position, start, self.scales, self.keeps_zero()) {
                         computed.push((from + i, position, c, agg));
                     }
                 }
@@ -603,7 +669,7 @@ impl<'a> Partition<'a> {
                 for &c in &self.classes {
                     let acc = self.predecessors(position, c);
                     let start = starts && self.may_start(c);
-                    if let Some(agg) = kernel.extend(acc, event, position, start, self.scales) {
+                    if let Some(agg) = kernel.extend(acc, event, position, start, self.scales, self.keeps_zero()) {
                         computed.push((from + i, position, c, agg));
                     }
                 }
@@ -620,7 +686,7 @@ impl<'a> Partition<'a> {
             }
             for (&c, acc) in self.classes.iter().zip(accs) {
                 let start = starts && self.may_start(c);
-                if let Some(agg) = kernel.extend(acc, event, position, start, self.scales) {
+                if let Some(agg) = kernel.extend(acc, event, position, start, self.scales, self.keeps_zero()) {
                     computed.push((from + i, position, c, agg));
                 }
             }
@@ -641,7 +707,7 @@ impl<'a> Partition<'a> {
                     }
                     let start = *position == kernel.start && self.may_start(*c);
                     kernel
-                        .extend(kernel.zero(), &self.events[*e], *position, start, self.scales)
+                        .extend(kernel.zero(), &self.events[*e], *position, start, self.scales, false)
                         .map(|single| (*position, *c, single))
                 })
                 .collect();
@@ -727,6 +793,9 @@ impl<'a> Partition<'a> {
     /// Whether trends may start in the windows of class c: no leading negative match started in them
     /// (L < start(k) ⇔ L ≤ the time of the (c−1)-th event: L is an event's time, none lies in between).
     fn may_start(&self, c: usize) -> bool {
+        if c == 0 && self.zero.as_ref().is_some_and(|z| !z.starts) {
+            return false;
+        }
         self.kernel.leading.iter().all(|&k| match self.negations[k - 1].latest {
             None => true,
             Some(l) => c > 0 && l <= self.times[c - 1],

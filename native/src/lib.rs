@@ -26,6 +26,7 @@ mod predicates;
 mod segments;
 mod sums;
 mod values;
+mod vertical;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -468,7 +469,7 @@ impl SetKernel {
         let Some(outcome) = self.compute(&raw, whole, sharing) else {
             return Ok(None);
         };
-        let Outcome { computed, declined, matched, decisions, snapshots } = outcome;
+        let Outcome { computed, declined, matched, decisions, snapshots, .. } = outcome;
         let mut runs = Vec::new();
         for (g, found, scales) in computed {
             let kernel = self.graphs[g].get();
@@ -510,7 +511,7 @@ impl SetKernel {
     /// fallback, matched, decisions): int64 columns as bytes, states as a large_string's buffers.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (type_names, types, times, partitions, count, groups, group_offsets, columns, members,
-                        window_ends, sharing="none"))]
+                        window_ends, sharing="none", segment=None))]
     fn run_columns<'py>(
         &mut self,
         py: Python<'py>,
@@ -525,7 +526,13 @@ impl SetKernel {
         members: Vec<Vec<(i64, Vec<(i64, String, Vec<usize>)>)>>,
         window_ends: (i64, i64),
         sharing: &str,
+        segment: Option<(i64, i64)>,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        if segment.is_some() {
+            if let Some(reason) = self.segment_obstacle() {
+                return Err(PyValueError::new_err(format!("segments of this set do not compose: {reason}")));
+            }
+        }
         let Some(sharing) = Sharing::parse(sharing) else {
             return Err(PyValueError::new_err(format!("sharing: none, static or hamlet, not {sharing:?}")));
         };
@@ -567,6 +574,7 @@ impl SetKernel {
             next[p as usize] += 1;
         }
         let (mut fallback, mut matched, mut decisions, mut snapshots) = (Vec::new(), 0, Decisions::default(), 0);
+        let mut records = Vec::new();
         'partitions: for p in 0..count {
             let mine = &order[starts[p]..starts[p + 1]];
             let mut raw = Vec::with_capacity(mine.len());
@@ -592,10 +600,13 @@ impl SetKernel {
             if raw.is_empty() {
                 continue;
             }
-            let Some(outcome) = self.compute(&raw, true, sharing) else {
+            let Some(mut outcome) = self.compute_until(&raw, true, sharing, segment.map(|(_, t1)| t1)) else {
                 fallback.push(p);
                 continue;
             };
+            for (g, record, scales) in std::mem::take(&mut outcome.records) {
+                records.push(self.record_py(py, p, g, record, &scales)?);
+            }
             let first = mine[0];
             let group_of = |g: usize, m: usize| groups[self.grouping_of[g][m]][first] as usize;
             let mut changes = Vec::with_capacity(outcome.computed.len());
@@ -639,8 +650,15 @@ impl SetKernel {
             PyList::new(py, fallback)?.into_any(),
             matched.into_pyobject(py)?.into_any(),
             decisions_tuple(py, decisions, snapshots)?,
+            PyList::new(py, records)?.into_any(),
         ];
         PyTuple::new(py, items)
+    }
+
+    /// Why the set's time segments would not compose exactly (`vertical::obstacle` of its first graph
+    /// that has one); None: they do.
+    fn segment_obstacle(&self) -> Option<String> {
+        self.graphs.iter().find_map(|g| vertical::obstacle(&g.get().graph).map(String::from))
     }
 
     /// What `run` summed, and the sums cleared: (graph, member, group, linear, [(window, value)]), a
@@ -683,6 +701,12 @@ impl SetKernel {
     /// scales of their values, those left to Python, and what sharing did; None when the partition is
     /// Python's (with `whole`: unless every graph is computed here).
     fn compute(&self, raw: &[RawEvent], whole: bool, sharing: Sharing) -> Option<Outcome> {
+        self.compute_until(raw, whole, sharing, None)
+    }
+
+    /// `compute`, or with `segment_end` (a time segment of the partition, ending there: `vertical.rs`)
+    /// the runs of the windows final in the segment and a record per graph for composition (always whole).
+    fn compute_until(&self, raw: &[RawEvent], whole: bool, sharing: Sharing, segment_end: Option<i64>) -> Option<Outcome> {
         let (matched, any) = self.matched(raw)?;
         // Each graph's events and what their values are; the graphs the kernel cannot compute exactly.
         let mut prepared = Vec::new();
@@ -697,7 +721,12 @@ impl SetKernel {
                     seen[p] = true;
                 }
             }
-            if !seen.iter().all(|&s| s) || !graph.has_windows(raw[mine[0]].time, raw[mine[mine.len() - 1]].time) {
+            if segment_end.is_some() {
+                // (what flows in from earlier segments may complete trends whatever this segment lacks)
+                if mine.is_empty() {
+                    continue;
+                }
+            } else if !seen.iter().all(|&s| s) || !graph.has_windows(raw[mine[0]].time, raw[mine[mine.len() - 1]].time) {
                 continue;
             }
             match graph.events(raw, mine, &self.roles[g], &self.attribute_at[g]) {
@@ -709,7 +738,13 @@ impl SetKernel {
         let mut partitions: Vec<Partition> = Vec::with_capacity(prepared.len());
         let mut kept = Vec::with_capacity(prepared.len());
         for (g, events, scales) in &prepared {
-            match Partition::new(&self.graphs[*g].get().graph, events, scales) {
+            let graph = &self.graphs[*g].get().graph;
+            let partition = Partition::new(graph, events, scales);
+            let partition = match segment_end {
+                Some(_) => partition.map(|p| p.with_class_zero(vertical::own_class_zero(graph))),
+                None => partition,
+            };
+            match partition {
                 Some(partition) => {
                     partitions.push(partition);
                     kept.push((*g, events, scales));
@@ -732,7 +767,8 @@ impl SetKernel {
         drop(readers);
         let mut snapshots = 0;
         let mut computed = Vec::new();
-        for (((g, _, scales), partition), bursts) in kept.iter().zip(partitions).zip(&plan.bursts) {
+        let mut records = Vec::new();
+        for (((g, events, scales), partition), bursts) in kept.iter().zip(partitions).zip(&plan.bursts) {
             let bursts: Vec<SharedBurst> = bursts
                 .iter()
                 .map(|&(from, to, graphlet)| SharedBurst {
@@ -741,6 +777,14 @@ impl SetKernel {
                     graphlet: &plan.graphlets[graphlet],
                 })
                 .collect();
+            if let Some(t1) = segment_end {
+                let graph = &self.graphs[*g].get().graph;
+                let (found, taken, record) = vertical::segment(graph, events, scales, t1, partition, &bursts)?;
+                snapshots += taken;
+                computed.push((*g, found, (*scales).clone()));
+                records.push((*g, record, (*scales).clone()));
+                continue;
+            }
             match partition.run(&bursts) {
                 Some((found, taken)) => {
                     snapshots += taken;
@@ -751,7 +795,70 @@ impl SetKernel {
             }
         }
         let matched = any.iter().filter(|&&m| m).count();
-        Some(Outcome { computed, declined, matched, decisions: plan.decisions, snapshots })
+        Some(Outcome { computed, declined, matched, decisions: plan.decisions, snapshots, records })
+    }
+
+    /// A segment record as Python reads it (`hamlet/runtime/vertical.py`): (partition, graph, leading,
+    /// trailing, columns, windows, running, carry), columns as (kind, position, field) with kind 0 the
+    /// constant, 1 a running total, 2 the starts; aggregates as lists of ints in the Python algebra's units
+    /// (`Graph::to_python`), but a running sum's own coefficients, which are plain factors.
+    fn record_py<'py>(&self, py: Python<'py>, p: usize, g: usize, r: vertical::SegmentRecord, scales: &[Scale])
+        -> PyResult<Bound<'py, PyAny>> {
+        let graph = &self.graphs[g].get().graph;
+        let mut shift: Vec<u32> = vec![0; graph.kinds.len()];
+        for u in graph.updates.iter().flatten().filter(|u| u.kind == SUM && u.scaled) {
+            shift[u.field] = values::FLOAT_SCALE_BITS - scales[u.attribute].exponent;
+        }
+        let agg = |a: &Option<graph::Agg>, plain: bool| -> PyResult<Bound<'py, PyAny>> {
+            let Some(a) = a else { return Ok(py.None().into_bound(py)) };
+            let items = a
+                .iter()
+                .zip(&shift)
+                .map(|(v, &s)| if plain || s == 0 { v.into_py(py) } else { v.shl(s).into_py(py) })
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(PyList::new(py, items)?.into_any())
+        };
+        let plain: Vec<bool> = r
+            .columns
+            .iter()
+            .map(|c| matches!(c, vertical::Column::Running { field, .. } if shift[*field] > 0))
+            .collect();
+        let columns = r.columns.iter().map(|c| match *c {
+            vertical::Column::Constant => (0usize, 0usize, 0usize),
+            vertical::Column::Running { position, field } => (1, position, field),
+            vertical::Column::Starts => (2, 0, 0),
+        });
+        let positions = |list: &[Option<graph::Agg>], plain: bool| -> PyResult<Bound<'py, PyAny>> {
+            let items = list.iter().map(|a| agg(a, plain)).collect::<PyResult<Vec<_>>>()?;
+            Ok(PyList::new(py, items)?.into_any())
+        };
+        let mut windows = Vec::with_capacity(r.windows.len());
+        for (m, k, by_column) in &r.windows {
+            let finals = by_column.iter().zip(&plain).map(|(a, &pl)| agg(a, pl)).collect::<PyResult<Vec<_>>>()?;
+            windows.push((*m, *k, PyList::new(py, finals)?).into_pyobject(py)?.into_any());
+        }
+        let mut running = Vec::with_capacity(r.running.len());
+        for (by_position, &pl) in r.running.iter().zip(&plain) {
+            running.push(match by_position {
+                Some(list) => positions(list, pl)?,
+                None => py.None().into_bound(py),
+            });
+        }
+        let mut carry = Vec::with_capacity(r.carry.len());
+        for (m, k, by_position, fin, may_start) in &r.carry {
+            carry.push((*m, *k, positions(by_position, false)?, agg(fin, false)?, *may_start).into_pyobject(py)?.into_any());
+        }
+        let items: Vec<Bound<'py, PyAny>> = vec![
+            p.into_pyobject(py)?.into_any(),
+            g.into_pyobject(py)?.into_any(),
+            r.leading.into_pyobject(py)?.into_any(),
+            r.trailing.into_pyobject(py)?.into_any(),
+            PyList::new(py, columns.collect::<Vec<_>>())?.into_any(),
+            PyList::new(py, windows)?.into_any(),
+            PyList::new(py, running)?.into_any(),
+            PyList::new(py, carry)?.into_any(),
+        ];
+        Ok(PyTuple::new(py, items)?.into_any())
     }
 
     /// `members` of `run_columns`, checked against the graphs.
@@ -821,6 +928,7 @@ struct Outcome {
     matched: usize,                               // events some graph's local predicates match
     decisions: Decisions,
     snapshots: usize,
+    records: Vec<(usize, vertical::SegmentRecord, Vec<Scale>)>, // a time segment's: per graph
 }
 
 fn decisions_tuple<'py>(py: Python<'py>, d: Decisions, snapshots: usize) -> PyResult<Bound<'py, PyAny>> {

@@ -1,0 +1,187 @@
+"""Vertical partitioning by time (issue 19): a stream cut into time segments, each evaluated on its own with
+what flows in from earlier segments as variables, then composed in time order, equals the unsplit run and
+the brute-force oracle exactly, for every strategy, every split, and every construct the composition claims;
+the others are refused with the reason (``hamlet.segment_obstacle``)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from hypothesis import assume, event, given, note
+from hypothesis import strategies as st
+from oracle import evaluate_bruteforce
+from workloads import (
+    MULTI_QUERY_EXAMPLES,
+    TYPES,
+    bursty_events,
+    events,
+    patterns,
+    queries,
+    table_of,
+    types_of,
+)
+
+from hamlet import (
+    STRATEGIES,
+    HamletError,
+    compose_segments,
+    evaluate_segment,
+    evaluate_table,
+    finalize_table,
+    parse_workload,
+    segment_obstacle,
+)
+from hamlet.errors import EventError
+from hamlet.runtime.columnar import events_of, sorted_events
+from hamlet.runtime.vertical import floating_columns
+
+MICROS = 1_000_000
+
+
+def segmented(workload, table: pa.Table, cuts: list[int], strategy: str):
+    """``table`` cut at ``cuts`` (seconds), each segment evaluated on its own, the records composed: the
+    results as ``finalize_table`` gives them."""
+    seconds = pc.divide(table.column("event_time").cast(pa.int64()), MICROS)
+    parts, records = [], []
+    for t0, t1 in zip(cuts, cuts[1:]):
+        rows = table.filter(pc.and_(pc.greater_equal(seconds, t0), pc.less(seconds, t1)))
+        partials, found = evaluate_segment(workload, rows, (t0 * MICROS, t1 * MICROS), strategy)
+        parts.append(partials)
+        records.append(found)
+    composed = compose_segments(workload, pa.concat_tables(records), floating_columns(table.schema), strategy)
+    return finalize_table(workload, pa.concat_tables([*parts, composed]))
+
+
+def pane_multiple(workload) -> int:
+    """A length every segment bound may be a multiple of: on every window's pane."""
+    return math.lcm(*(math.gcd(int(q.window.within), int(q.window.slide)) for q in workload.queries))
+
+
+@st.composite
+def segment_queries(draw, name: str, core: str | None = None, pane: int = 1) -> str:
+    """Queries whose segments compose: linear aggregates, local predicates only, NOTs of one type before
+    the start or after the end; around a shared Kleene ``core`` when given."""
+    pool = [t for t in draw(st.permutations(TYPES)) if core is None or t not in core]
+    items = [draw(patterns(pool, nots=False))] if core is None else [core]
+    if core is not None and draw(st.booleans()):
+        items.insert(0, pool.pop())
+    if core is not None and draw(st.booleans()):
+        items.append(pool.pop())
+    if pool and draw(st.booleans()):
+        items.insert(0, f"NOT {pool.pop()}")
+    if pool and draw(st.booleans()):
+        items.append(f"NOT {pool.pop()}")
+    pattern = items[0] if len(items) == 1 else f"SEQ({', '.join(items)})"
+    within = pane * draw(st.integers(2, 6))
+    window = (within, pane * draw(st.integers(1, within // pane + 1)))
+    return draw(queries(name, pattern=pattern, extreme="", window=window, predicates=draw(local_predicates(pattern))))
+
+
+@st.composite
+def local_predicates(draw, pattern: str) -> list[str]:
+    types = sorted(set(re.findall(r"\b[A-Z]\b", pattern)))
+    return [draw(st.sampled_from([f"{t}.x < 3", f"{t}.y > 0", f"{t}.s = u"])) for t in
+            draw(st.lists(st.sampled_from(types), max_size=2))]  # fmt: skip
+
+
+@st.composite
+def segment_workloads(draw) -> str:
+    """1–4 queries, most around a shared Kleene type (its bursts are what hamlet shares), with windows on one
+    pane of 1–3 s (so that a dozen seconds of events cut into several segments)."""
+    core = draw(st.sampled_from([None, "B+", "B+", "(SEQ(B, C))+"]))
+    count = draw(st.integers(1, 4))
+    pane = draw(st.integers(1, 3))
+    return "\n".join(draw(segment_queries(f"q{i}", core, pane)) for i in range(count))
+
+
+def check_split(text: str, stream, data) -> None:
+    note(text)
+    note(repr(stream))
+    workload = parse_workload(text)
+    reason = segment_obstacle(workload)
+    assume(reason is None)
+    table = table_of(stream)
+    expected = evaluate_bruteforce(workload, events_of(sorted_events(table), ["x", "y", "s", "g", "k"]))
+    pane = pane_multiple(workload)
+    times = [e.time for e in stream] or [0]
+    first, last = times[0] // pane, times[-1] // pane + 1
+    inner = data.draw(st.lists(st.integers(first + 1, last - 1), min_size=1, unique=True) if last - first > 1
+                      else st.just([]))  # fmt: skip
+    cuts = [k * pane for k in sorted({first, last, *inner})]
+    note(f"cuts {cuts}")
+    event(f"{min(len(cuts) - 1, 3)}+ segments, {'some' if expected else 'no'} rows")
+    for strategy in STRATEGIES:
+        assert segmented(workload, table, cuts, strategy) == expected, strategy
+
+
+@MULTI_QUERY_EXAMPLES
+@given(segment_workloads(), st.data())
+def test_every_split_composes_to_the_unsplit_result(text, data):
+    types = types_of(text, every=2)
+    stream = data.draw(st.one_of(events(types, max_events=14, min_events=4), bursty_events(types, max_events=16)))
+    check_split(text, stream, data)
+
+
+def test_a_count_beyond_every_fixed_width_flows_through_four_segments_exactly():
+    """One A, then 200 B's over four segments: 2^200 − 1 trends, COUNT(B) = 200·2^199, a float SUM exact."""
+    text = "q: RETURN COUNT(*), COUNT(B), SUM(B.v) PATTERN SEQ(A, B+) WITHIN 1000 sec SLIDE 50 sec"
+    rows = [("A", 0, 0.0)] + [("B", 1 + i, 0.1) for i in range(200)]
+    table = pa.table({
+        "event_type": [r[0] for r in rows],
+        "event_time": pa.array([r[1] * MICROS for r in rows], pa.int64()).cast(pa.timestamp("us", "UTC")),
+        "v": pa.array([r[2] for r in rows], pa.float64()),
+    })  # fmt: skip
+    for strategy in STRATEGIES:
+        rows_out = segmented(text, table, [0, 50, 100, 150, 1000], strategy)
+        assert rows_out == finalize_table(text, evaluate_table(text, table, strategy))
+        values = {r.aggregate: r.value for r in rows_out if r.window_start == 0}
+        assert values["COUNT(*)"] == 2**200 - 1
+        assert values["COUNT(B)"] == 200 * 2**199
+
+
+def test_a_window_spanning_segments_keeps_the_trends_that_a_trailing_not_leaves():
+    """SEQ(R, T+, NOT P): a P in the second segment voids what ended before it, not what passes through."""
+    text = "q: RETURN COUNT(*) PATTERN SEQ(R, T+, NOT P) WITHIN 20 sec SLIDE 10 sec"
+    rows = [("R", 1), ("T", 2), ("T", 3), ("P", 11), ("T", 12)]
+    table = pa.table({
+        "event_type": [r[0] for r in rows],
+        "event_time": pa.array([r[1] * MICROS for r in rows], pa.int64()).cast(pa.timestamp("us", "UTC")),
+    })  # fmt: skip
+    # [-10, 10): R1 T2, R1 T3, R1 T2 T3. [0, 20): only the trends ending at T12, after the P: R1 T12,
+    # R1 T2 T12, R1 T3 T12, R1 T2 T3 T12. [10, 30): no R.
+    for strategy in STRATEGIES:
+        rows_out = segmented(text, table, [0, 10, 20], strategy)
+        assert [(r.window_start, r.value) for r in rows_out] == [(-10, 3), (0, 4)]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("q: RETURN MAX(T.v) PATTERN SEQ(R, T+) WITHIN 10 sec", "MIN and MAX"),
+        ("q: RETURN COUNT(*) PATTERN SEQ(R, T+) WHERE T.v < NEXT(T).v WITHIN 10 sec", "q"),
+        ("q: RETURN COUNT(*) PATTERN SEQ(R, T+) SEMANTICS NEXT WITHIN 10 sec", "semantics"),
+        ("q: RETURN COUNT(*) PATTERN SEQ(R, NOT P, T+) WITHIN 10 sec", "q"),
+    ],
+)
+def test_what_does_not_compose_is_refused_with_the_reason(text, reason):
+    assert reason in segment_obstacle(text)
+    table = pa.table({"event_type": ["R"], "event_time": pa.array([0], pa.int64()).cast(pa.timestamp("us", "UTC")),
+                      "v": [1]})  # fmt: skip
+    with pytest.raises(HamletError, match="cannot be cut into time segments"):
+        evaluate_segment(text, table, (0, 10 * MICROS))
+
+
+def test_segment_bounds_and_rows_are_checked():
+    text = "q: RETURN COUNT(*) PATTERN SEQ(R, T+) WITHIN 10 sec SLIDE 5 sec"
+    table = pa.table({"event_type": ["R"], "event_time": pa.array([7 * MICROS], pa.int64()).cast(
+        pa.timestamp("us", "UTC"))})  # fmt: skip
+    with pytest.raises(HamletError, match="not on a pane boundary"):
+        evaluate_segment(text, table, (0, 7 * MICROS))
+    with pytest.raises(EventError, match="outside the segment"):
+        evaluate_segment(text, table, (0, 5 * MICROS))
+    with pytest.raises(HamletError, match="its start must lie before its end"):
+        evaluate_segment(text, table, (5 * MICROS, 5 * MICROS))
