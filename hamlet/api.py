@@ -228,6 +228,13 @@ def compose_segments(workload: Workload | PreparedWorkload | str, records: pa.Ta
     return partial_rows_table(rows, window_ends_us)
 
 
+def segment_pane(workload: Workload | PreparedWorkload | str) -> Fraction:
+    """The shortest length every time segment bound of the workload must be a multiple of: on every set's
+    pane (``evaluate_segment``)."""
+    panes = [_set_pane(s) for s in prepare(workload).sets]
+    return Fraction(math.lcm(*(p.numerator for p in panes)), math.gcd(*(p.denominator for p in panes)))
+
+
 def _set_pane(query_set: PreparedSet) -> Fraction:
     return pane_size([d for q in query_set.queries for d in (q.window.within, q.window.slide)])
 

@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/aggregate.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hamlet import STRATEGIES
+from hamlet import STRATEGIES, segment_obstacle
+from hamlet.api import segment_pane
 from hamlet.analysis.attributes import check_attributes
 from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, Workload, load_workload_file
 from hamlet.cli import add_window_bound
@@ -62,6 +63,12 @@ from jobs.summary import Summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
+
+
+# A stream partition of more events than this runs in time segments (``--segment-events``): on local[2], one
+# of 1M events took 2.4 CPU s in one task (bench/results/vertical.md).
+SEGMENT_EVENTS = 200_000
+MAX_SEGMENTS = 64
 
 
 class JobError(Exception):
@@ -102,6 +109,7 @@ class Plan:
     buckets: int | None
     sets: list[QuerySetPlan] = field(default_factory=list)
     quarantine_table: str | None = None  # rows quarantined by validation (jobs/validate.py) are left out
+    segment_events: int = 0  # a stream partition with more events runs in time segments (0: never)
 
     @property
     def start_us(self) -> int:
@@ -196,6 +204,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
         raise JobError(f"workload name {name!r}: use letters, digits, '_', '.', '-' (see --workload-name)")
     if args.buckets is not None and args.buckets < 0:
         raise JobError("--buckets must be 0 (one engine call per stream partition) or more")
+    if args.segment_events < 0:
+        raise JobError("--segment-events must be 0 (never cut a stream partition by time) or more")
     output = table_location(args.output_table.rstrip("/"))
     stats = table_location(args.stats_table) if args.stats_table else output.rsplit("/", 1)[0] + "/run_stats"
     run_id = args.run_id or f"{start:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
@@ -210,6 +220,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     plan = Plan(name, args.strategy, start, end, events, output, stats, run_id, args.buckets)
     plan.sets = plan_sets(workload, list(attributes))
     plan.quarantine_table = table_location(args.quarantine_table) if args.quarantine_table else None
+    plan.segment_events = args.segment_events
     return plan
 
 
@@ -236,6 +247,61 @@ class GroupResult:
     shuffle_seconds: float
     engine_seconds: float
     combine_seconds: float
+    segmenting: Segmenting | None = None
+    compose_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Segmenting:
+    """How the hot stream partitions of a shuffle are cut by time (dissertation §28.1, ``hamlet.evaluate_segment``):
+    segment s holds [origin + s·length, origin + (s+1)·length) µs, its bounds on every set's pane."""
+
+    origin_us: int
+    length_us: int
+    count: int
+    partitions: int  # hot stream partitions (of the shuffle's keys) cut so
+
+    def bounds(self, s: int) -> tuple[int, int]:
+        start = self.origin_us + s * self.length_us
+        return start, start + self.length_us
+
+
+def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], keys: tuple[str, ...],
+                  mine: DataFrame) -> tuple[DataFrame, Segmenting | None]:  # fmt: skip
+    """``mine`` with a column ``_segment`` (−1 for rows of partitions that run whole) where some stream
+    partition has more than ``plan.segment_events`` events and every set composes (``hamlet.segment_obstacle``).
+    Segments are sized from the volume: the hottest partition in at least 2 per core, at most
+    ``plan.segment_events`` events each on average."""
+    from pyspark.sql import functions as F
+
+    if plan.segment_events <= 0 or any(segment_obstacle(s.workload_text, plan.strategy) for s in sets):
+        return mine, None
+    panes = [segment_pane(s.workload_text) for s in sets]
+    if any(p.denominator != 1 for p in panes):
+        return mine, None  # (segments cut at whole seconds: the kernel's times)
+    pane_us = math.lcm(*(int(p) for p in panes)) * MICROS
+    if keys:
+        hot = mine.groupBy(*keys).count().where(F.col("count") > plan.segment_events).persist()
+        found = hot.select("count").collect()
+        hottest, partitions = max((r["count"] for r in found), default=0), len(found)
+    else:
+        hottest = mine.count()
+        partitions = int(hottest > plan.segment_events)
+    if not partitions:
+        return mine, None
+    cores = 2 if is_remote(spark) else spark.sparkContext.defaultParallelism
+    wanted = min(MAX_SEGMENTS, max(2 * cores, math.ceil(hottest / plan.segment_events)))
+    origin = _micros(plan.read_start) // pane_us * pane_us
+    span = plan.end_us - origin
+    length = math.ceil(span / wanted / pane_us) * pane_us
+    segmenting = Segmenting(origin, length, math.ceil(span / length), partitions)
+    segment = F.floor((F.unix_micros("event_time") - F.lit(origin)) / F.lit(length)).cast("long")
+    if keys:
+        flagged = mine.join(F.broadcast(hot.select(*keys, F.lit(True).alias("_hot"))), list(keys), "left")
+        mine = flagged.withColumn("_segment", F.when(F.col("_hot"), segment).otherwise(F.lit(-1))).drop("_hot")
+    else:
+        mine = mine.withColumn("_segment", segment)
+    return mine, segmenting
 
 
 @dataclass
@@ -367,7 +433,18 @@ def run_group(
     materialised (cached) so that its time can be told apart, and the results come back cached."""
     from pyspark.sql import functions as F
 
-    from jobs.engine import PARTIAL_DDL, RESULT_DDL, STATS, add_summaries, combine, run_sets
+    from jobs.engine import (
+        PARTIAL,
+        PARTIAL_DDL,
+        RESULT_DDL,
+        SEGMENT,
+        STATS,
+        add_summaries,
+        combine,
+        compose,
+        run_segment,
+        run_sets,
+    )
 
     clock = [time.perf_counter()]
     width = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
@@ -380,6 +457,8 @@ def run_group(
         keep = keep & F.col(attribute).isNotNull()
     columns = engine_columns(sets)
     mine = events.where(keep).select(*columns)
+    floating = [f.name for f in mine.schema.fields if f.dataType.typeName() in ("double", "float")]
+    mine, segmenting = plan_segments(spark, plan, sets, keys, mine)
     if keys and buckets:  # many stream partitions per engine call
         mine = mine.withColumn("_bucket", F.pmod(F.xxhash64(*keys), F.lit(buckets)))
         group_columns = ["_bucket"]
@@ -388,6 +467,9 @@ def run_group(
     else:  # no GROUP-BY, no equivalence: the whole stream is one partition
         mine = mine.withColumn("_bucket", F.lit(0))
         group_columns, width = ["_bucket"], 1
+    if segmenting is not None:  # a hot partition's segments are calls of their own, spread over the cores
+        group_columns.append("_segment")
+        width = max(width, segmenting.count)
     shuffled = mine.repartition(width, *group_columns).persist()
     shuffled.count()
     shuffle_seconds = _lap(clock)
@@ -395,6 +477,8 @@ def run_group(
     tasks = [s.task(plan.strategy, plan.start_us, plan.end_us) for s in sets]
 
     def engine(table):  # type: ignore[no-untyped-def]
+        if segmenting is not None and table.num_rows and table.column("_segment")[0].as_py() >= 0:
+            return run_segment(tasks, table.select(columns), segmenting.bounds(table.column("_segment")[0].as_py()))
         return run_sets(tasks, table.select(columns))
 
     partials = shuffled.groupBy(*group_columns).applyInArrow(engine, PARTIAL_DDL).persist()
@@ -402,14 +486,25 @@ def run_group(
     engine_seconds = _lap(clock)
     shuffled.unpersist()
 
+    compose_seconds, finished = 0.0, partials.where(F.col("kind") == PARTIAL).drop("kind")
+    if segmenting is not None:  # every segment of a partition's records in one call, composed in time order
+        composed = (
+            partials.where(F.col("kind") == SEGMENT)
+            .groupBy("query", "group_key")
+            .applyInArrow(lambda table: compose(tasks, floating, table), PARTIAL_DDL)
+            .persist()
+        )
+        composed.count()
+        compose_seconds = _lap(clock)
+        finished = finished.unionByName(composed.drop("kind"))
+
     summaries: dict[int, list[dict[str, Any]]] = {s.index: [] for s in sets}
     for row in partials.where(F.col("kind") == STATS).select("state").collect():
         summary = json.loads(row.state)
         summaries[summary["query_set"]].append(summary)
     slot = F.pmod(F.xxhash64("query", "window_end_us", "group_key", "aggregate"), F.lit(width))
     results = (
-        partials.where(F.col("kind") != STATS)
-        .drop("kind")
+        finished
         .withColumn("_slot", slot)
         .groupBy("_slot")
         .applyInArrow(lambda table: combine(table), RESULT_DDL)
@@ -418,9 +513,15 @@ def run_group(
     rows = {r["query"]: r["count"] for r in results.groupBy("query").count().collect()}
     combine_seconds = _lap(clock)
     partials.unpersist()
-    set_results = [SetResult(s, add_summaries(summaries[s.index]), shuffle_seconds, engine_seconds,
-                             combine_seconds, sum(rows.get(q, 0) for q in s.queries)) for s in sets]  # fmt: skip
-    return GroupResult(keys, set_results, results, shuffle_seconds, engine_seconds, combine_seconds)
+    set_results = []
+    for s in sets:
+        summary = add_summaries(summaries[s.index])
+        summary["segmented_partitions"] = 0 if segmenting is None else segmenting.partitions
+        summary["compose_seconds"] = compose_seconds
+        set_results.append(SetResult(s, summary, shuffle_seconds, engine_seconds, combine_seconds,
+                                     sum(rows.get(q, 0) for q in s.queries)))  # fmt: skip
+    return GroupResult(keys, set_results, results, shuffle_seconds, engine_seconds, combine_seconds, segmenting,
+                       compose_seconds)  # fmt: skip
 
 
 def default_buckets(spark: SparkSession) -> int:
@@ -627,8 +728,10 @@ def _stats_row(plan: Plan, s: SetResult, events_read: int, seconds: dict[str, fl
         "engine_calls": s.summary["calls"],
         "rows_written": s.rows,
         # What the engine did, and the skew of its calls (events per call: call_events_min/median/max).
+        # Hot partitions cut by time: the segment calls, the partitions cut, the composition stage's seconds.
         "engine_stats": {k: float(v) for k, v in s.summary["engine"].items()}
-        | {f"call_events_{k}": float(v) for k, v in s.summary.get("call_events", {}).items()},
+        | {f"call_events_{k}": float(v) for k, v in s.summary.get("call_events", {}).items()}
+        | {k: float(s.summary.get(k, 0)) for k in ("segments", "segmented_partitions", "compose_seconds")},
         "read_seconds": seconds["read"],
         "shuffle_seconds": s.shuffle_seconds,
         "engine_seconds": s.engine_seconds,
@@ -663,6 +766,9 @@ def build_parser(prog: str = "hamlet aggregate") -> argparse.ArgumentParser:
     add_window_bound(parser)
     parser.add_argument("--buckets", type=int, help="engine calls per shuffle (stream partitions are hashed "
                         "into this many groups; 0: one call per partition; default 8 per core)")  # fmt: skip
+    parser.add_argument("--segment-events", type=int, default=SEGMENT_EVENTS, metavar="N",
+                        help="cut a stream partition of more than N events into time segments that run in "
+                        f"parallel and are composed after (0: never; default {SEGMENT_EVENTS})")  # fmt: skip
     return parser
 
 
@@ -675,9 +781,13 @@ def report(result: RunResult) -> str:
         lines.append(f"  shuffle by {', '.join(g.keys) or '(nothing: one partition)'}: shuffle "
                      f"{g.shuffle_seconds:.2f}s engine {g.engine_seconds:.2f}s combine {g.combine_seconds:.2f}s")  # fmt: skip
         for s in g.sets:
+            segments = ""
+            if s.summary.get("segments"):
+                segments = (f" ({s.summary['segmented_partitions']} hot partitions in {s.summary['segments']} "
+                            f"time segments, composed in {s.summary['compose_seconds']:.2f}s)")  # fmt: skip
             lines.append(
                 f"    set {s.plan.index} ({', '.join(s.plan.queries)}): {s.summary['events']} events, "
-                f"{s.summary['partitions']} partitions, {s.summary['calls']} engine calls, {s.rows} rows; "
+                f"{s.summary['partitions']} partitions, {s.summary['calls']} engine calls{segments}, {s.rows} rows; "
                 f"in the engine {s.summary['engine_seconds']:.2f}s"
             )
     lines.append(f"  read {result.seconds['read']:.2f}s write {result.seconds['write']:.2f}s "

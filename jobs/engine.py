@@ -32,9 +32,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hamlet.analysis.workload import parse_workload
-from hamlet.api import PreparedWorkload, evaluate_table, prepare
+from hamlet.api import PreparedWorkload, compose_segments, evaluate_segment, evaluate_table, prepare
 from hamlet.partials import AggregateState
-from hamlet.runtime import columnar
+from hamlet.runtime import columnar, vertical
 from hamlet.runtime.columnar import ID, MICROS, TIME, TYPE, micros_of, sorted_events
 from hamlet.stats import EvaluationStats
 
@@ -43,8 +43,10 @@ sys.set_int_max_str_digits(0)
 
 PARTIAL = "partial"
 STATS = "stats"
+SEGMENT = "segment"  # a time segment's record of one stream partition (``hamlet.evaluate_segment``)
 
-# A partial row of ``hamlet.evaluate_table``, or (``kind`` = stats) a call's statistics as JSON in ``state``.
+# A partial row of ``hamlet.evaluate_table``, or (``kind`` = stats) a call's statistics as JSON in ``state``, or
+# (``kind`` = segment) a time segment's record: ``record_rows`` says which column holds what.
 PARTIAL_SCHEMA = pa.schema([("kind", pa.string()), *columnar.PARTIAL_SCHEMA])
 
 RESULT_SCHEMA = pa.schema([
@@ -145,13 +147,70 @@ def run_sets(tasks: Sequence[SetTask], table: pa.Table) -> pa.Table:
     return pa.concat_tables(parts)
 
 
-def _run_set(task: SetTask, call_table: pa.Table, convert_seconds: float) -> pa.Table:
+def run_segment(tasks: Sequence[SetTask], table: pa.Table, segment_us: tuple[int, int]) -> pa.Table:
+    """Stage 1 over one time segment [t0, t1) of hot stream partitions (``hamlet.evaluate_segment``): the
+    partial rows of the windows final in it, and the records of the others (``kind`` = segment), which
+    ``compose`` turns into partial rows once every segment has run."""
+    started = time.perf_counter()
+    table = sorted_events(table)
+    convert = time.perf_counter() - started
+    parts = []
+    for task in tasks:
+        parts.append(_run_set(task, table, convert, segment_us))
+        convert = 0.0
+    return pa.concat_tables(parts)
+
+
+def record_rows(records: pa.Table, query_set: int) -> pa.Table:
+    """``vertical.RECORD_SCHEMA`` rows of a set's own workload as stage-1 rows: the set's number in the job's
+    workload in ``query``, the stream partition's key in ``group_key``, the segment's start in
+    ``window_start_us``, the record in ``state``."""
+    n = records.num_rows
+    return pa.table({
+        "kind": pa.array([SEGMENT] * n, pa.string()),
+        "query": pa.array([str(query_set)] * n, pa.string()),
+        "window_start_us": records.column("segment_start_us"),
+        "window_end_us": pa.nulls(n, pa.int64()),
+        "group_key": records.column("partition_key"),
+        "aggregate": pa.nulls(n, pa.string()),
+        "state": records.column("record"),
+    }, schema=PARTIAL_SCHEMA)  # fmt: skip
+
+
+def compose(tasks: Sequence[SetTask], floating: Sequence[str], rows: pa.Table) -> pa.Table:
+    """Stage 1b: the records of whole stream partitions (every segment of each) composed in time order into
+    their partial rows (``hamlet.compose_segments``)."""
+    parts = []
+    for task in tasks:
+        rows_of_set = rows.filter(pc.equal(rows.column("query"), str(task.index)))
+        mine = pa.table({
+            "query_set": pa.array([0] * rows_of_set.num_rows, pa.int64()),  # (the set's own workload: one set)
+            "partition_key": rows_of_set.column("group_key"),
+            "segment_start_us": rows_of_set.column("window_start_us"),
+            "record": rows_of_set.column("state"),
+        }, schema=vertical.RECORD_SCHEMA)  # fmt: skip
+        if mine.num_rows:
+            workload = prepared_workload(task.workload_text, task.range_start_us, task.range_end_us)
+            ends = (task.range_start_us, task.range_end_us)
+            partials = compose_segments(workload, mine, floating, task.strategy, ends)
+            kinds = pa.array([PARTIAL] * partials.num_rows, pa.string())
+            parts.append(partials.add_column(0, "kind", kinds).cast(PARTIAL_SCHEMA))
+    return pa.concat_tables(parts) if parts else PARTIAL_SCHEMA.empty_table()
+
+
+def _run_set(task: SetTask, call_table: pa.Table, convert_seconds: float,
+             segment_us: tuple[int, int] | None = None) -> pa.Table:  # fmt: skip
     started = time.perf_counter()
     table = task.reads(call_table)
     converted = time.perf_counter()
     stats = EvaluationStats()
     workload = prepared_workload(task.workload_text, task.range_start_us, task.range_end_us)
-    partials = evaluate_table(workload, table, task.strategy, stats, (task.range_start_us, task.range_end_us))
+    ends = (task.range_start_us, task.range_end_us)
+    records = None
+    if segment_us is None:
+        partials = evaluate_table(workload, table, task.strategy, stats, ends)
+    else:
+        partials, records = evaluate_segment(workload, table, segment_us, task.strategy, stats, ends)
     engine_done = time.perf_counter()
     summary = {
         "query_set": task.index,
@@ -160,6 +219,7 @@ def _run_set(task: SetTask, call_table: pa.Table, convert_seconds: float) -> pa.
         "calls": 1
         if table.num_rows
         else 0,  # (a call of the shared shuffle may hold none of the set's events)
+        "segments": int(segment_us is not None and table.num_rows > 0),
         "convert_seconds": convert_seconds + (converted - started),
         "engine_seconds": engine_done - converted,
         "encode_seconds": 0.0,  # (the kernel writes the states: ``hamlet.evaluate_table``)
@@ -167,19 +227,22 @@ def _run_set(task: SetTask, call_table: pa.Table, convert_seconds: float) -> pa.
     }
     kinds = pa.array([PARTIAL] * partials.num_rows, pa.string())
     stats_row = pa.Table.from_pylist([{"kind": STATS, "state": json.dumps(summary)}], schema=PARTIAL_SCHEMA)
-    return pa.concat_tables([partials.add_column(0, "kind", kinds).cast(PARTIAL_SCHEMA), stats_row])
+    out = [partials.add_column(0, "kind", kinds).cast(PARTIAL_SCHEMA), stats_row]
+    if records is not None:
+        out.append(record_rows(records, task.index))
+    return pa.concat_tables(out)
 
 
 def add_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     """The statistics rows of all stage-1 calls of one query set, added up; and the skew of the calls: the
     events of the set per call that held some (min, median, max), since one hot stream partition keeps one
     call, one task and one core busy while the others wait."""
-    total: dict[str, Any] = {"events": 0, "partitions": 0, "calls": 0, "convert_seconds": 0.0,
+    total: dict[str, Any] = {"events": 0, "partitions": 0, "calls": 0, "segments": 0, "convert_seconds": 0.0,
                              "engine_seconds": 0.0, "encode_seconds": 0.0}  # fmt: skip
     engine = EvaluationStats()
     for s in summaries:
         for key in total:
-            total[key] += s[key]
+            total[key] += s.get(key, 0)
         engine.add(EvaluationStats(**s["engine"]))
     total["engine"] = {k: v for k, v in engine.as_dict().items() if k != "strategy"}
     per_call = sorted(s["events"] for s in summaries if s["calls"])

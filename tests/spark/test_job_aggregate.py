@@ -107,6 +107,40 @@ def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spar
     assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
 
 
+# One stream partition (no GROUP-BY, no equivalence) and a hot one per district: issue 19's shape.
+HOT_PARTITION_WORKLOAD = """
+qall: RETURN COUNT(*), SUM(T.duration), AVG(T.speed), COUNT(T)
+    PATTERN SEQ(Request R, Travel T+) WITHIN 30 min SLIDE 5 min
+qnot: RETURN COUNT(*) PATTERN SEQ(NOT Cancel C, Request R, Travel T+, NOT Pickup P)
+    WHERE T.speed < 30 WITHIN 20 min SLIDE 10 min
+qdistrict: RETURN T.district, COUNT(*) PATTERN SEQ(Request R, Travel T+, Dropoff D)
+    WHERE [district] GROUP-BY T.district WITHIN 15 min SLIDE 5 min
+"""
+
+
+def test_hot_stream_partitions_run_in_time_segments_with_the_same_rows(spark, events_table, tmp_path):
+    # Every partition over 40 events is cut by time into at least 2 segments per core (local[2]), its segments
+    # evaluated in parallel tasks, then composed: the rows are hamlet evaluate's, digit for digit.
+    from pyspark.testing import assertDataFrameEqual
+
+    workload = tmp_path / "hot.hamlet"
+    workload.write_text(HOT_PARTITION_WORKLOAD, encoding="utf-8")
+    out = tmp_path / "trend_aggregates"
+    start, end = START + timedelta(hours=2), START + timedelta(hours=3)
+    assert aggregate(events_table, out, workload, start, end, "--segment-events", "40") == 0
+    expected = evaluated_rows(workload, events_table, tmp_path, start, end)
+    assert {r.query for r in expected} == {"qall", "qnot", "qdistrict"}
+    assert max(len(r.value_exact) for r in expected if r.aggregate == "COUNT(*)") > 40  # counts beyond 128 bits
+    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
+             "aggregate string, value double, value_exact string"  # fmt: skip
+    actual = table(spark, out).select(
+        "query", "window_start", "window_end", "group", "aggregate", "value", "value_exact"
+    )
+    assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
+    stats = {r.query_set: r.engine_stats for r in table(spark, tmp_path / "run_stats").collect()}
+    assert stats and all(s["segments"] >= 4 and s["segmented_partitions"] >= 1 for s in stats.values())
+
+
 def test_three_hourly_runs_equal_one_three_hour_run(spark, events_table, workload_file, tmp_path):
     from pyspark.testing import assertDataFrameEqual
 
