@@ -135,20 +135,28 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
 
 def segment_obstacle(workload: Workload | PreparedWorkload | str, strategy: str = "hamlet") -> str | None:
     """Why the workload's stream partitions cannot be cut into time segments that compose exactly
-    (``evaluate_segment``), naming the first query concerned; None: they can."""
+    (``evaluate_segment``), naming the queries concerned; None: they can."""
+    reasons = [f"{', '.join(names)}: {why}" for names, why in segment_obstacles(workload, strategy) if why]
+    return reasons[0] if reasons else None
+
+
+def segment_obstacles(workload: Workload | PreparedWorkload | str,
+                      strategy: str = "hamlet") -> list[tuple[tuple[str, ...], str | None]]:  # fmt: skip
+    """Per sharable query set, its queries and why its segments would not compose (None: they do)."""
     executor = _executor(strategy)
+    out: list[tuple[tuple[str, ...], str | None]] = []
     for query_set in prepare(workload).sets:
         queries = list(query_set.queries)
-        names = ", ".join(q.name for q in queries)
+        names = tuple(q.name for q in queries)
         if query_set.types is None:
-            return f"{names}: contiguous semantics"
+            out.append((names, "contiguous semantics"))
+            continue
         runner = executor(queries, vertical.segment_algebras(queries, ()), EvaluationStats())
         if runner.compiled_set is None:
-            return f"{names}: not on the set kernel (edge predicates it lacks, or windows of fractions of seconds)"
-        reason = runner.compiled_set.native.kernel.segment_obstacle()
-        if reason is not None:
-            return f"{names}: {reason}"
-    return None
+            out.append((names, "not on the set kernel (edge predicates it lacks, windows of fractions of seconds)"))
+            continue
+        out.append((names, runner.compiled_set.native.kernel.segment_obstacle()))
+    return out
 
 
 def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Table, segment_us: tuple[int, int],

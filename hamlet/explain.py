@@ -42,7 +42,21 @@ def explain(workload: Workload) -> str:
         out.append(f"    {{{', '.join(s.queries)}}}: shares {shares}; partitioned by {partition}; "
                    f"pane {seconds_text(s.pane)}")  # fmt: skip
     out.extend(_sharing_plan(workload))
+    out.extend(_time_segments(workload))
     return "\n".join(out)
+
+
+def _time_segments(workload: Workload) -> list[str]:
+    """Which sets a hot stream partition may be cut by time for (``hamlet.evaluate_segment``, the job's
+    ``--segment-events``), and why the others run each partition whole."""
+    from hamlet.api import segment_obstacles  # (the API imports the analysis this module explains)
+
+    out = ["  time segments (dissertation §28.1; the job's --segment-events): a hot stream partition cut by time,",
+           "    its segments run in parallel and compose exactly"]  # fmt: skip
+    for names, why in segment_obstacles(workload):
+        verdict = "composes" if why is None else f"evaluated sequentially: {why}"
+        out.append(f"    {{{', '.join(names)}}}: {verdict}")
+    return out
 
 
 def _sharing_plan(workload: Workload) -> list[str]:

@@ -185,3 +185,17 @@ def test_segment_bounds_and_rows_are_checked():
         evaluate_segment(text, table, (0, 5 * MICROS))
     with pytest.raises(HamletError, match="its start must lie before its end"):
         evaluate_segment(text, table, (5 * MICROS, 5 * MICROS))
+
+
+def test_explain_says_which_sets_compose_and_why_the_others_run_whole(tmp_path, capsys):
+    from hamlet.cli import main
+
+    path = tmp_path / "w.hamlet"
+    path.write_text("a: RETURN COUNT(*) PATTERN SEQ(R, T+, NOT P) WITHIN 10 sec\n"
+                    "b: RETURN COUNT(*), MAX(X.v) PATTERN SEQ(S, X+) WHERE [k] WITHIN 10 sec\n")  # fmt: skip
+    assert main(["explain", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.split("  time segments")[1].splitlines()[2:] == [
+        "    {a}: composes",
+        "    {b}: evaluated sequentially: MIN and MAX",
+    ]
