@@ -33,7 +33,7 @@ import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -258,25 +258,43 @@ def check_executors(spark: SparkSession) -> str:
     Returns the line the commands print: which Python the executors run and where ``hamlet_native`` came from
     (the test of the standalone cluster asserts it is the shipped archive)."""
 
-    def probe(_: object) -> list[tuple[str, str, str]]:
+    def probe(_: object) -> list[tuple[str, str, str, str]]:
         import sys as executor_sys
 
         try:
             import hamlet_native
 
-            return [(executor_sys.executable, str(hamlet_native.__file__), "")]
+            return [(executor_sys.executable, str(hamlet_native.__file__), kernel_build(hamlet_native), "")]
         except ImportError as error:  # reported by the driver, below
-            return [(executor_sys.executable, "", str(error))]
+            return [(executor_sys.executable, "", "", str(error))]
 
     sc = spark.sparkContext
-    python, native, error = sc.parallelize([0], 1).mapPartitions(probe).collect()[0]
+    python, native, build, error = sc.parallelize([0], 1).mapPartitions(probe).collect()[0]
+    rebuild = ("Build the shipped environment with `bash scripts/bootstrap dev,spark`, or install hamlet_native "
+               "(pip install ./native), pyarrow and pandas into that Python")  # fmt: skip
     if error:
         raise ExecutorsCannotRun(
             f"the executors' Python ({python}, executor_python = {executor_python()!r}) cannot import the compiled "
-            f"engine: {error}. Build the shipped environment with `bash scripts/bootstrap dev,spark`, or install "
-            "hamlet_native (pip install ./native), pyarrow and pandas into that Python"
+            f"engine: {error}. {rebuild}"
+        )
+    import hamlet_native
+
+    if build != kernel_build(hamlet_native):  # (an older kernel would fail each task, or answer differently)
+        raise ExecutorsCannotRun(
+            f"the executors' compiled engine ({native}) is not the driver's ({hamlet_native.__file__}): {rebuild}"
         )
     return f"executors: Python {python}, hamlet_native from {native}"
+
+
+def kernel_build(module: Any) -> str:
+    """A digest of the compiled engine's extension files: equal on the driver and the executors when both run
+    the same build."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(Path(module.__file__).parent.glob("*.so")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 @contextmanager

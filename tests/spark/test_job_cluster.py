@@ -30,6 +30,9 @@ BARE_PYTHON = str(Path(sys._base_executable).resolve())
 START, END = datetime(2026, 1, 5, 8, tzinfo=UTC), datetime(2026, 1, 5, 9, tzinfo=UTC)
 
 
+WORKERS = 2
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -83,31 +86,31 @@ def cluster(tmp_path_factory):
         "SPARK_LOG_DIR": str(base),
         "SPARK_WORKER_DIR": str(base / "work"),
     }
-    port, master_ui, worker_ui = free_port(), free_port(), free_port()
-    master_log, worker_log = base / "master.log", base / "worker.log"
+    port, master_ui = free_port(), free_port()
+    master_log = base / "master.log"
     with master_log.open("w") as out:
         master = subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                    "--port", str(port), "--webui-port", str(master_ui)],
                                   stdout=out, stderr=subprocess.STDOUT, env=env)  # fmt: skip
-    worker = None
+    workers: list[subprocess.Popen] = []
     try:
         wait_for(master_log, "I have been elected leader", master)
-        with worker_log.open("w") as out:
-            worker = subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker",
-                                       f"spark://127.0.0.1:{port}", "--host", "127.0.0.1", "--cores", "2",
-                                       "--memory", "2g", "--webui-port", str(worker_ui),
-                                       "--work-dir", str(base / "work")],
-                                      stdout=out, stderr=subprocess.STDOUT, env=env)  # fmt: skip
-        wait_for(worker_log, "Successfully registered with master", worker)
-        yield {"url": f"spark://127.0.0.1:{port}", "ui": f"http://127.0.0.1:{master_ui}", "worker": worker,
-               "master": master, "base": base}  # fmt: skip
+        for number in range(WORKERS):  # each its own folder: an executor per worker unpacks the archive there
+            worker_log = base / f"worker{number}.log"
+            with worker_log.open("w") as out:
+                workers.append(subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker",
+                                                 f"spark://127.0.0.1:{port}", "--host", "127.0.0.1", "--cores", "1",
+                                                 "--memory", "1500m", "--webui-port", str(free_port()),
+                                                 "--work-dir", str(base / f"work{number}")],
+                                                stdout=out, stderr=subprocess.STDOUT, env=env))  # fmt: skip
+            wait_for(worker_log, "Successfully registered with master", workers[-1])
+        yield {"url": f"spark://127.0.0.1:{port}", "ui": f"http://127.0.0.1:{master_ui}", "master": master,
+               "base": base}  # fmt: skip
     finally:
-        for process in (worker, master):
-            if process is not None:
-                stop(process)
-        for process in (worker, master):
-            if process is not None:
-                assert not alive(process.pid), f"process {process.pid} still runs"
+        for process in (*workers, master):
+            stop(process)
+        for process in (*workers, master):
+            assert not alive(process.pid), f"process {process.pid} still runs"
 
 
 def run(command: list[str], status: int = 0, **env: str) -> subprocess.CompletedProcess:
@@ -151,8 +154,9 @@ def test_the_job_on_a_standalone_cluster_equals_the_local_run(
     probe = [line for line in done.stdout.splitlines() if line.startswith("executors: ")]
     assert len(probe) == 1, done.stdout[-4000:]
     python, native = probe[0].removeprefix("executors: Python ").split(", hamlet_native from ")
-    work = (cluster["base"] / "work").resolve()
-    (unpacked,) = work.glob("app-*/*/hamlet-env")  # the first test's application: its one executor
+    # (the first test's application: one executor per worker, the probe ran on one of them)
+    unpacked = Path(python).parent.parent
+    assert unpacked in [p.resolve() for p in cluster["base"].glob("work*/app-*/*/hamlet-env")]
     assert Path(python) == unpacked / "bin" / "python"
     assert Path(native).parent == unpacked / "lib" / "python3.11" / "site-packages" / "hamlet_native"
     assert Path(native).name == "__init__.py" and ".venv" not in native
@@ -168,9 +172,42 @@ def test_the_job_on_a_standalone_cluster_equals_the_local_run(
         state = json.load(response)
     finished = [app["name"] for app in state["completedapps"]]
     assert finished == ["hamlet-aggregate"], state  # this test runs first: the one application so far
-    assert len(state["workers"]) == 1 and state["workers"][0]["state"] == "ALIVE"
-    executors = list((cluster["base"] / "work").glob("app-*/*/stderr"))
-    assert executors  # the executor's log on the one worker
+    assert [w["state"] for w in state["workers"]] == ["ALIVE"] * WORKERS
+    assert len(list(cluster["base"].glob("work*/app-*/*/stderr"))) == WORKERS  # an executor on each worker
+
+
+# One stream partition (no GROUP-BY, no equivalence): issue 19's shape, cut into time segments.
+HOT_PARTITION_WORKLOAD = """
+hot: RETURN COUNT(*), SUM(T.duration), AVG(T.speed) PATTERN SEQ(Request R, Travel T+, NOT Pickup P)
+    WITHIN 30 min SLIDE 5 min
+"""
+
+
+def test_a_hot_partition_in_time_segments_on_the_cluster_equals_the_local_run_whole(spark, cluster,
+                                                                                    events_table, tmp_path):
+    # The segments run as tasks on both workers' executors and compose to the rows of the partition run whole.
+    from pyspark.testing import assertDataFrameEqual
+
+    from jobs.aggregate import main
+
+    workload = tmp_path / "hot.hamlet"
+    workload.write_text(HOT_PARTITION_WORKLOAD, encoding="utf-8")
+    args = ["--workload", str(workload), "--start", START.isoformat(), "--end", END.isoformat(),
+            "--events-table", events_table, "--workload-name", "hot"]  # fmt: skip
+    assert main([*args, "--output-table", str(tmp_path / "whole"), "--segment-events", "0"]) == 0
+    submit = str(Path(sys.executable).parent / "spark-submit")
+    done = run([submit, "--master", "local[1]", "jobs/aggregate.py", *args, "--output-table",
+                str(tmp_path / "segments"), "--segment-events", "50", "--master", cluster["url"]],
+               PYSPARK_PYTHON=sys.executable)  # fmt: skip
+    assert "time segments" in done.stdout, done.stdout[-3000:]
+    columns = ["query", "window_start", "window_end", "aggregate", "value", "value_exact"]
+    whole = spark.read.format("delta").load(str(tmp_path / "whole")).select(*columns)
+    assert whole.count() > 20
+    assertDataFrameEqual(spark.read.format("delta").load(str(tmp_path / "segments")).select(*columns), whole)
+    # run_stats (beside both outputs): the whole run in one call, the other in >= 4 segments (2 per core).
+    stats = spark.read.format("delta").load(str(tmp_path / "run_stats")).collect()
+    segments = sorted(r.engine_stats["segments"] for r in stats)
+    assert segments[0] == 0 and segments[1] >= 4 and len(segments) == 2, segments
 
 
 def test_executors_without_the_engine_fail_at_once_with_one_clear_error(cluster, events_table, workload_file,
