@@ -18,19 +18,19 @@ import hashlib
 import shutil
 import sys
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Self
 
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.job_throughput import HOUR, machine  # noqa: E402
-from jobs.aggregate import build_parser, make_plan, run  # noqa: E402
-from jobs.generate import generate  # noqa: E402
-from jobs.session import build_session  # noqa: E402
+from bench.job_throughput import HOUR, machine
+from jobs.aggregate import build_parser, make_plan, run
+from jobs.generate import generate
+from jobs.session import build_session
 
 WORKLOAD = "q: RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+) WITHIN 30 min SLIDE 5 min\n"
 
@@ -43,7 +43,7 @@ class PeakWorker:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
-    def __enter__(self) -> PeakWorker:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -55,7 +55,11 @@ class PeakWorker:
         while not self._stop.wait(0.1):
             for p in psutil.process_iter(["cmdline", "memory_info"]):
                 cmdline = " ".join(p.info["cmdline"] or ())
-                if "pyspark" in cmdline and ("daemon" in cmdline or "worker" in cmdline) and p.info["memory_info"]:
+                if (
+                    "pyspark" in cmdline
+                    and ("daemon" in cmdline or "worker" in cmdline)
+                    and p.info["memory_info"]
+                ):
                     self.peak = max(self.peak, p.info["memory_info"].rss)
 
 
@@ -67,14 +71,19 @@ def digest(spark, path: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rates", type=int, nargs="+", default=[1_000_000, 3_000_000])
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--dir", default=str(ROOT / "var/bench"))
     args = parser.parse_args()
 
-    spark = build_session("hamlet-bench", master=args.master, conf={"spark.sql.shuffle.partitions": "8"})
+    # A Python worker per task (no reuse): a worker's peak memory is then its own task's, not what an earlier
+    # task of the other mode left in it.
+    spark = build_session("hamlet-bench", master=args.master,
+                          conf={"spark.sql.shuffle.partitions": "8", "spark.python.worker.reuse": "false"})  # fmt: skip
     spark.sparkContext.setLogLevel("ERROR")
     print(f"# One hot partition: whole vs time segments — {machine()}; master {args.master}; "
           f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load {psutil.getloadavg()[0]:.1f}")  # fmt: skip

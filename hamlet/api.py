@@ -22,6 +22,7 @@ from hamlet.errors import EventError, HamletError
 from hamlet.events import TIME_RANGE, Event, Number
 from hamlet.partials import AggregateState, PartialRow
 from hamlet.results import ResultRow, group_key
+from hamlet.runtime import vertical
 from hamlet.runtime.aggregates import Algebra, FloatColumns, WindowSums, algebra_for
 from hamlet.runtime.clipping import WindowEnds, clip_window
 from hamlet.runtime.columnar import (
@@ -39,7 +40,6 @@ from hamlet.runtime.columnar import (
     sorted_events,
     whole_seconds,
 )
-from hamlet.runtime import vertical
 from hamlet.runtime.greta import run_greta
 from hamlet.runtime.partition import PartitionRunner, groupings, partition_stream
 from hamlet.runtime.shared import run_shared
@@ -153,7 +153,9 @@ def segment_obstacles(workload: Workload | PreparedWorkload | str,
             continue
         runner = executor(queries, vertical.segment_algebras(queries, ()), EvaluationStats())
         if runner.compiled_set is None:
-            out.append((names, "not on the set kernel (edge predicates it lacks, windows of fractions of seconds)"))
+            out.append(
+                (names, "not on the set kernel (edge predicates it lacks, windows of fractions of seconds)")
+            )
             continue
         out.append((names, runner.compiled_set.native.kernel.segment_obstacle()))
     return out
@@ -188,7 +190,8 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
         if not whole_seconds(table):
             raise EventError("a time segment's events need whole-second times", where="event_time")
     floating = vertical.floating_columns(table.schema)
-    parts, records = [], []
+    parts: list[pa.Table] = []
+    records: list[dict[str, Any]] = []
     for number, query_set in enumerate(prepared.sets):
         rows = set_rows(table, query_set.types, query_set.attributes)
         if rows.num_rows == 0:
@@ -219,7 +222,9 @@ def compose_segments(workload: Workload | PreparedWorkload | str, records: pa.Ta
     window_ends = None if window_ends_us is None else tuple(Fraction(t, MICROS) for t in window_ends_us)
     prepared = prepare(workload).clipped(window_ends)  # type: ignore[arg-type]
     by_partition: dict[tuple[int, str], list[tuple[int, str]]] = {}
-    for number, key, start, text in zip(*(records.column(n).to_pylist() for n in vertical.RECORD_SCHEMA.names)):
+    for number, key, start, text in zip(
+        *(records.column(n).to_pylist() for n in vertical.RECORD_SCHEMA.names)
+    ):
         by_partition.setdefault((number, key), []).append((start, text))
     rows: list[PartialRow] = []
     runners: dict[int, tuple] = {}
@@ -229,7 +234,11 @@ def compose_segments(workload: Workload | PreparedWorkload | str, records: pa.Ta
             algebras = vertical.segment_algebras(queries, floating)
             runner = executor(queries, algebras, EvaluationStats())
             by = groupings(queries)
-            runners[number] = (runner.compiled_set.groups, algebras, {q.name: by.index(q.group_by) for q in queries})
+            runners[number] = (
+                runner.compiled_set.groups,
+                algebras,
+                {q.name: by.index(q.group_by) for q in queries},
+            )
         groups, algebras, grouping_of = runners[number]
         decoded = [vertical.Record.from_json(text) for _, text in sorted(found, key=lambda item: item[0])]
         rows.extend(vertical.partial_rows(groups, decoded, algebras, grouping_of))

@@ -42,9 +42,9 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/ag
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hamlet import STRATEGIES, segment_obstacle
-from hamlet.api import segment_pane
 from hamlet.analysis.attributes import check_attributes
 from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, Workload, load_workload_file
+from hamlet.api import segment_pane
 from hamlet.cli import add_window_bound
 from hamlet.errors import HamletError
 from jobs.commits import retried
@@ -298,7 +298,9 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
     segment = F.floor((F.unix_micros("event_time") - F.lit(origin)) / F.lit(length)).cast("long")
     if keys:
         flagged = mine.join(F.broadcast(hot.select(*keys, F.lit(True).alias("_hot"))), list(keys), "left")
-        mine = flagged.withColumn("_segment", F.when(F.col("_hot"), segment).otherwise(F.lit(-1))).drop("_hot")
+        mine = flagged.withColumn("_segment", F.when(F.col("_hot"), segment).otherwise(F.lit(-1))).drop(
+            "_hot"
+        )
     else:
         mine = mine.withColumn("_segment", segment)
     return mine, segmenting
@@ -478,7 +480,9 @@ def run_group(
 
     def engine(table):  # type: ignore[no-untyped-def]
         if segmenting is not None and table.num_rows and table.column("_segment")[0].as_py() >= 0:
-            return run_segment(tasks, table.select(columns), segmenting.bounds(table.column("_segment")[0].as_py()))
+            return run_segment(
+                tasks, table.select(columns), segmenting.bounds(table.column("_segment")[0].as_py())
+            )
         return run_sets(tasks, table.select(columns))
 
     partials = shuffled.groupBy(*group_columns).applyInArrow(engine, PARTIAL_DDL).persist()
@@ -504,8 +508,7 @@ def run_group(
         summaries[summary["query_set"]].append(summary)
     slot = F.pmod(F.xxhash64("query", "window_end_us", "group_key", "aggregate"), F.lit(width))
     results = (
-        finished
-        .withColumn("_slot", slot)
+        finished.withColumn("_slot", slot)
         .groupBy("_slot")
         .applyInArrow(lambda table: combine(table), RESULT_DDL)
         .persist()

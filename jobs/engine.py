@@ -10,6 +10,11 @@ with the workload analysed once per worker process and its windows restricted to
 start). Out come the partial aggregates of those windows, their states as text (``AggregateState.to_text``:
 counts exceed every fixed-width type), and one row of statistics for the call.
 
+Stage 1 over a hot stream partition (``run_segment``, issue 19): the partition cut by time, each call one
+time segment (``hamlet.evaluate_segment``): the partial rows of the windows final in it, and records of the
+others (``kind`` = segment). Stage 1b (``compose``) gets every segment's records of whole partitions and
+composes them in time order into their partial rows (``hamlet.compose_segments``), which join the others.
+
 Stage 2 (``combine``): partial rows of the same (query, window, group, aggregate) from different calls
 are merged with ``AggregateState.merge`` (counts and sums add, MIN/MAX keep the extreme, AVG divides at the
 very end) and finalised: ``value`` as a double (null beyond double range or for text), ``value_exact`` as

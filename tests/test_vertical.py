@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import pairwise
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -47,7 +48,7 @@ def segmented(workload, table: pa.Table, cuts: list[int], strategy: str):
     results as ``finalize_table`` gives them."""
     seconds = pc.divide(table.column("event_time").cast(pa.int64()), MICROS)
     parts, records = [], []
-    for t0, t1 in zip(cuts, cuts[1:]):
+    for t0, t1 in pairwise(cuts):
         rows = table.filter(pc.and_(pc.greater_equal(seconds, t0), pc.less(seconds, t1)))
         partials, found = evaluate_segment(workload, rows, (t0 * MICROS, t1 * MICROS), strategy)
         parts.append(partials)
@@ -78,7 +79,9 @@ def segment_queries(draw, name: str, core: str | None = None, pane: int = 1) -> 
     pattern = items[0] if len(items) == 1 else f"SEQ({', '.join(items)})"
     within = pane * draw(st.integers(2, 6))
     window = (within, pane * draw(st.integers(1, within // pane + 1)))
-    return draw(queries(name, pattern=pattern, extreme="", window=window, predicates=draw(local_predicates(pattern))))
+    return draw(
+        queries(name, pattern=pattern, extreme="", window=window, predicates=draw(local_predicates(pattern)))
+    )
 
 
 @st.composite
@@ -122,7 +125,9 @@ def check_split(text: str, stream, data) -> None:
 @given(segment_workloads(), st.data())
 def test_every_split_composes_to_the_unsplit_result(text, data):
     types = types_of(text, every=2)
-    stream = data.draw(st.one_of(events(types, max_events=14, min_events=4), bursty_events(types, max_events=16)))
+    stream = data.draw(
+        st.one_of(events(types, max_events=14, min_events=4), bursty_events(types, max_events=16))
+    )
     check_split(text, stream, data)
 
 

@@ -337,7 +337,7 @@ def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros:
         )
     )  # fmt: skip
     records = []
-    if raw_records:
+    if raw_records and segment is not None:
         first = np.unique(partition, return_index=True)[1]
         key_values = [table.column(a).take(pa.array(first)).to_pylist() for a in attributes]
         partition_keys = [partition_text(row) for row in zip(*key_values)]
@@ -347,7 +347,9 @@ def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros:
         def groups_of(p: int) -> list[str]:
             return [keys[offsets[i] + int(groups[i][first[p]])] for i in range(len(groups))]
 
-        records = [(partition_keys[p], r) for p, r in vertical.decode_records(raw_records, segment[1], groups_of)]
+        records = [
+            (partition_keys[p], r) for p, r in vertical.decode_records(raw_records, segment[1], groups_of)
+        ]
     native.count(stats, matched, decisions)
     stats.partitions += count - len(fallback)
     out = pa.Table.from_arrays(

@@ -147,7 +147,9 @@ def _factor(column: tuple[int, int, int], state: WindowState) -> int:
     return 0 if vector is None else vector[field_]
 
 
-def compose(records: Iterable[Record], width: Sequence[int], end_of: Any) -> Iterator[tuple[int, int, int, Vector]]:
+def compose(
+    records: Iterable[Record], width: Sequence[int], end_of: Any
+) -> Iterator[tuple[int, int, int, Vector]]:
     """One stream partition's records, in time order, composed: (graph, member, window, final) of every
     window with a trend. ``width``: per graph, its vector's length; ``end_of(graph, member, k)``: the end
     of window k in seconds."""

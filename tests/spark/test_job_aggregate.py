@@ -130,7 +130,9 @@ def test_hot_stream_partitions_run_in_time_segments_with_the_same_rows(spark, ev
     assert aggregate(events_table, out, workload, start, end, "--segment-events", "40") == 0
     expected = evaluated_rows(workload, events_table, tmp_path, start, end)
     assert {r.query for r in expected} == {"qall", "qnot", "qdistrict"}
-    assert max(len(r.value_exact) for r in expected if r.aggregate == "COUNT(*)") > 40  # counts beyond 128 bits
+    assert (
+        max(len(r.value_exact) for r in expected if r.aggregate == "COUNT(*)") > 40
+    )  # counts beyond 128 bits
     schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
              "aggregate string, value double, value_exact string"  # fmt: skip
     actual = table(spark, out).select(

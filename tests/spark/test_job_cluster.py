@@ -183,8 +183,9 @@ hot: RETURN COUNT(*), SUM(T.duration), AVG(T.speed) PATTERN SEQ(Request R, Trave
 """
 
 
-def test_a_hot_partition_in_time_segments_on_the_cluster_equals_the_local_run_whole(spark, cluster,
-                                                                                    events_table, tmp_path):
+def test_a_hot_partition_in_time_segments_on_the_cluster_equals_the_local_run_whole(
+    spark, cluster, events_table, tmp_path
+):
     # The segments run as tasks on both workers' executors and compose to the rows of the partition run whole.
     from pyspark.testing import assertDataFrameEqual
 
