@@ -378,7 +378,9 @@ def _all_types(pattern: Pattern | NegationPattern) -> set[str]:
     """Every event type in ``pattern``, positive or negated."""
     if isinstance(pattern, EventTypePattern):
         return {pattern.type_name}
-    if isinstance(pattern, (KleenePattern, NegationPattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
+    if isinstance(
+        pattern, (KleenePattern, NegationPattern, OptionalPattern, StarPattern, MinimalLengthPattern)
+    ):
         return _all_types(pattern.inner)
     parts = pattern.operands if isinstance(pattern, ChoicePattern) else pattern.items
     return set().union(*(_all_types(item) for item in parts))

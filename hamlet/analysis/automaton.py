@@ -19,18 +19,16 @@ event may start a trend at one state and extend trends at another.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
+from hamlet.analysis.split import Fail
 from hamlet.analysis.template import Template, Transition
-from hamlet.errors import QueryError
 from hamlet.language.nodes import (
     ChoicePattern,
     EventTypePattern,
     KleenePattern,
     MinimalLengthPattern,
     NegationPattern,
-    Node,
     OptionalPattern,
     Pattern,
     SeqPattern,
@@ -38,8 +36,6 @@ from hamlet.language.nodes import (
 )
 
 MAX_STATES = 256  # subset construction may grow exponentially; real patterns stay far below
-
-Fail = Callable[[Node, str], QueryError]
 
 
 @dataclass(frozen=True)
@@ -108,7 +104,7 @@ class _Glushkov:
                 self.follow.update((x, y) for x in last for y in first)
             return first, last, empty or not isinstance(p, KleenePattern)
         if isinstance(p, ChoicePattern):  # (only at the top: ``build_states``)
-            raise AssertionError("OR / AND inside a pattern")
+            raise TypeError("OR / AND inside a pattern (the parser allows them only at the top)")
         first, last, empty = frozenset(), frozenset(), True
         for item in p.items:
             assert not isinstance(item, NegationPattern)  # (the analysis refuses NOT here)
@@ -150,7 +146,9 @@ def build_states(pattern: Pattern, fail: Fail) -> StateTemplate:
         if state in edges:
             continue
         if len(edges) >= MAX_STATES:
-            raise fail(pattern, f"the pattern's template needs more than {MAX_STATES} states; write a shorter one")
+            raise fail(
+                pattern, f"the pattern's template needs more than {MAX_STATES} states; write a shorter one"
+            )
         targets = list(by_type({y for x in state for y in successors[x]}).values())
         edges[state] = targets
         todo.extend(targets)
@@ -171,7 +169,10 @@ def build_states(pattern: Pattern, fail: Fail) -> StateTemplate:
         count[t] = count.get(t, 0) + 1
         names[s] = f"{t}#{count[t]}"
     transitions = tuple(
-        Transition(names[s], names[t], "+" if s == t else "SEQ") for s in ordered for t in edges[s] if t in live
+        Transition(names[s], names[t], "+" if s == t else "SEQ")
+        for s in ordered
+        for t in edges[s]
+        if t in live
     )
     ends = tuple(names[s] for s in ordered if s & last)
     template = Template(tuple(names[s] for s in ordered), tuple(names[s] for s in starts if s in live), ends,

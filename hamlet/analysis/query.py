@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from hamlet.analysis.automaton import StateTemplate, build_states, needs_positions
 from hamlet.analysis.predicates import (
     EdgePredicate,
     LocalFn,
@@ -19,7 +20,6 @@ from hamlet.analysis.predicates import (
     is_boolean,
     references,
 )
-from hamlet.analysis.automaton import StateTemplate, build_states, needs_positions
 from hamlet.analysis.split import SubPattern, split_pattern
 from hamlet.analysis.template import canonical, has_optional, nullable, required_types
 from hamlet.analysis.windows import Window
@@ -135,7 +135,9 @@ class AnalyzedQuery:
         if self.semantics != "ANY":
             return f"SEMANTICS {self.semantics}: each {event_type} event keeps only some of its edges"
         if self.states is not None:
-            return "position states (a type at several places, P{n,}, OR or AND): each event runs at every place"
+            return (
+                "position states (a type at several places, P{n,}, OR or AND): each event runs at every place"
+            )
         if self.optional:
             return "an optional part (P? or P*): bursts are taken at once only in patterns without one"
         guarded = {(n.previous, n.following) for n in root.negations}
@@ -171,7 +173,9 @@ class _Analyzer:
         self._collect_types(q.pattern, negated=False)
         states = self._positions(q) if needs_positions(q.pattern) else None
         if states is None:
-            pattern = split_pattern(q.pattern, self.fail)  # (its errors about NOT first: SEQ(NOT A) is empty too)
+            pattern = split_pattern(
+                q.pattern, self.fail
+            )  # (its errors about NOT first: SEQ(NOT A) is empty too)
             self._not_empty(q.pattern)
         else:  # (no NOT: ``_positions`` refuses it)
             pattern = SubPattern(q.pattern, states.type_template(), ())
@@ -270,12 +274,16 @@ class _Analyzer:
                 if other is not None and other != p.type_name or p.alias == p.type_name:
                     what = "an event type" if other == p.alias else f"the alias of {other}"
                     raise self.fail(p, f"alias {p.alias} is already {what}")
-                named = [a for a, t in self.aliases.items() if t == p.type_name and a not in (p.type_name, p.alias)]
+                named = [
+                    a for a, t in self.aliases.items() if t == p.type_name and a not in (p.type_name, p.alias)
+                ]
                 if named:
                     raise self.fail(p, f"{p.type_name} already has the alias {named[0]}; a type at several places "
                                     "takes one alias (predicates and aggregates hold at all its places)")  # fmt: skip
                 self.aliases[p.alias] = p.type_name
-        elif isinstance(p, (KleenePattern, NegationPattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
+        elif isinstance(
+            p, (KleenePattern, NegationPattern, OptionalPattern, StarPattern, MinimalLengthPattern)
+        ):
             self._collect_types(p.inner, negated or isinstance(p, NegationPattern))
         elif isinstance(p, ChoicePattern):
             for operand in p.operands:
@@ -352,7 +360,7 @@ def _first_negation(p: Pattern | NegationPattern) -> NegationPattern | None:
 
 
 def _kleene_subpatterns(p: Pattern | NegationPattern) -> list[str]:
-    if isinstance(p, (EventTypePattern, NegationPattern)) or isinstance(p, (MinimalLengthPattern, ChoicePattern)):
+    if isinstance(p, (EventTypePattern, NegationPattern, MinimalLengthPattern, ChoicePattern)):
         # (position templates share nothing: ``workload.sharing_obstacle``)
         return []
     if isinstance(p, KleenePattern):

@@ -175,6 +175,8 @@ def build_template(pattern: Pattern) -> Template:
                     _add(transitions, Transition(x, y, "+"))
         elif isinstance(p, OptionalPattern):
             visit(p.inner)
+        elif isinstance(p, (MinimalLengthPattern, ChoicePattern)):
+            raise TypeError("P{n,}, OR and AND have position templates (automaton.py), not type templates")
         else:
             items = _positive_items(p)
             for item in items:

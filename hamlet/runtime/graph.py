@@ -283,12 +283,19 @@ class TrendGraph:
 def placed(query: AnalyzedQuery, events: Iterable[Event]) -> list[Event]:
     """The events a graph of ``query`` runs: on a position template (``query.states``, dissertation §12),
     each event once per state of its type, as an event whose type is the state (it may start a trend at
-    one place and extend trends at another; all copies share its time, so none precedes another)."""
+    one place and extend trends at another; all copies share its time, so none precedes another). An
+    event placed already (its type a state) stays as it is, so a caller may place events itself."""
     states = query.states
     if states is None:
         return events if isinstance(events, list) else list(events)
-    of = states.states_of
-    return [Event(state, e.time, e.attributes) for e in events for state in of.get(e.type, ())]
+    of, placed_already = states.states_of, states.state_type
+    out: list[Event] = []
+    for e in events:  # (a stream event's type is never a state: ``matched_events`` keeps the pattern's types)
+        if e.type in placed_already:
+            out.append(e)
+        else:
+            out.extend(Event(state, e.time, e.attributes) for state in of.get(e.type, ()))
+    return out
 
 
 class SemanticsEdges:

@@ -279,7 +279,7 @@ def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: E
             found = matched[group.key] = (mine, {e.type for e in mine})
             read.update(map(id, mine))
         mine, types = found
-        if not types.issuperset(positive) or not group.has_windows(mine[0].time, mine[-1].time):
+        if not mine or not types.issuperset(positive) or not group.has_windows(mine[0].time, mine[-1].time):
             continue
         if group.native is not None:
             runs = group.native.run(mine, events)  # (None: a partition the kernel leaves to Python)
