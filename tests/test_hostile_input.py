@@ -32,6 +32,9 @@ HOSTILE = [
     ("q: RETURN COUNT(*) PATTERN A WHERE A.x < " + "9" * 100_000 + TAIL, 1, 42,
      "number 9999999999999999999999999999999999999999... has 100000 characters (at most 4300)"),
     ("q: RETURN COUNT(*) PATTERN A WHERE A.x < 1e400" + TAIL, 1, 42, "number 1e400 is beyond the range of a double"),
+    # P{n,} unrolls n copies of P: 32^3 places would be built before any bound on states applied.
+    ("q: RETURN COUNT(*) PATTERN SEQ(B, ((A{32,}){32,}){32,})" + TAIL, 1, 28,
+     "the pattern's template needs more than 1024 places (P{n,} repeats P n times)"),
     ("q: RETURN COUNT(*) PATTERN A WHERE A.x < 1e-999999999" + TAIL, 1, 42,
      "number 1e-999999999 has an exponent beyond ±400"),
     ("q: RETURN COUNT(*) PATTERN A WHERE A.x < ²" + TAIL, 1, 42, "unexpected character '²'"),

@@ -496,8 +496,11 @@ def position_patterns(draw) -> str:
             text = f"SEQ({item(depth + 1)}, {item(depth + 1)})"
             text = draw(st.sampled_from([text, f"({text})+", f"({text}){{2,}}"]))
         else:
-            text = draw(st.sampled_from(pool)) + {"type": "", "kleene": "+", "minimal": "{%d,}"}[kind]
-            text = text.replace("%d", str(draw(st.integers(1, 3))))
+            text = draw(st.sampled_from(pool))
+            if kind == "kleene":
+                text += "+"
+            elif kind == "minimal":
+                text += f"{{{draw(st.integers(1, 3))},}}"
         return text + draw(st.sampled_from(["", "", "", "?", "*"]))
 
     def operand() -> str:

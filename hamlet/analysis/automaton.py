@@ -19,10 +19,12 @@ event may start a trend at one state and extend trends at another.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hamlet.analysis.split import Fail
 from hamlet.analysis.template import Template, Transition
+from hamlet.errors import QueryError
 from hamlet.language.nodes import (
     ChoicePattern,
     EventTypePattern,
@@ -36,6 +38,8 @@ from hamlet.language.nodes import (
 )
 
 MAX_STATES = 256  # subset construction may grow exponentially; real patterns stay far below
+# Places before the subset construction: P{n,} unrolls n copies of P, so ((A{32,}){32,}){32,} would have 32^3.
+MAX_POSITIONS = 1024
 
 
 @dataclass(frozen=True)
@@ -88,9 +92,12 @@ class _Glushkov:
     types: list[str]  # position → its event type
     operand: list[int]  # position → the operand of OR / AND it belongs to
     follow: set[tuple[int, int]]
+    too_many: Callable[[], QueryError]  # the error past MAX_POSITIONS
 
     def visit(self, p: Pattern, operand: int) -> tuple[frozenset[int], frozenset[int], bool]:
         if isinstance(p, EventTypePattern):
+            if len(self.types) >= MAX_POSITIONS:
+                raise self.too_many()
             self.types.append(p.type_name)
             self.operand.append(operand)
             position = frozenset({len(self.types) - 1})
@@ -119,7 +126,8 @@ class _Glushkov:
 def build_states(pattern: Pattern, fail: Fail) -> StateTemplate:
     """The deterministic position template of ``pattern`` (a ``ChoicePattern`` or any positive pattern)."""
     operands = pattern.operands if isinstance(pattern, ChoicePattern) else (pattern,)
-    positions = _Glushkov([], [], set())
+    too_many = f"the pattern's template needs more than {MAX_POSITIONS} places (P{{n,}} repeats P n times)"
+    positions = _Glushkov([], [], set(), lambda: fail(pattern, too_many))
     first: set[int] = set()
     last: set[int] = set()
     for index, operand in enumerate(operands):

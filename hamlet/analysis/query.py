@@ -173,9 +173,8 @@ class _Analyzer:
         self._collect_types(q.pattern, negated=False)
         states = self._positions(q) if needs_positions(q.pattern) else None
         if states is None:
-            pattern = split_pattern(
-                q.pattern, self.fail
-            )  # (its errors about NOT first: SEQ(NOT A) is empty too)
+            # (the split's errors about NOT first: SEQ(NOT A) is empty too, but its NOT is what is wrong)
+            pattern = split_pattern(q.pattern, self.fail)
             self._not_empty(q.pattern)
         else:  # (no NOT: ``_positions`` refuses it)
             pattern = SubPattern(q.pattern, states.type_template(), ())
