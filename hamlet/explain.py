@@ -108,8 +108,10 @@ def _query(q: AnalyzedQuery) -> list[str]:
     lines = [f"Query {q.name}"]
     lines.extend("  | " + line for line in q.text.splitlines())
     lines.append(f"  pattern: {canonical(q.syntax.pattern) if q.syntax else '?'}")
-    lines.extend(_sub_pattern(q.pattern, "  ", "positive pattern"))
-    if q.states is not None:
+    if q.states is None:
+        lines.extend(_sub_pattern(q.pattern, "  ", "positive pattern"))
+    else:  # (the type template only says which types follow which; the graph runs the states)
+        lines.extend(_sub_pattern(q.pattern, "  ", "pattern on types"))
         lines.extend(_states(q))
     lines.append("  aggregates: " + ", ".join(a.text for a in q.aggregates))
     lines.append(f"  window: {q.window.describe()}")
