@@ -126,7 +126,10 @@ class _Glushkov:
 def build_states(pattern: Pattern, fail: Fail) -> StateTemplate:
     """The deterministic position template of ``pattern`` (a ``ChoicePattern`` or any positive pattern)."""
     operands = pattern.operands if isinstance(pattern, ChoicePattern) else (pattern,)
-    too_many = f"the pattern's template needs more than {MAX_POSITIONS} places (P{{n,}} repeats P n times)"
+    too_many = (
+        f"the pattern has more than {MAX_POSITIONS} places (each event type as often as it is written, "
+        "P{n,} n times P, each operand of OR / AND)"
+    )
     positions = _Glushkov([], [], set(), lambda: fail(pattern, too_many))
     first: set[int] = set()
     last: set[int] = set()
