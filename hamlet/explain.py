@@ -122,7 +122,11 @@ def _query(q: AnalyzedQuery) -> list[str]:
     lines = [f"Query {q.name}"]
     lines.extend("  | " + line for line in q.text.splitlines())
     lines.append(f"  pattern: {canonical(q.syntax.pattern) if q.syntax else '?'}")
-    lines.extend(_sub_pattern(q.pattern, "  ", "positive pattern"))
+    if q.states is None:
+        lines.extend(_sub_pattern(q.pattern, "  ", "positive pattern"))
+    else:  # (the type template only says which types follow which; the graph runs the states)
+        lines.extend(_sub_pattern(q.pattern, "  ", "pattern on types"))
+        lines.extend(_states(q))
     lines.append("  aggregates: " + ", ".join(a.text for a in q.aggregates))
     lines.append(f"  window: {q.window.describe()}")
     lines.append(f"  semantics: {_SEMANTICS_TEXT[q.semantics]}")
@@ -145,6 +149,30 @@ def _query(q: AnalyzedQuery) -> list[str]:
         lines.append(f"  trend graph: compiled (native/); local predicates in Python ({predicate})")
     else:
         lines.append("  trend graph: compiled (native/), local predicates too")
+    return lines
+
+
+_CHOICE_TEXT = {
+    None: "each trend runs along one path of these states, so it counts once however the pattern parses it",
+    "OR": "a trend any operand matches, once: COUNT = C_P + C_Q − C_PQ (dissertation §12), the trends both "
+    "match ending in a state of both",
+    "AND": "pairs of distinct trends, one of P and one of Q: C_i·C_j + C_i·C_ij + C_j·C_ij + C_ij·(C_ij − 1)/2 "
+    "(dissertation §12), C_i, C_j, C_ij the trends ending in a state of P only, Q only, both",
+}
+
+
+def _states(q: AnalyzedQuery) -> list[str]:
+    """The position template (automaton.py) the query's graph runs: its states, of which type, and, for
+    end states, which operands end there."""
+    states = q.states
+    assert states is not None
+    t = states.template
+    lines = [f"  position template (dissertation §12, made deterministic): {_CHOICE_TEXT[q.choice]}"]
+    lines.append(f"    states: {', '.join(f'{s} ({states.state_type[s]} events)' for s in t.types)}")
+    ends = [s + (f" (operands {', '.join(str(i + 1) for i in sorted(states.accepts[s]))})"
+                 if states.operands > 1 else "") for s in t.ends]  # fmt: skip
+    lines.append(f"    start {' | '.join(t.starts)}, end {' | '.join(ends)}")
+    lines.extend(f"    {tr.source} -> {tr.target}" for tr in t.transitions)
     return lines
 
 

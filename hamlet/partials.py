@@ -43,7 +43,9 @@ class AggregateState:
 
     ``count``: COUNT's value; for SUM and AVG the number of non-null occurrences. ``total``: the exact sum
     (SUM, AVG). ``floats``: occurrences with a float value (a SUM is reported as a float when > 0).
-    ``extreme``: MIN's or MAX's value so far (None: no non-null value yet).
+    ``extreme``: MIN's or MAX's value so far (None: no non-null value yet). ``pairs``: for COUNT(*) of
+    ``P AND Q`` (function ``PAIRS``), the numbers of trends P only, Q only and both match (C_i, C_j, C_ij of
+    dissertation §12): they add across partitions, and the number of pairs is computed from them at the end.
     """
 
     function: str
@@ -51,6 +53,7 @@ class AggregateState:
     total: Fraction = Fraction(0)
     floats: int = 0
     extreme: Any = None
+    pairs: tuple[int, int, int] = (0, 0, 0)
 
     def merge(self, other: AggregateState) -> AggregateState:
         if self.function != other.function:
@@ -60,12 +63,20 @@ class AggregateState:
                 return self if other.extreme is None else other
             pick = min if self.function == "MIN" else max
             return replace(self, extreme=pick(self.extreme, other.extreme))
+        if self.function == "PAIRS":
+            return replace(self, pairs=(self.pairs[0] + other.pairs[0], self.pairs[1] + other.pairs[1],
+                                        self.pairs[2] + other.pairs[2]))  # fmt: skip
         return replace(self, count=self.count + other.count, total=self.total + other.total,
                        floats=self.floats + other.floats)  # fmt: skip
 
     def value(self) -> int | float | str | None:
         if self.function == "COUNT":
             return self.count
+        if self.function == "PAIRS":
+            # §12: each trend of P only pairs with each of Q only and of both; each of both with each of Q
+            # only and with each other one of both.
+            p_only, q_only, both = self.pairs
+            return p_only * q_only + p_only * both + q_only * both + both * (both - 1) // 2
         if self.function in ("MIN", "MAX"):
             return self.extreme
         if not self.count:
@@ -89,14 +100,18 @@ class AggregateState:
         carries partial states between its stages as text, since counts exceed every fixed-width type.
         Integers are written as decimal strings, so no JSON reader meets a number it cannot hold."""
         total = self.total
-        return json.dumps([self.function, int_text(self.count), int_text(total.numerator),
-                           int_text(total.denominator), self.floats, self.extreme], ensure_ascii=False)  # fmt: skip
+        fields = [self.function, int_text(self.count), int_text(total.numerator), int_text(total.denominator),
+                  self.floats, self.extreme]  # fmt: skip
+        if self.function == "PAIRS":
+            fields.append([int_text(n) for n in self.pairs])
+        return json.dumps(fields, ensure_ascii=False)
 
     @classmethod
     def from_text(cls, text: str) -> AggregateState:
-        function, count, numerator, denominator, floats, extreme = json.loads(text)
+        function, count, numerator, denominator, floats, extreme, *rest = json.loads(text)
         total = Fraction(int_from_text(numerator), int_from_text(denominator))
-        return cls(function, int_from_text(count), total, floats, extreme)
+        pairs = tuple(int_from_text(n) for n in rest[0]) if rest else (0, 0, 0)
+        return cls(function, int_from_text(count), total, floats, extreme, pairs)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from hamlet.errors import HamletError
 from hamlet.events import Event
 from hamlet.results import group_key
 from hamlet.runtime.aggregates import CountAlgebra
-from hamlet.runtime.graph import PartitionClasses, TrendGraph
+from hamlet.runtime.graph import PartitionClasses, TrendGraph, placed
 from hamlet.runtime.greta import QueryRun, run_greta
 from hamlet.runtime.partition import group_of, matched_events, partition_stream
 
@@ -63,7 +63,8 @@ class _Recorded:
 
     root: TrendGraph
     recorder: TrendRecorder
-    matched: list[Event]
+    matched: list[Event]  # as the graph runs them (``graph.placed``: once per state on a position template)
+    original: dict[int, Event]  # id of a placed event → the event of the stream
     classes: Any  # the query's WindowClasses over the partition
     limits: list[tuple[Any, Any]]  # (time, trailing NOT limit after that time's events)
 
@@ -83,6 +84,9 @@ def list_trends(
     except KeyError:
         known = ", ".join(q.name for q in workload.queries)
         raise HamletError(f"no query {name!r} in the workload (queries: {known})") from None
+    if query.choice == "AND":
+        raise HamletError(f"query {name!r} is a conjunction P AND Q: it matches pairs of trends, not trends; list "
+                          "the trends of P and of Q with a query each")  # fmt: skip
     stream = sorted(events, key=attrgetter("time"))
     totals = _totals(query, stream)
     types = None if query.whole_substream else set(query.types)
@@ -122,9 +126,11 @@ def _totals(query: AnalyzedQuery, stream: list[Event]) -> dict[tuple[Any, Any], 
 
 def _record(query: AnalyzedQuery, partition: list[Event]) -> _Recorded | None:
     """The partition's graph on every predecessor event (the plain scan), its edges kept."""
-    matched = matched_events(query, partition)
-    if not matched:
+    stream = matched_events(query, partition)
+    if not stream:
         return None
+    matched = placed(query, stream)  # (the graph takes placed events as they are: ``graph.placed``)
+    original = {id(p): e for p, e in zip(matched, _placings(query, stream))}
     classes = PartitionClasses([e.time for e in partition])
     run = QueryRun([query], CountAlgebra(), matched, plain_scan=True, classes=classes)
     recorder = TrendRecorder()
@@ -138,7 +144,15 @@ def _record(query: AnalyzedQuery, partition: list[Event]) -> _Recorded | None:
             limits.append((time, run.root.trailing_limit()))  # type: ignore[misc]
     for _ in run.finish_runs():
         pass
-    return _Recorded(run.root, recorder, matched, classes.of(query.window), limits)
+    return _Recorded(run.root, recorder, matched, original, classes.of(query.window), limits)
+
+
+def _placings(query: AnalyzedQuery, stream: list[Event]) -> Iterator[Event]:
+    """Each event of ``stream`` as often as ``placed`` places it, in the same order."""
+    states = query.states
+    for event in stream:
+        for _ in states.states_of.get(event.type, ()) if states is not None else (event.type,):
+            yield event
 
 
 _DONE = object()
@@ -178,7 +192,7 @@ def _window_trends(query: AnalyzedQuery, recorded: _Recorded, k: int) -> Iterato
                 stack.pop()
                 path.pop()
             elif found is None:
-                yield tuple(reversed(path))
+                yield tuple(recorded.original[id(e)] for e in reversed(path))
             else:
                 path.append(found)  # type: ignore[arg-type]
                 stack.append(options(found, False))  # type: ignore[arg-type]

@@ -21,8 +21,11 @@ The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by s
    type E, ``SEQ(P1, ..., Pn)`` a match of each Pi one after another, ``P+`` one or more matches of P one
    after another. Any event may be skipped, so the oracle simply tries every subsequence of the window's
    events (:func:`_subsequences`) and keeps those the pattern matches (:func:`_ends`). A trend is a
-   *sequence of events*: when a pattern can parse one sequence in several ways (``(A+)+``), it is still one
-   trend.
+   *sequence of events*: when a pattern can parse one sequence in several ways (``(A+)+``, ``SEQ(A+, A+)``),
+   it is still one trend. A type may stand at several places of a pattern (``SEQ(A+, B, A)``): an event of
+   it may match any of them. ``P{n,}``: n or more matches of P one after another (the dissertation's
+   minimal trend length, §12). ``P1 OR P2 ...`` (disjunction, §12): a trend any operand matches — the set
+   union of the operands' trends, so a trend several operands match is one trend.
 5. **Edge predicates.** ``X.a op NEXT(Y).b`` must hold for every pair of consecutive events (x, y) of a trend
    with x of type X and y of type Y. Consecutive means adjacent in the trend, also across a ``NOT``
    (``SEQ(A, NOT C, B)``: a and b are adjacent). The same rule holds for the matches of negative
@@ -47,7 +50,11 @@ The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by s
    ``SUM(E.a)``, ``MIN(E.a)``, ``MAX(E.a)``, ``AVG(E.a)``: over every occurrence of an E event in every
    trend (an event in 3 trends counts 3 times) whose ``a`` is a number; ``None`` when there is none. SUM is
    exact: an int when every contributing value is an int, else the float nearest to the exact sum; AVG is
-   the float nearest to the exact sum divided by the number of contributing occurrences.
+   the float nearest to the exact sum divided by the number of contributing occurrences. ``P AND Q``
+   (conjunction, §12) matches a *pair* of distinct trends, one a trend of P and the other a trend of Q (the
+   trends of steps 1-7 of each operand, per window and group); its only aggregate, ``COUNT(*)``, is the
+   number of such unordered pairs, counted here by listing them. Its row is reported when P or Q has a
+   trend there (the count may be 0).
 9. **Output** rows ``ResultRow(query, window_start, window_end, group, aggregate, value)``, one per aggregate
    in RETURN order, sorted by (query position in the workload, window start, group, aggregate position).
 """
@@ -64,8 +71,10 @@ from hamlet.analysis.windows import as_number
 from hamlet.analysis.workload import Workload
 from hamlet.events import Event
 from hamlet.language.nodes import (
+    ChoicePattern,
     EventTypePattern,
     KleenePattern,
+    MinimalLengthPattern,
     NegationPattern,
     OptionalPattern,
     Pattern,
@@ -94,6 +103,10 @@ def evaluate_bruteforce(workload: Workload, events: list[Event]) -> list[ResultR
 
 def evaluate_query(query: AnalyzedQuery, events: Sequence[Event]) -> list[tuple[tuple[Any, ...], ResultRow]]:
     """The rows of one query, each with its sort key (window start, group key, aggregate position)."""
+    assert query.syntax is not None
+    pattern = query.syntax.pattern
+    if isinstance(pattern, ChoicePattern) and pattern.op == "AND":
+        return _conjunction_rows(query, pattern, events)
     pooled = pooled_trends(query, events)
     window = query.window
 
@@ -114,12 +127,34 @@ def evaluate_query(query: AnalyzedQuery, events: Sequence[Event]) -> list[tuple[
     return out
 
 
+def _conjunction_rows(
+    query: AnalyzedQuery, pattern: ChoicePattern, events: Sequence[Event]
+) -> list[tuple[tuple[Any, ...], ResultRow]]:
+    """``P AND Q``: per window and group, the unordered pairs {t, u} of distinct trends with t a trend of P
+    and u a trend of Q, listed one by one."""
+    first, second = (pooled_trends(query, events, operand) for operand in pattern.operands)
+    out: list[tuple[tuple[Any, ...], ResultRow]] = []
+    for k, group_values in sorted(set(first) | set(second), key=repr):
+        pairs = {
+            frozenset({tuple(map(id, t)), tuple(map(id, u))})
+            for t in first.get((k, group_values), [])
+            for u in second.get((k, group_values), [])
+            if tuple(map(id, t)) != tuple(map(id, u))
+        }
+        group = dict(zip(query.group_by, group_values))
+        row = ResultRow(query.name, as_number(query.window.start(k)), as_number(query.window.end(k)), group,
+                        query.aggregates[0].text, len(pairs))  # fmt: skip
+        out.append(((query.window.start(k), group_key(group), 0), row))
+    return out
+
+
 def pooled_trends(
-    query: AnalyzedQuery, events: Sequence[Event]
+    query: AnalyzedQuery, events: Sequence[Event], pattern: Pattern | None = None
 ) -> dict[tuple[int, tuple[Any, ...]], list[Trend]]:
-    """Steps 1 to 7: the trends of the query per (window index, GROUP-BY values), in no particular order."""
+    """Steps 1 to 7: the trends of the query per (window index, GROUP-BY values), in no particular order
+    (``pattern``: one operand of the query's AND instead of its whole pattern)."""
     assert query.syntax is not None, "the oracle reads the pattern as written (AnalyzedQuery.syntax)"
-    pattern = query.syntax.pattern
+    pattern = query.syntax.pattern if pattern is None else pattern
     window = query.window
 
     # Steps 1 and 2: relevant events, partitioned (and every event of each partition: the sub-stream I of
@@ -251,6 +286,21 @@ def _ends(
     elif isinstance(pattern, OptionalPattern):
         # P?: nothing, or one match of P.
         result = {i} | _ends(pattern.inner, trend, i, context, memo)
+    elif isinstance(pattern, ChoicePattern):
+        # OR: a match of any operand (AND never reaches here: its operands are matched one by one).
+        for operand in pattern.operands:
+            result |= _ends(operand, trend, i, context, memo)
+    elif isinstance(pattern, MinimalLengthPattern):
+        # P{n,}: n matches of P one after another, then any number more.
+        reached = {i}
+        for _ in range(pattern.minimum):
+            reached = {j for r in reached for j in _ends(pattern.inner, trend, r, context, memo)}
+        todo = list(reached)
+        while todo:
+            j = todo.pop()
+            if j not in result:
+                result.add(j)
+                todo.extend(_ends(pattern.inner, trend, j, context, memo))
     elif isinstance(pattern, (KleenePattern, StarPattern)):
         # One (P+) or zero (P*) or more matches of the inner pattern, one after another.
         if isinstance(pattern, StarPattern):
@@ -318,18 +368,22 @@ def _positive_types(pattern: Pattern | NegationPattern) -> set[str]:
         return set()
     if isinstance(pattern, EventTypePattern):
         return {pattern.type_name}
-    if isinstance(pattern, (KleenePattern, OptionalPattern, StarPattern)):
+    if isinstance(pattern, (KleenePattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
         return _positive_types(pattern.inner)
-    return set().union(*(_positive_types(item) for item in pattern.items))
+    parts = pattern.operands if isinstance(pattern, ChoicePattern) else pattern.items
+    return set().union(*(_positive_types(item) for item in parts))
 
 
 def _all_types(pattern: Pattern | NegationPattern) -> set[str]:
     """Every event type in ``pattern``, positive or negated."""
     if isinstance(pattern, EventTypePattern):
         return {pattern.type_name}
-    if isinstance(pattern, (KleenePattern, NegationPattern, OptionalPattern, StarPattern)):
+    if isinstance(
+        pattern, (KleenePattern, NegationPattern, OptionalPattern, StarPattern, MinimalLengthPattern)
+    ):
         return _all_types(pattern.inner)
-    return set().union(*(_all_types(item) for item in pattern.items))
+    parts = pattern.operands if isinstance(pattern, ChoicePattern) else pattern.items
+    return set().union(*(_all_types(item) for item in parts))
 
 
 # ---- aggregates ----------------------------------------------------------------------------------------

@@ -86,6 +86,41 @@ def test_check_and_explain(tmp_path, capsys):
     )
 
 
+def test_explain_position_templates_run_alone(tmp_path, capsys):
+    """OR, AND and a type at several places (dissertation §12): explain prints the states, says the graph is
+    in Python and shared with nobody, not even with an equal query of other windows."""
+    path = tmp_path / "w.hamlet"
+    path.write_text(
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\n"
+        "q2: RETURN COUNT(*) PATTERN SEQ(A, B+) OR SEQ(C, B+) WITHIN 10\n"
+        "q3: RETURN COUNT(*) PATTERN SEQ(A, B+) OR SEQ(C, B+) WITHIN 20 SLIDE 10\n"
+        "q4: RETURN COUNT(*) PATTERN SEQ(A+, B) AND A{2,} WITHIN 10\n"
+    )
+    assert main(["check", str(path)]) == 0
+    assert capsys.readouterr().out == f"{path}: 4 queries OK (q1, q2, q3, q4)\n"
+    assert main(["explain", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    for line in [
+        "    states: A#1 (A events), B#1 (B events), C#1 (C events), B#2 (B events)",
+        "    start A#1 | C#1, end B#1 (operands 1) | B#2 (operands 2)",
+        # a1 starts both; after two a's A{2,} has matched and SEQ(A+, B) waits for its b
+        "    states: A#1 (A events), A#2 (A events), B#1 (B events)",
+        "    start A#1, end A#2 (operands 2) | B#1 (operands 1)",
+        "  shares nothing: position states (a type at several places, P{n,}, OR or AND): its graph is its own",
+        "    {q2}: shares nothing; partitioned by none; pane 10 s",
+        "    {q3}: shares nothing; partitioned by none; pane 10 s",
+    ]:
+        assert line in out, line
+    assert sum(line.startswith("  trend graph: in Python (position states") for line in out) == 3
+    assert "  trend graph: compiled (native/), local predicates too" in out  # (q1)
+    path.write_text("q1: RETURN COUNT(*), AVG(B.x)\n  PATTERN SEQ(A, B+) AND SEQ(C, B+) WITHIN 10\n")
+    assert main(["check", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"error: {path}:1:22: query 'q1': AVG(B.x) is not defined for P AND Q: a conjunction matches pairs of "
+        "trends, and the dissertation (§12) defines only their number, COUNT(*)"
+    )
+
+
 def test_check_reports_file_line_and_column(tmp_path, capsys):
     path = tmp_path / "bad.hamlet"
     path.write_text("q1: RETURN COUNT(*)\n  PATTERN SEQ(A, B+\n  WITHIN 10\n")

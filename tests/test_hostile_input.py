@@ -20,6 +20,10 @@ def deep_pattern(depth: int) -> str:
     return "q: RETURN COUNT(*) PATTERN " + "SEQ(" * depth + "A" + ")" * depth + TAIL
 
 
+TOO_MANY_PLACES = (
+    "the pattern has more than 1024 places (each event type as often as it is written, P{n,} n times P, each "
+    "operand of OR / AND)"
+)
 # (text, line, column, message): all formerly RecursionError, ValueError or OverflowError
 HOSTILE = [
     (deep_condition(150), 1, 100, "nested more than 64 levels deep"),
@@ -32,6 +36,11 @@ HOSTILE = [
     ("q: RETURN COUNT(*) PATTERN A WHERE A.x < " + "9" * 100_000 + TAIL, 1, 42,
      "number 9999999999999999999999999999999999999999... has 100000 characters (at most 4300)"),
     ("q: RETURN COUNT(*) PATTERN A WHERE A.x < 1e400" + TAIL, 1, 42, "number 1e400 is beyond the range of a double"),
+    # P{n,} unrolls n copies of P (32^3 places here), OR takes each operand: bounded before any state is built.
+    ("q: RETURN COUNT(*) PATTERN " + " OR ".join(["SEQ(A, B+)"] * 3000) + TAIL, 1, 28,
+     TOO_MANY_PLACES),
+    ("q: RETURN COUNT(*) PATTERN SEQ(B, ((A{32,}){32,}){32,})" + TAIL, 1, 28,
+     TOO_MANY_PLACES),
     ("q: RETURN COUNT(*) PATTERN A WHERE A.x < 1e-999999999" + TAIL, 1, 42,
      "number 1e-999999999 has an exponent beyond ±400"),
     ("q: RETURN COUNT(*) PATTERN A WHERE A.x < ²" + TAIL, 1, 42, "unexpected character '²'"),

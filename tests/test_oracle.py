@@ -5,13 +5,19 @@ Every expected number here is derived in a comment from the definition, not from
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from hamlet.analysis.workload import parse_workload
 from hamlet.events import Event
+from hamlet.language.nodes import ChoicePattern
 
 try:
-    from tests.oracle import evaluate_bruteforce
+    from tests.oracle import evaluate_bruteforce, pooled_trends
+    from tests.workloads import events, position_patterns, types_of
 except ImportError:  # pytest's rootdir-less "prepend" import mode puts tests/ itself on sys.path
-    from oracle import evaluate_bruteforce  # type: ignore[no-redef]
+    from oracle import evaluate_bruteforce, pooled_trends  # type: ignore[no-redef]
+    from workloads import events, position_patterns, types_of  # type: ignore[no-redef]
 
 
 def stream(text: str, **attributes: dict[str, object]) -> list[Event]:
@@ -407,3 +413,64 @@ def test_optional_parts_under_next_and_cont():
     assert count("SEQ(A, B?, C)", events) == 2
     assert count("SEQ(A, B?, C) SEMANTICS NEXT", events) == 1
     assert count("SEQ(A, B?, C) SEMANTICS CONT", events) == 1
+
+
+# ---- dissertation §12: a type at several places, P{n,}, OR, AND ---------------------------------------------
+
+
+def test_a_type_at_several_places_counts_each_trend_once():
+    # SEQ(A+, B, A) over a1 a2 b3 a4 a5: a non-empty subset of {a1, a2} (3), b3, then a4 or a5 (2): 6.
+    assert count("SEQ(A+, B, A)", stream("a1 a2 b3 a4 a5")) == 6
+    # SEQ(A, B, A+) over a1 b2 a3 a4: a1 b2, then a non-empty subset of {a3, a4}: 3.
+    assert count("SEQ(A, B, A+)", stream("a1 b2 a3 a4")) == 3
+    # SEQ(A+, A+) over a1 a2 a3: any 2 or 3 of the a's, 3 + 1 = 4 (a1 a2 a3 parses two ways, one trend).
+    assert count("SEQ(A+, A+)", stream("a1 a2 a3")) == 4
+    # A{2,} (= SEQ(A, A+)) is the same set of trends: 4; A{3,} only a1 a2 a3: 1; A{4,}: none.
+    assert count("A{2,}", stream("a1 a2 a3")) == 4
+    assert count("A{3,}", stream("a1 a2 a3")) == 1
+    assert count("A{4,}", stream("a1 a2 a3")) is None
+
+
+def test_disjunction_and_conjunction_by_hand():
+    events = stream("a1 b2 b3")
+    # SEQ(A, B): x = (a1,b2), y = (a1,b3). SEQ(A, B+): x, y and z = (a1,b2,b3). OR: {x, y, z} = 3 (not 5).
+    assert count("SEQ(A, B) OR SEQ(A, B+)", events) == 3
+    # AND: unordered pairs of distinct trends, one of each: {x, y}, {x, z}, {y, z} = 3 ({x, x} is no pair).
+    # C_i = 0, C_j = 1 (z), C_ij = 2: 0·1 + 0·2 + 1·2 + C(2, 2) = 3.
+    assert count("SEQ(A, B) AND SEQ(A, B+)", events) == 3
+    # One trend in all (x alone): OR 1, AND 0 pairs, reported since a trend matched.
+    assert count("SEQ(A, B) AND SEQ(A, B+)", stream("a1 b2")) == 0
+    # OR's aggregates over the union: COUNT(B) 1 + 1 + 2 = 4.
+    assert values("q: RETURN COUNT(B) PATTERN SEQ(A, B) OR SEQ(A, B+) WITHIN 100 SLIDE 100", events) == {
+        ("q", "COUNT(B)"): 4
+    }
+
+
+# ---- dissertation §12: the oracle's OR and AND, listed trend by trend, against the chapter's formulas --------
+
+
+@given(st.data())
+def test_disjunction_and_conjunction_follow_the_formulas_of_chapter_12(data):
+    """The oracle lists the union of the operands' trends (OR) and the pairs of distinct trends (AND); on
+    every drawn stream these equal C_P + C_Q − C_PQ and C_i·C_j + C_i·C_ij + C_j·C_ij + C(C_ij, 2), with
+    C_PQ the trends both operands list."""
+    first, second = (data.draw(position_patterns().filter(lambda p: " OR " not in p and " AND " not in p))
+                     for _ in range(2))  # fmt: skip
+    text = f"qo: RETURN COUNT(*) PATTERN {first} OR {second} WITHIN 100 SLIDE 100\n"
+    text += f"qa: RETURN COUNT(*) PATTERN {first} AND {second} WITHIN 100 SLIDE 100"
+    workload = parse_workload(text)
+    stream = data.draw(events(types_of(text), max_events=9))
+    query = workload.queries[0]
+    assert query.syntax is not None and isinstance(query.syntax.pattern, ChoicePattern)
+    p, q = (
+        {tuple(map(id, t)) for ts in pooled_trends(query, stream, operand).values() for t in ts}
+        for operand in query.syntax.pattern.operands
+    )
+    rows = {r.query: r.value for r in evaluate_bruteforce(workload, stream)}
+    both = len(p & q)
+    assert rows.get("qo", 0) == len(p) + len(q) - both
+    only_p, only_q = len(p) - both, len(q) - both
+    if p or q:
+        assert rows["qa"] == only_p * only_q + only_p * both + only_q * both + both * (both - 1) // 2
+    else:
+        assert "qa" not in rows

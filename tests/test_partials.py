@@ -7,7 +7,8 @@ from fractions import Fraction
 
 from hypothesis import given
 from hypothesis import strategies as st
-from workloads import events, types_of, workloads
+from oracle import evaluate_bruteforce
+from workloads import events, position_patterns, queries, types_of, workloads
 
 from hamlet import parse_workload
 from hamlet.api import evaluate, evaluate_partials, finalize
@@ -30,6 +31,42 @@ def test_partials_of_split_partitions_merge_into_the_whole(text, data):
     whole = evaluate(sub, stream)
     key = lambda r: (r.query, r.window_start, repr(r.group), r.aggregate)
     assert sorted(merged, key=key) == sorted(whole, key=key)
+
+
+@given(st.data())
+def test_position_template_partials_of_split_partitions_merge_into_the_whole(data):
+    """OR, AND and repeated types over a stream partitioned by k: each half apart, merged, equals the whole
+    and the oracle. For AND a pair may join trends of two partitions of one group: the halves' C_i, C_j, C_ij
+    add, and the pairs are counted only at the end (``AggregateState`` PAIRS)."""
+    pattern = data.draw(position_patterns())
+    grouped = data.draw(st.booleans())
+    text = data.draw(
+        queries("p", pattern=pattern, partition=(("k",), ("g",) if grouped else ()), predicates=[])
+    )
+    workload = parse_workload(text)
+    stream = data.draw(events(types_of(text), max_events=10, min_events=4))
+    halves = [[e for e in stream if e.get("k") == v] for v in ("p", "q")]
+    merged = finalize([row for half in halves for row in evaluate_partials(workload, half)])
+    key = lambda r: (r.query, r.window_start, repr(r.group), r.aggregate)
+    assert sorted(merged, key=key) == sorted(evaluate(workload, stream), key=key)
+    assert sorted(merged, key=key) == sorted(evaluate_bruteforce(workload, stream), key=key)
+
+
+def test_conjunction_pairs_state():
+    """C_i, C_j, C_ij of P AND Q add across partitions; the pairs come from the sums (dissertation §12)."""
+    a = AggregateState("PAIRS", pairs=(4, 0, 3))
+    b = AggregateState("PAIRS", pairs=(0, 1, 1))
+    assert a.merge(b) == AggregateState("PAIRS", pairs=(4, 1, 4))
+    # 4·1 + 4·4 + 1·4 + C(4, 2): the worked example of README (SEQ(A+, B) AND SEQ(A, B+) over a1 b2 a3 a4 b7).
+    assert a.merge(b).value() == 30
+    assert (a.value(), b.value()) == (4 * 3 + 3, 1)  # (pairs of a's halves alone: not additive)
+    assert AggregateState("PAIRS", pairs=(5, 0, 0)).value() == 0  # trends of P only: no pair
+    assert AggregateState("PAIRS", pairs=(0, 0, 1)).value() == 0  # one trend pairs with no other
+    big = AggregateState("PAIRS", pairs=(2**300, 3**200, 2**100))
+    assert AggregateState.from_text(big.to_text()) == big
+    assert big.exact_text() == str(
+        2**300 * 3**200 + 2**300 * 2**100 + 3**200 * 2**100 + 2**100 * (2**100 - 1) // 2
+    )
 
 
 def test_aggregate_state_merge_and_value():
@@ -65,3 +102,35 @@ def test_aggregate_state_text_round_trip_keeps_every_digit_under_the_default_lim
             assert int_from_text(int_text(value)) == value
     finally:
         sys.set_int_max_str_digits(previous)
+
+
+def test_the_jobs_merge_counts_conjunction_pairs_across_tasks():
+    """The Spark job's stage 2 (``jobs.engine.combine``) merges the states of two tasks' Arrow partials: a
+    conjunction's pairs join trends of both tasks (k = p and k = q, one group), a disjunction adds."""
+    import pyarrow as pa
+    from workloads import table_of
+
+    from hamlet import Event
+    from hamlet.api import evaluate_table
+    from jobs.engine import combine
+
+    workload = parse_workload(
+        "qa: RETURN COUNT(*) PATTERN SEQ(A+, B) AND SEQ(A, B+) WHERE [k] WITHIN 100\n"
+        "qo: RETURN COUNT(*), SUM(A.x) PATTERN SEQ(A+, B) OR SEQ(A, B+) WHERE [k] WITHIN 100\n"
+    )
+    # k = p: a1 b2 a3 a4 b7 (x: 5, 6, 4), README's example: 8 + 5 − 4 = 9 trends, C_i 4, C_j 1, C_ij 4.
+    # k = q: a10 b11: one trend both match. Together C_i 4, C_j 1, C_ij 5: 4 + 20 + 5 + 10 = 39 pairs.
+    times = {
+        "p": [("A", 1, 5), ("B", 2, 0), ("A", 3, 6), ("A", 4, 4), ("B", 7, 0)],
+        "q": [("A", 10, 1), ("B", 11, 0)],
+    }
+    tasks = [
+        evaluate_table(workload, table_of([Event(t, time, {"x": x, "k": k}) for t, time, x in rows]), "greta")
+        for k, rows in times.items()
+    ]
+    merged = combine(pa.concat_tables(tasks))
+    got = sorted(zip(*(merged.column(n).to_pylist() for n in ("query", "aggregate", "value_exact"))))
+    assert got == [("qa", "COUNT(*)", "39"), ("qo", "COUNT(*)", "10"), ("qo", "SUM(A.x)", "71")]
+    whole = [Event(t, time, {"x": x, "k": k}) for k, rows in times.items() for t, time, x in rows]
+    assert [r.value for r in evaluate(workload, whole)] == [39, 10, 71]
+    assert [r.value for r in evaluate_bruteforce(workload, whole)] == [39, 10, 71]

@@ -18,11 +18,13 @@ from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
 from workloads import (
     MULTI_QUERY_EXAMPLES,
+    POSITION_AROUND_B,
     bursty_events,
     events,
     graph_sharing_workloads,
     multi_query_workloads,
     optional_patterns,
+    position_queries,
     queries,
     sharing_workloads,
     table_of,
@@ -93,6 +95,29 @@ def test_optional_and_star_equal_bruteforce(data):
                      for i in range(data.draw(st.integers(1, 2))))  # fmt: skip
     text = data.draw(with_semantics(text))
     check(text, data.draw(events(types_of(text), max_events=12)))
+
+
+@given(st.data())
+def test_position_templates_equal_bruteforce(data):
+    """A type at several places, ``P{n,}``, ``P OR Q`` and ``P AND Q`` (dissertation §12), with local and edge
+    predicates, groups and windows, next to 0-2 ordinary queries under any semantics: every query equals
+    the oracle in every strategy, through the API and the Arrow path."""
+    lines = [data.draw(position_queries(f"p{i}")) for i in range(data.draw(st.integers(1, 2)))]
+    others = data.draw(st.integers(0, 2))
+    if others:
+        lines.append(data.draw(with_semantics(data.draw(workloads(max_queries=others)))))
+    text = "\n".join(lines)
+    check(text, data.draw(events(types_of(text), max_events=10, min_events=4)))
+
+
+@given(sharing_workloads(), st.data())
+def test_position_templates_next_to_sharing_queries_equal_bruteforce(text, data):
+    """Queries that share B+ (graphlets, shared graphs) next to a query on a position template over B: it
+    shares nothing, and nobody's counts move."""
+    pattern = data.draw(st.sampled_from(POSITION_AROUND_B))
+    partition = data.draw(st.sampled_from([((), ()), (("k",), ()), ((), ("g",))]))
+    text += "\n" + data.draw(queries("p", pattern=pattern, partition=partition))
+    check(text, data.draw(bursty_events(max_events=11)))
 
 
 def check(text, stream):

@@ -10,7 +10,15 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 from oracle import pooled_trends
 from streams import stream
-from workloads import events, optional_patterns, queries, types_of, with_semantics, workloads
+from workloads import (
+    events,
+    optional_patterns,
+    position_queries,
+    queries,
+    types_of,
+    with_semantics,
+    workloads,
+)
 
 from hamlet import parse_workload
 from hamlet.cli import main
@@ -118,6 +126,37 @@ def test_listed_trends_are_the_oracles_with_optional_parts(data):
     note(repr(stream_))
     workload = parse_workload(text)
     assert listed(workload, "q", stream_) == expected(workload.queries[0], stream_)
+
+
+@given(st.data())
+def test_listed_trends_are_the_oracles_on_position_templates(data):
+    """A type at several places, P{n,} and P OR Q (dissertation §12): the graph runs each event at every
+    state of its type, and the listing gives each trend once, as the stream's events."""
+    text = data.draw(position_queries("q").filter(lambda q: " AND " not in q.split(" WHERE ")[0]))
+    stream_ = data.draw(events(types_of(text), max_events=10, min_events=4))
+    note(text)
+    note(repr(stream_))
+    workload = parse_workload(text)
+    got = listed(workload, "q", stream_)
+    assert got == expected(workload.queries[0], stream_)
+    assert all(total == sum(trends.values()) == len(trends) for total, trends in got.values())
+
+
+def test_position_template_trends_and_a_conjunction_refused(tmp_path, capsys):
+    (tmp_path / "w.hamlet").write_text("qo: RETURN COUNT(*) PATTERN SEQ(A+, B, A) OR SEQ(A, B+) WITHIN 100\n"
+                                       "qa: RETURN COUNT(*) PATTERN A AND B WITHIN 100\n")  # fmt: skip
+    (tmp_path / "e.csv").write_text("event_type,event_time\nA,1\nB,2\nA,3\nA,4\nB,5\n")
+    base = ["trends", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]
+    assert main([*base, "--query", "qo"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "window [0, 100) group -: 7 trends", "  A@1, B@2", "  A@1, B@2, A@3", "  A@1, B@2, A@4", "  A@1, B@5",
+        "  A@3, B@5", "  A@4, B@5", "  A@1, B@2, B@5",
+    ]  # fmt: skip
+    assert main([*base, "--query", "qa"]) == 1
+    assert capsys.readouterr().err == (
+        "error: query 'qa' is a conjunction P AND Q: it matches pairs of trends, not trends; list the trends of P "
+        "and of Q with a query each\n"
+    )
 
 
 def test_limit_on_2_to_the_40_trends_is_fast(tmp_path, capsys):

@@ -24,6 +24,7 @@ FIGURE_6 = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9"
 FIGURE_12 = "a1 b2 a3 a4 b7"
 FIGURE_12_X = {"a1": 5, "a3": 6, "a4": 4}
 FIGURE_2_3 = "a1 b2 a3 a4 c5 b6 a7 b8"  # the dissertation's Figure 2.3 (event matching semantics)
+FIGURE_12_2 = "a1 b2 a3 a4 b5"  # the dissertation's Figure 12.2 (multiple occurrences of an event type)
 
 # (workload, stream, {query: [values in RETURN order]})
 EXAMPLES = [
@@ -102,6 +103,43 @@ EXAMPLES = [
         {"qn": [3], "qc": [2]},
     ),
 ]
+
+# Dissertation chapter 12. Figure 12.2: SEQ(A+, B, A, A+, B+) over a1 b2 a3 a4 b5 has the one trend
+# (a1, b2, a3, a4, b5): a4 runs in the sub-graphs of A1, A3 and A4, b5 in those of B2 and B5.
+CHAPTER_12 = [
+    (
+        "q: RETURN COUNT(*), COUNT(A) PATTERN SEQ(A+, B, A, A+, B+) WITHIN 100 SLIDE 100",
+        FIGURE_12_2,
+        {"q": [1, 3]},
+    ),
+    # The minimal trend length of §12: A+ of length 3 or more is SEQ(A, A, A+): the 4 triples and the quadruple.
+    ("q: RETURN COUNT(*), COUNT(A) PATTERN A{3,} WITHIN 100 SLIDE 100", "a1 a2 a3 a4", {"q": [5, 16]}),
+    # Over Figure 12.1's stream (x: a1=5 a3=6 a4=4): SEQ(A+, B) has 8 trends (COUNT(A) 13, SUM 65), SEQ(A, B+)
+    # 5 (COUNT(A) 5, SUM 25); both match the 4 of one a and one b, (a1,b2) (a1,b7) (a3,b7) (a4,b7) (COUNT(A) 4,
+    # SUM 20). OR: 8 + 5 − 4 = 9 trends, COUNT(A) 13 + 5 − 4 = 14, SUM 65 + 25 − 20 = 70, AVG 5.0. AND: C_i = 4,
+    # C_j = 1, C_ij = 4, so 4·1 + 4·4 + 1·4 + C(4, 2) = 30 pairs.
+    (
+        (
+            "qo: RETURN COUNT(*), COUNT(A), COUNT(B), MIN(A.x), MAX(A.x), SUM(A.x), AVG(A.x) "
+            "PATTERN SEQ(A+, B) OR SEQ(A, B+) WITHIN 100 SLIDE 100\n"
+            "qa: RETURN COUNT(*) PATTERN SEQ(A+, B) AND SEQ(A, B+) WITHIN 100 SLIDE 100"
+        ),
+        FIGURE_12,
+        {"qo": [9, 14, 10, 4, 6, 70, 5.0], "qa": [30]},
+    ),
+    # A type at several places (issue 18's examples): SEQ(A+, B, A): a1 b2 then a3 or a4; SEQ(A, B, A+): a1 b2
+    # then a non-empty subset of {a3, a4}; SEQ(A+, A+) parses (a1, a3, a4) twice yet counts it once: 4 trends.
+    (
+        (
+            "q1: RETURN COUNT(*), COUNT(A), SUM(A.x) PATTERN SEQ(A+, B, A) WITHIN 100 SLIDE 100\n"
+            "q2: RETURN COUNT(*), COUNT(A), SUM(A.x) PATTERN SEQ(A, B, A+) WITHIN 100 SLIDE 100\n"
+            "q3: RETURN COUNT(*) PATTERN SEQ(A+, A+) WITHIN 100 SLIDE 100"
+        ),
+        FIGURE_12,
+        {"q1": [2, 4, 20], "q2": [3, 7, 35], "q3": [4]},
+    ),
+]
+EXAMPLES += CHAPTER_12
 
 EXECUTORS = {
     "greta": run_greta,

@@ -95,7 +95,8 @@ def queries(draw, name: str, negation: bool = False, kernel: bool = False, patte
     """``kernel``: a query the compiled kernel takes (``kernel_patterns``, no edge predicates). The others
     fix what is otherwise drawn: ``pattern``; ``partition``; ``extreme``, the query's only MIN/MAX
     aggregate ("" for none: queries share only when they ask the same, ``Workload.sharable``); ``window``
-    (WITHIN, SLIDE); ``predicates``, the conjuncts of WHERE besides the equivalence list."""
+    (WITHIN, SLIDE); ``predicates``, the conjuncts of WHERE besides the equivalence list. A pattern
+    ``P AND Q`` returns COUNT(*) only (the one aggregate a conjunction defines)."""
     if pattern is not None:
         pass
     elif kernel:
@@ -106,7 +107,7 @@ def queries(draw, name: str, negation: bool = False, kernel: bool = False, patte
         )
     positive = list(probe(pattern).pattern.template.types)
     returns = ["COUNT(*)"]
-    for _ in range(draw(st.integers(0, 3))):
+    for _ in range(draw(st.integers(0, 3)) if " AND " not in pattern else 0):
         t = draw(st.sampled_from(positive))
         functions = [f"COUNT({t})", f"SUM({t}.x)", f"AVG({t}.x)"]
         if extreme is None:
@@ -480,3 +481,57 @@ def probe_pattern(pattern: str):
     from hamlet.language.parser import parse_workload_text
 
     return parse_workload_text(f"q: RETURN COUNT(*) PATTERN {pattern} WITHIN 1").queries[0].pattern
+
+
+@st.composite
+def position_patterns(draw) -> str:
+    """Patterns on position templates (dissertation §12): types drawn from a pool of 2-3, so that a type
+    stands at several places (``SEQ(A+, B, A)``, ``SEQ(A+, A+)``), minimal lengths ``P{n,}``, optional
+    parts, and the disjunction (2-3 operands) or conjunction of such patterns; never empty."""
+    pool = list(draw(st.permutations("ABC")))[: draw(st.integers(2, 3))]
+
+    def item(depth: int) -> str:
+        kind = draw(st.sampled_from(["type", "kleene", "minimal"] + (["seq"] if depth < 1 else [])))
+        if kind == "seq":
+            text = f"SEQ({item(depth + 1)}, {item(depth + 1)})"
+            text = draw(st.sampled_from([text, f"({text})+", f"({text}){{2,}}"]))
+        else:
+            text = draw(st.sampled_from(pool))
+            if kind == "kleene":
+                text += "+"
+            elif kind == "minimal":
+                text += f"{{{draw(st.integers(1, 3))},}}"
+        return text + draw(st.sampled_from(["", "", "", "?", "*"]))
+
+    def operand() -> str:
+        items = [item(0) for _ in range(draw(st.integers(1, 3)))]
+        keep = draw(st.integers(0, len(items) - 1))
+        items[keep] = items[keep].rstrip("?*")  # one item that cannot be empty
+        text = items[0] if len(items) == 1 else "SEQ(" + ", ".join(items) + ")"
+        from hamlet.analysis.template import nullable
+
+        return text if not nullable(probe_pattern(text)) else draw(st.sampled_from(pool))
+
+    op = draw(st.sampled_from(["", "", " OR ", " AND "]))
+    if not op:
+        return operand()
+    count = 2 if op == " AND " else draw(st.integers(2, 3))
+    return op.join(operand() for _ in range(count))
+
+
+@st.composite
+def position_queries(draw, name: str) -> str:
+    """A query on a ``position_patterns`` pattern, mostly over the whole stream in long windows and without
+    predicates, so that trends are many (repeated types and P{n,} need several events of one type)."""
+    partition = draw(st.sampled_from([((), ())] * 3 + [(("k",), ()), ((), ("g",)), (("k",), ("g",))]))
+    window = draw(st.sampled_from([(15, 15), (16, 8), (10, 5), (6, 6)]))
+    predicates = [] if draw(st.booleans()) else None
+    return draw(queries(name, pattern=draw(position_patterns()), partition=partition, window=window,
+                        predicates=predicates))  # fmt: skip
+
+
+# Around the B+ that ``sharing_workloads`` share: queries on position templates that must share nothing.
+POSITION_AROUND_B = [
+    "SEQ(A, B+) OR SEQ(C, B+)", "SEQ(A, B+) AND SEQ(C, B+)", "SEQ(A, B+) OR SEQ(A+, B)", "SEQ(A, B+, A)",
+    "SEQ(B+, A, B)", "B{2,}", "SEQ(A, B{2,})", "SEQ(B+, C) AND B+", "B+ OR SEQ(A, B+, C)",
+]  # fmt: skip

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from hamlet.analysis.automaton import StateTemplate, build_states, needs_positions
 from hamlet.analysis.predicates import (
     EdgePredicate,
     LocalFn,
@@ -27,9 +28,11 @@ from hamlet.language import nodes
 from hamlet.language.nodes import (
     AggregateCall,
     AttributeName,
+    ChoicePattern,
     EquivalenceList,
     EventTypePattern,
     KleenePattern,
+    MinimalLengthPattern,
     NegationPattern,
     Node,
     OptionalPattern,
@@ -81,6 +84,10 @@ class AnalyzedQuery:
     semantics: str = "ANY"
     # The pattern holds P? or P* (dissertation §12): several start or end types, types not in every trend.
     optional: bool = False
+    # A type at several places, P{n,}, OR or AND (dissertation §12): the graph's states are positions
+    # (automaton.py); ``pattern`` then holds the pattern as written and the template projected on types.
+    states: StateTemplate | None = None
+    choice: str | None = None  # "OR" or "AND" between the pattern's operands, else None
 
     @property
     def required_types(self) -> tuple[str, ...]:
@@ -109,6 +116,11 @@ class AnalyzedQuery:
         return tuple(p for p in self.local_predicates if p.event_type == event_type)
 
     def edge_predicates_of(self, source: str, target: str) -> tuple[EdgePredicate, ...]:
+        """The edge predicates from ``source`` to ``target`` (types, or states of ``states``: a predicate
+        X.a op NEXT(Y).b holds between every place of X and every place of Y)."""
+        if self.states is not None:
+            source = self.states.state_type.get(source, source)
+            target = self.states.state_type.get(target, target)
         return tuple(p for p in self.edge_predicates if p.source == source and p.target == target)
 
     def burst_obstacle(self, event_type: str) -> str | None:
@@ -122,6 +134,10 @@ class AnalyzedQuery:
             return f"{event_type} is negated"
         if self.semantics != "ANY":
             return f"SEMANTICS {self.semantics}: each {event_type} event keeps only some of its edges"
+        if self.states is not None:
+            return (
+                "position states (a type at several places, P{n,}, OR or AND): each event runs at every place"
+            )
         if self.optional:
             return "an optional part (P? or P*): bursts are taken at once only in patterns without one"
         guarded = {(n.previous, n.following) for n in root.negations}
@@ -155,10 +171,13 @@ class _Analyzer:
     def run(self) -> AnalyzedQuery:
         q = self.query
         self._collect_types(q.pattern, negated=False)
-        pattern = split_pattern(q.pattern, self.fail)
-        if nullable(pattern.pattern):
-            raise self.fail(q.pattern, f"the pattern {canonical(q.pattern)} matches the empty sequence: every part "
-                            "of it is optional (P? or P*); a trend needs at least one event")  # fmt: skip
+        states = self._positions(q) if needs_positions(q.pattern) else None
+        if states is None:
+            # (the split's errors about NOT first: SEQ(NOT A) is empty too, but its NOT is what is wrong)
+            pattern = split_pattern(q.pattern, self.fail)
+            self._not_empty(q.pattern)
+        else:  # (no NOT: ``_positions`` refuses it)
+            pattern = SubPattern(q.pattern, states.type_template(), ())
         self.positive = set(pattern.template.types)
         calls = [item for item in q.returns if isinstance(item, AggregateCall)]
         aggregates = tuple(self._aggregate(item) for item in calls)
@@ -213,25 +232,61 @@ class _Analyzer:
             aliases=dict(self.aliases),
             semantics=q.semantics.kind if q.semantics is not None else "ANY",
             optional=has_optional(q.pattern),
+            states=states,
+            choice=q.pattern.op if isinstance(q.pattern, ChoicePattern) else None,
             syntax=q,
         )
 
+    def _not_empty(self, pattern: Pattern) -> None:
+        if nullable(pattern):
+            raise self.fail(pattern, f"the pattern {canonical(pattern)} matches the empty sequence: every part "
+                            "of it is optional (P? or P*); a trend needs at least one event")  # fmt: skip
+
+    def _positions(self, q: nodes.Query) -> StateTemplate:
+        """The position template of a pattern that needs one; what it cannot be combined with is refused
+        here, where it is written."""
+        self._not_empty(q.pattern)
+        negation = _first_negation(q.pattern)
+        if negation is not None:
+            raise self.fail(negation, "NOT in a pattern with a type at several places, P{n,}, OR or AND is not "
+                            "supported: a NOT is anchored to one type before and after it (GRETA §5)")  # fmt: skip
+        if q.semantics is not None and q.semantics.kind != "ANY":
+            raise self.fail(q.semantics, f"SEMANTICS {q.semantics.text} with a type at several places, P{{n,}}, "
+                            "OR or AND is not supported; those run under skip-till-any-match only")  # fmt: skip
+        if isinstance(q.pattern, ChoicePattern) and q.pattern.op == "AND":
+            for item in q.returns:
+                if isinstance(item, AggregateCall) and item.target is not None:
+                    raise self.fail(item, f"{item.text()} is not defined for P AND Q: a conjunction matches pairs "
+                                    "of trends, and the dissertation (§12) defines only their number, COUNT(*)")  # fmt: skip
+        return build_states(q.pattern, self.fail)
+
     def _collect_types(self, p: Pattern | NegationPattern, negated: bool) -> None:
+        """Types and aliases. A type may stand at several places (dissertation §12); predicates and
+        aggregates name a type and hold at all its places, so a type takes at most one alias."""
         if isinstance(p, EventTypePattern):
-            if p.type_name in self.aliases and self.aliases[p.type_name] == p.type_name:
-                raise self.fail(p, f"event type {p.type_name} appears twice in the pattern; each type may "
-                                "appear once (the papers' assumption)")  # fmt: skip
-            if p.type_name in self.aliases:
-                raise self.fail(p, f"{p.type_name} is already an alias of {self.aliases[p.type_name]}")
+            known = self.aliases.get(p.type_name)
+            if known is not None and known != p.type_name:
+                raise self.fail(p, f"{p.type_name} is already an alias of {known}")
             self.aliases[p.type_name] = p.type_name
             if p.alias is not None:
-                if p.alias in self.aliases:
-                    other = self.aliases[p.alias]
+                other = self.aliases.get(p.alias)
+                if other is not None and other != p.type_name or p.alias == p.type_name:
                     what = "an event type" if other == p.alias else f"the alias of {other}"
                     raise self.fail(p, f"alias {p.alias} is already {what}")
+                named = [
+                    a for a, t in self.aliases.items() if t == p.type_name and a not in (p.type_name, p.alias)
+                ]
+                if named:
+                    raise self.fail(p, f"{p.type_name} already has the alias {named[0]}; a type at several places "
+                                    "takes one alias (predicates and aggregates hold at all its places)")  # fmt: skip
                 self.aliases[p.alias] = p.type_name
-        elif isinstance(p, (KleenePattern, NegationPattern, OptionalPattern, StarPattern)):
+        elif isinstance(
+            p, (KleenePattern, NegationPattern, OptionalPattern, StarPattern, MinimalLengthPattern)
+        ):
             self._collect_types(p.inner, negated or isinstance(p, NegationPattern))
+        elif isinstance(p, ChoicePattern):
+            for operand in p.operands:
+                self._collect_types(operand, negated)
         else:
             for item in p.items:
                 self._collect_types(item, negated)
@@ -289,8 +344,23 @@ class _Analyzer:
         )
 
 
+def _first_negation(p: Pattern | NegationPattern) -> NegationPattern | None:
+    if isinstance(p, NegationPattern):
+        return p
+    if isinstance(p, EventTypePattern):
+        return None
+    if isinstance(p, (KleenePattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
+        return _first_negation(p.inner)
+    for item in p.operands if isinstance(p, ChoicePattern) else p.items:
+        found = _first_negation(item)
+        if found is not None:
+            return found
+    return None
+
+
 def _kleene_subpatterns(p: Pattern | NegationPattern) -> list[str]:
-    if isinstance(p, (EventTypePattern, NegationPattern)):
+    if isinstance(p, (EventTypePattern, NegationPattern, MinimalLengthPattern, ChoicePattern)):
+        # (position templates share nothing: ``workload.sharing_obstacle``)
         return []
     if isinstance(p, KleenePattern):
         return [canonical(p)] + _kleene_subpatterns(p.inner)

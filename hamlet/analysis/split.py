@@ -87,6 +87,8 @@ def _split(pattern: Pattern, fail: Fail, top_level: bool) -> SubPattern:
             return p
         if isinstance(p, (KleenePattern, OptionalPattern, StarPattern)):
             return type(p)(p.line, p.column, strip(p.inner, False))
+        if not isinstance(p, SeqPattern):
+            raise TypeError("P{n,}, OR and AND are never split: they hold no NOT (query.py refuses it)")
         items = p.items
         positives: list[Pattern] = []
         for index, item in enumerate(items):

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from hamlet.language.nodes import (
+    ChoicePattern,
     EventTypePattern,
     KleenePattern,
+    MinimalLengthPattern,
     NegationPattern,
     OptionalPattern,
     Pattern,
@@ -77,16 +79,20 @@ def nullable(pattern: Pattern) -> bool:
         return False
     if isinstance(pattern, (OptionalPattern, StarPattern)):
         return True
-    if isinstance(pattern, KleenePattern):
+    if isinstance(pattern, (KleenePattern, MinimalLengthPattern)):
         return nullable(pattern.inner)
+    if isinstance(pattern, ChoicePattern):
+        return any(nullable(operand) for operand in pattern.operands)
     return all(nullable(item) for item in _positive_items(pattern))
 
 
 def first_types(pattern: Pattern) -> tuple[str, ...]:
     if isinstance(pattern, EventTypePattern):
         return (pattern.type_name,)
-    if isinstance(pattern, (KleenePattern, OptionalPattern, StarPattern)):
+    if isinstance(pattern, (KleenePattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
         return first_types(pattern.inner)
+    if isinstance(pattern, ChoicePattern):
+        return tuple(dict.fromkeys(t for operand in pattern.operands for t in first_types(operand)))
     out: list[str] = []
     for item in _positive_items(pattern):
         out.extend(first_types(item))
@@ -98,8 +104,10 @@ def first_types(pattern: Pattern) -> tuple[str, ...]:
 def last_types(pattern: Pattern) -> tuple[str, ...]:
     if isinstance(pattern, EventTypePattern):
         return (pattern.type_name,)
-    if isinstance(pattern, (KleenePattern, OptionalPattern, StarPattern)):
+    if isinstance(pattern, (KleenePattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
         return last_types(pattern.inner)
+    if isinstance(pattern, ChoicePattern):
+        return tuple(dict.fromkeys(t for operand in pattern.operands for t in last_types(operand)))
     out: list[str] = []
     for item in reversed(_positive_items(pattern)):
         out.extend(last_types(item))
@@ -114,8 +122,13 @@ def required_types(pattern: Pattern) -> tuple[str, ...]:
         return (pattern.type_name,)
     if isinstance(pattern, (OptionalPattern, StarPattern)):
         return ()
-    if isinstance(pattern, KleenePattern):
+    if isinstance(pattern, (KleenePattern, MinimalLengthPattern)):
         return required_types(pattern.inner)
+    if isinstance(pattern, ChoicePattern):
+        # Only what every operand needs: a trend of any operand counts (and pairs of AND trends may come
+        # from different partitions of one group, so none may be skipped for lacking one operand's types).
+        needed = [set(required_types(operand)) for operand in pattern.operands]
+        return tuple(t for t in required_types(pattern.operands[0]) if all(t in n for n in needed))
     return tuple(t for item in _positive_items(pattern) for t in required_types(item))
 
 
@@ -125,8 +138,10 @@ def has_optional(pattern: Pattern | NegationPattern) -> bool:
         return True
     if isinstance(pattern, EventTypePattern):
         return False
-    if isinstance(pattern, (KleenePattern, NegationPattern)):
+    if isinstance(pattern, (KleenePattern, NegationPattern, MinimalLengthPattern)):
         return has_optional(pattern.inner)
+    if isinstance(pattern, ChoicePattern):
+        return any(has_optional(operand) for operand in pattern.operands)
     return any(has_optional(item) for item in pattern.items)
 
 
@@ -160,6 +175,8 @@ def build_template(pattern: Pattern) -> Template:
                     _add(transitions, Transition(x, y, "+"))
         elif isinstance(p, OptionalPattern):
             visit(p.inner)
+        elif isinstance(p, (MinimalLengthPattern, ChoicePattern)):
+            raise TypeError("P{n,}, OR and AND have position templates (automaton.py), not type templates")
         else:
             items = _positive_items(p)
             for item in items:
@@ -194,6 +211,12 @@ def canonical(pattern: Pattern | NegationPattern) -> str:
         inner = canonical(pattern.inner)
         mark = "?" if isinstance(pattern, OptionalPattern) else "*"
         return f"{inner}{mark}" if isinstance(pattern.inner, EventTypePattern) else f"({inner}){mark}"
+    if isinstance(pattern, MinimalLengthPattern):
+        inner = canonical(pattern.inner)
+        inner = inner if isinstance(pattern.inner, EventTypePattern) else f"({inner})"
+        return f"{inner}{{{pattern.minimum},}}"
+    if isinstance(pattern, ChoicePattern):
+        return f" {pattern.op} ".join(canonical(operand) for operand in pattern.operands)
     if isinstance(pattern, NegationPattern):
         return f"NOT {canonical(pattern.inner)}"
     return "SEQ(" + ", ".join(canonical(item) for item in pattern.items) + ")"

@@ -155,6 +155,10 @@ def sharing_obstacle(q: AnalyzedQuery) -> str | None:
     if q.semantics != "ANY":
         long = {"NEXT": "skip-till-next-match", "CONT": "contiguous"}[q.semantics]
         return f"SEMANTICS {long}: its edges depend on the query's whole pattern (only skip-till-any-match queries share)"
+    if q.states is not None:
+        # (a graphlet sums a shared type's events; here one event stands at several states, and which trends
+        # a state ends depends on the whole pattern, so no analysis proves two queries' graphs equal)
+        return "position states (a type at several places, P{n,}, OR or AND): its graph is its own"
     if q.optional:
         # (the shared executors assume one start and one end type per pattern, GRETA Theorem 4.1, and that
         # every trend holds each type of the pattern)

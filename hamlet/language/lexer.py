@@ -63,6 +63,8 @@ SYMBOLS = (
     "<",
     ">",
     "?",
+    "{",
+    "}",
 )
 
 
@@ -171,11 +173,7 @@ def tokenize(source: str) -> Iterator[Token]:
                     i += len(symbol)
                     break
             else:
-                message = f"unexpected character {ch!r}"
-                if ch == "{":  # the minimal trend length of the dissertation's §12, not (yet) in the language
-                    message += ("; a minimal trend length A{n,} is not supported (it unrolls to SEQ(A, ..., A+), "
-                                "which needs a type at several places of a pattern)")  # fmt: skip
-                raise QueryError(message, line=line, column=column, source=source)
+                raise QueryError(f"unexpected character {ch!r}", line=line, column=column, source=source)
     yield Token(Kind.END, "", line, n - line_start + 1)
 
 

@@ -57,6 +57,15 @@ class StarPattern(Node):
 
 
 @dataclass(frozen=True)
+class MinimalLengthPattern(Node):
+    """``P{n,}``: n or more matches of P one after another, a constraint on the minimal trend length
+    (dissertation §12: ``A{3,}`` is ``SEQ(A, A, A+)``, the unrolling the analysis builds)."""
+
+    inner: Pattern
+    minimum: int
+
+
+@dataclass(frozen=True)
 class SeqPattern(Node):
     """``SEQ(P1, P2, ...)``; items may be negations."""
 
@@ -70,7 +79,24 @@ class NegationPattern(Node):
     inner: Pattern
 
 
-Pattern = EventTypePattern | KleenePattern | SeqPattern | OptionalPattern | StarPattern
+@dataclass(frozen=True)
+class ChoicePattern(Node):
+    """``P OR Q ...`` (disjunction: a trend any operand matches) or ``P AND Q`` (conjunction: a pair of
+    distinct trends, one matched by P and one by Q), dissertation §12. Only the whole PATTERN is one."""
+
+    op: str  # OR | AND
+    operands: tuple[Pattern, ...]
+
+
+Pattern = (
+    EventTypePattern
+    | KleenePattern
+    | SeqPattern
+    | OptionalPattern
+    | StarPattern
+    | MinimalLengthPattern
+    | ChoicePattern
+)
 
 
 # ---- expressions ---------------------------------------------------------------------------------------

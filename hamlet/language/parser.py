@@ -3,10 +3,11 @@
 The grammar (keywords case-insensitive)::
 
     workload   := query*
-    query      := NAME ':' RETURN item (',' item)* PATTERN pattern [SEMANTICS semantics] [WHERE condition]
+    query      := NAME ':' RETURN item (',' item)* PATTERN choice [SEMANTICS semantics] [WHERE condition]
                   [GROUP-BY attribute (',' attribute)*] WITHIN duration [SLIDE duration]
     item       := FUNC '(' ('*' | NAME ['.' NAME]) ')' | attribute
-    pattern    := primary ('+' | '*' | '?')*
+    choice     := pattern (OR pattern)* | pattern AND pattern
+    pattern    := primary ('+' | '*' | '?' | '{' NUMBER ',' '}')*
     primary    := SEQ '(' seqitem (',' seqitem)* ')' | '(' pattern ')' | TYPE [ALIAS]
     seqitem    := NOT pattern | pattern
     condition  := or;  or := and (OR and)*;  and := cmp (AND cmp)*
@@ -41,6 +42,7 @@ from hamlet.language.nodes import (
     AttributeName,
     AttributeRef,
     BooleanOp,
+    ChoicePattern,
     Comparison,
     Duration,
     EquivalenceList,
@@ -48,6 +50,7 @@ from hamlet.language.nodes import (
     Expression,
     KleenePattern,
     Literal,
+    MinimalLengthPattern,
     NegationPattern,
     Node,
     OptionalPattern,
@@ -191,12 +194,8 @@ class _Parser:
         if not self.tok.is_keyword("PATTERN"):
             raise self.error("',' or PATTERN")
         self.advance()
-        pattern = self.pattern()
+        pattern = self.choice()
         self.check_depth(pattern)
-        if self.tok.is_keyword("OR") or self.tok.is_keyword("AND"):
-            raise self.error("SEMANTICS, WHERE, GROUP-BY or WITHIN", message=f"{self.tok.text} between patterns is "
-                             "not supported; write one query per pattern (dissertation §12: COUNT(P OR Q) is "
-                             "their counts' sum less the trends both match)")  # fmt: skip
         semantics = None
         if self.tok.is_keyword("SEMANTICS"):
             semantics = self.semantics()
@@ -341,9 +340,33 @@ class _Parser:
 
     # ---- patterns --------------------------------------------------------------------------------------
 
+    def choice(self) -> Pattern:
+        """The whole PATTERN: one pattern, a disjunction ``P OR Q OR ...`` or a conjunction ``P AND Q``
+        (dissertation §12; they join whole patterns only, so they are not in ``pattern``)."""
+        first = self.pattern()
+        if not (self.tok.is_keyword("OR") or self.tok.is_keyword("AND")):
+            return first
+        op = self.tok.text.upper()
+        operands = [first]
+        while self.tok.is_keyword("OR") or self.tok.is_keyword("AND"):
+            if self.tok.text.upper() != op:
+                raise self.error("SEMANTICS, WHERE, GROUP-BY or WITHIN", message="OR and AND cannot be mixed "
+                                 "between patterns; write one query per operator")  # fmt: skip
+            if op == "AND" and len(operands) == 2:
+                raise self.error("SEMANTICS, WHERE, GROUP-BY or WITHIN", message="AND joins two patterns: a "
+                                 "conjunction matches a pair of trends (dissertation §12), so P AND Q AND R is "
+                                 "not defined")  # fmt: skip
+            self.advance()
+            operands.append(self.pattern())
+        return ChoicePattern(first.line, first.column, op, tuple(operands))
+
     def pattern(self) -> Pattern:
         with self.deeper():
-            return self._pattern()
+            found = self._pattern()
+        if (self.tok.is_keyword("OR") or self.tok.is_keyword("AND")) and self.depth > 0:
+            raise self.error("',' or ')'", message=f"{self.tok.text.upper()} joins whole patterns only "
+                                 "(PATTERN P OR Q), not the parts of a SEQ(...) or of parentheses")  # fmt: skip
+        return found
 
     def _pattern(self) -> Pattern:
         result = self.primary()
@@ -354,9 +377,45 @@ class _Parser:
                 result = StarPattern(result.line, result.column, result)
             elif self.tok.is_symbol("?"):
                 result = OptionalPattern(result.line, result.column, result)
+            elif self.tok.is_symbol("{"):
+                result = self.minimal_length(result)
+                continue
             else:
                 return result
             self.advance()
+
+    MAX_MINIMAL_LENGTH = 32  # each of the n matches is its own template state: keep templates small
+
+    def minimal_length(self, inner: Pattern) -> Pattern:
+        """``P{n,}``: n or more matches of P (dissertation §12's minimal trend length). ``P{n}`` and
+        ``P{n,m}`` are not in the dissertation: a clear error, not a guess at what they mean."""
+        brace = self.advance()
+        number = self.tok
+        if number.kind is not Kind.NUMBER or not isinstance(number.value, int):
+            raise self.error("a whole number n in P{n,}", message=f"expected a whole number n in P{{n,}}, found "
+                             f"{number.describe()}")  # fmt: skip
+        self.advance()
+        if not self.tok.is_symbol(","):
+            raise QueryError(f"P{{{number.text}}} (exactly n matches) is not defined; the dissertation defines "
+                             f"only a minimal trend length P{{n,}} (§12): write P{{{number.text},}} for at least "
+                             f"{number.text}, or SEQ(P, ..., P) for exactly {number.text}",
+                             line=brace.line, column=brace.column, query=self.query_name,
+                             expected="',' after the minimal length", source=self.source)  # fmt: skip
+        self.advance()
+        if not self.tok.is_symbol("}") and self.tok.kind is not Kind.NUMBER:
+            raise self.error("'}' closing P{n,}")
+        if not self.tok.is_symbol("}"):
+            raise QueryError("P{n,m} (a maximal trend length) is not defined; the dissertation defines only a "
+                             "minimal trend length P{n,} (§12)", line=brace.line, column=brace.column,
+                             query=self.query_name, expected="'}' closing P{n,}", source=self.source)  # fmt: skip
+        self.advance()
+        minimum = int(number.value)
+        if not 1 <= minimum <= self.MAX_MINIMAL_LENGTH:
+            raise QueryError(f"a minimal trend length must be 1 to {self.MAX_MINIMAL_LENGTH}, found {number.text}"
+                             + (" (P{0,} is P*)" if minimum == 0 else ""), line=number.line,
+                             column=number.column, query=self.query_name,
+                             expected=f"1 to {self.MAX_MINIMAL_LENGTH}", source=self.source)  # fmt: skip
+        return MinimalLengthPattern(inner.line, inner.column, inner, minimum)
 
     def primary(self) -> Pattern:
         tok = self.tok

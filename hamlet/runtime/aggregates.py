@@ -376,11 +376,52 @@ class FloatColumns:
         return found
 
 
+class ConjunctionAlgebra:
+    """COUNT(*) of ``P AND Q`` (dissertation §12). On a position template (automaton.py) a trend ends in one
+    state, which tells whether P only, Q only or both match it (``StateTemplate.accepts``). The aggregate is
+    (trends, P only, Q only, both) of the trends that end at an event; the last three are set by the event's
+    own state (a trend's class is that of its last state), so ``extend`` recomputes them from the count and
+    never reads its predecessors' classes. The final's classes are the conjunction formula's C_i, C_j, C_ij.
+    """
+
+    zero: Any = (0, 0, 0, 0)
+    add = staticmethod(lambda a, b: tuple(map(operator.add, a, b)))
+    sub = staticmethod(lambda a, b: tuple(map(operator.sub, a, b)))
+
+    def __init__(self, accepts: dict[str, frozenset[int]]) -> None:
+        # state → (P only, Q only, both) as 0/1 flags; states that end no trend are in no class
+        self.classes = {state: (ops == {0}, ops == {1}, ops == {0, 1}) for state, ops in accepts.items()}
+
+    def extend(self, acc: tuple, event: Event, start: bool) -> tuple | None:
+        count = acc[0] + 1 if start else acc[0]
+        if not count:
+            return None
+        p_only, q_only, both = self.classes.get(event.type, (False, False, False))
+        return count, count * p_only, count * q_only, count * both
+
+    @staticmethod
+    def count(agg: tuple) -> int:
+        return agg[0]
+
+    def states(self, agg: tuple, aggregates: Sequence[AggregateSpec]) -> list[AggregateState]:
+        return [AggregateState("PAIRS", pairs=(agg[1], agg[2], agg[3])) for _ in aggregates]
+
+
 def algebra_for(query: AnalyzedQuery, events: Iterable[Event] | FloatColumns) -> CountAlgebra | VectorAlgebra:
-    """``events``: the stream, or its ``FloatColumns`` (to share them among the queries of a set)."""
+    """``events``: the stream, or its ``FloatColumns`` (to share them among the queries of a set). On a
+    position template (``query.states``) the graph's events carry a state as their type (``graph.placed``):
+    each state updates the fields of its type."""
+    if query.choice == "AND":
+        assert query.states is not None
+        return ConjunctionAlgebra(query.states.accepts)  # type: ignore[return-value]
     if all(spec.function == "COUNT" and spec.event_type is None for spec in query.aggregates):
         return CountAlgebra()
-    return VectorAlgebra.of(query, events)
+    algebra = VectorAlgebra.of(query, events)
+    if query.states is not None:
+        for state, event_type in query.states.state_type.items():
+            if event_type in algebra.updates:
+                algebra.updates[state] = algebra.updates[event_type]
+    return algebra
 
 
 def shared_algebra(

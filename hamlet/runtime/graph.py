@@ -55,7 +55,8 @@ class TrendGraph:
         serves (default: ``query``'s); ``horizon``: their longest WITHIN (default: ``query``'s)."""
         self.query = query
         self.plain_scan = plain_scan
-        self.template = part.template
+        # A position template (automaton.py) replaces the root's type template: its events come ``placed``.
+        self.template = query.states.template if windowed and query.states is not None else part.template
         self.algebra = algebra
         self.windowed = windowed
         self.children = [
@@ -277,6 +278,24 @@ class TrendGraph:
                 result = agg if result is None else add(result, agg)
         self.trailing_results[label] = (len(pending), limit, result)
         return result
+
+
+def placed(query: AnalyzedQuery, events: Iterable[Event]) -> list[Event]:
+    """The events a graph of ``query`` runs: on a position template (``query.states``, dissertation §12),
+    each event once per state of its type, as an event whose type is the state (it may start a trend at
+    one place and extend trends at another; all copies share its time, so none precedes another). An
+    event placed already (its type a state) stays as it is, so a caller may place events itself."""
+    states = query.states
+    if states is None:
+        return events if isinstance(events, list) else list(events)
+    of, placed_already = states.states_of, states.state_type
+    out: list[Event] = []
+    for e in events:  # (a stream event's type is never a state: ``matched_events`` keeps the pattern's types)
+        if e.type in placed_already:
+            out.append(e)
+        else:
+            out.extend(Event(state, e.time, e.attributes) for state in of.get(e.type, ()))
+    return out
 
 
 class SemanticsEdges:

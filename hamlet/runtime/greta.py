@@ -15,7 +15,7 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, Projection, shared_algebra
-from hamlet.runtime.graph import PartitionClasses, TrendGraph, WindowClasses
+from hamlet.runtime.graph import PartitionClasses, TrendGraph, WindowClasses, placed
 from hamlet.runtime.native import CompiledSet, NativeGraph, SetAnswer, kernel_for, set_kernel_for
 from hamlet.runtime.partition import (
     LocalTests,
@@ -66,6 +66,8 @@ class QueryRun:
         projections = projections or [None] * len(queries)
         self.members = [_Windows(q, classes.of(q.window), p) for q, p in zip(queries, projections)]
         query = queries[0]
+        self.query = query
+        events = placed(query, events)
         served = tuple({m.classes: None for m in self.members})
         horizon = query.window.within if len(queries) == 1 else max(q.window.within for q in queries)
         self.root = TrendGraph(query, query.pattern, algebra, events, True, plain_scan, served, horizon)
@@ -119,6 +121,7 @@ class QueryRun:
 
     def step(self, batch: Sequence[Event]) -> None:
         """Process the events of one timestamp (already ``advance``d to it)."""
+        batch = placed(self.query, batch)
         if len(batch) == 1:
             graphs = self.graphs_by_type.get(batch[0].type, ())
             if len(graphs) == 1:  # one event, one graph: nothing else to compute before the commit
@@ -276,7 +279,7 @@ def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: E
             found = matched[group.key] = (mine, {e.type for e in mine})
             read.update(map(id, mine))
         mine, types = found
-        if not types.issuperset(positive) or not group.has_windows(mine[0].time, mine[-1].time):
+        if not mine or not types.issuperset(positive) or not group.has_windows(mine[0].time, mine[-1].time):
             continue
         if group.native is not None:
             runs = group.native.run(mine, events)  # (None: a partition the kernel leaves to Python)

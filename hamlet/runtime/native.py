@@ -248,6 +248,9 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     if hamlet_native is None:
         return "the extension hamlet_native is not installed (scripts/bootstrap builds it)"
     template = query.pattern.template
+    if query.states is not None:
+        return ("position states (a type at several places, P{n,}, OR or AND: dissertation §12): the kernel's "
+                "graphs have one state per type")  # fmt: skip
     if query.optional:
         return "an optional part (P? or P*): the kernel's graphs have one start and one end type"
     if query.semantics != "ANY":

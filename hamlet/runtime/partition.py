@@ -102,7 +102,10 @@ def graph_key(query: AnalyzedQuery) -> tuple:
     aggregates and GROUP-BY (a set's queries partition alike), which the graph does not depend on
     (graph.py: classes keyed by c)."""
     edges = frozenset((p.source, p.target, p.text) for p in query.edge_predicates)
-    return query.pattern.key(), match_key(query), edges, query.semantics
+    # A position template (OR, AND, a type at several places) is never shared, even with an equal one:
+    # ``workload.sharing_obstacle`` (and AND's algebra is no other query's).
+    alone = query.name if query.states is not None else None
+    return query.pattern.key(), match_key(query), edges, query.semantics, alone
 
 
 LocalTests = dict[str, tuple[Callable[[Event], Any], ...]]

@@ -154,7 +154,8 @@ class SharingPlan:
         self.native = native  # weigh partitions on the compiled kernel (``Layout.segment_costs``)
         self.compiled = compiled  # queries whose graphs the non-shared plan runs compiled
         self.shape = {q.name: shape_of(q, algebras[q.name]) for q in queries}
-        self.positive = [(q, frozenset(q.pattern.template.types)) for q in queries]
+        # (the types every trend holds: not those of an optional part or of only one operand of OR / AND)
+        self.positive = [(q, frozenset(q.required_types)) for q in queries]
         # Local predicates per (query, type); queries with the same ones match the same events.
         self.tests = {
             (q.name, t): tuple(p.test for p in q.local_predicates_of(t)) for q in queries for t in q.types
