@@ -41,6 +41,7 @@ from hamlet.runtime.columnar import (
     whole_seconds,
 )
 from hamlet.runtime.greta import run_greta
+from hamlet.runtime.native import kernel_obstacle, predicates_obstacle
 from hamlet.runtime.partition import PartitionRunner, groupings, partition_stream
 from hamlet.runtime.shared import run_shared
 from hamlet.stats import EvaluationStats
@@ -153,9 +154,9 @@ def segment_obstacles(workload: Workload | PreparedWorkload | str,
             continue
         runner = executor(queries, vertical.segment_algebras(queries, ()), EvaluationStats())
         if runner.compiled_set is None:
-            out.append(
-                (names, "not on the set kernel (edge predicates it lacks, windows of fractions of seconds)")
-            )
+            why = next((f"{q.name}: {w}" for q in queries if (w := kernel_obstacle(q) or predicates_obstacle(q))),
+                       "windows of fractions of seconds")  # fmt: skip
+            out.append((names, f"not on the compiled set kernel ({why})"))
             continue
         out.append((names, runner.compiled_set.native.kernel.segment_obstacle()))
     return out

@@ -165,6 +165,24 @@ def test_contiguous_runs_on_the_kernel_and_reads_every_event_of_the_partition():
     assert [r.value for r in evaluate(workload, stream_events, strategy="hamlet")] == [3]
 
 
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [("a0 e0 a1", 2), ("e0 a0 a1", 2), ("a0 e0 a0 a1", 4)],
+)
+def test_a_not_at_the_time_of_a_contiguous_start_does_not_precede_it(order, expected):
+    # SEQ(NOT E, A+) under CONT: an E at time 0 lies not before a trend starting at 0 (no E in [start, first
+    # event)), whatever the order of equal times: a0 e0 a1 has (a0) and (a0, a1); a1 cannot start (e0 before
+    # it). With two A at 0 each starts its own trend and each goes on to a1: 4. Found by the property test;
+    # the kernel and the Python graph both decided a start after committing the E of the same time.
+    workload = parse_workload("q: RETURN COUNT(*) PATTERN SEQ(NOT E, A+) SEMANTICS CONT WITHIN 3")
+    events_in_order = [Event(token[0].upper(), int(token[1:]), {}) for token in order.split()]
+    assert [r.value for r in evaluate_bruteforce(workload, events_in_order)] == [expected]
+    for executor in (run_greta, partial(run_greta, native=False)):
+        assert [r.value for r in evaluate_with(workload, events_in_order, executor)] == [expected]
+    for strategy in ("greta", "static", "hamlet"):
+        assert [r.value for r in evaluate(workload, events_in_order, strategy=strategy)] == [expected]
+
+
 def test_contiguous_on_the_kernel_over_a_long_stream_equals_the_python_graph():
     import random
 

@@ -128,6 +128,9 @@ class QueryRun:
                 graphs[0].commit(batch[0], graphs[0].compute(batch[0]))
                 return
         computed = [(g, e, g.compute(e)) for e in batch for g in self.graphs_by_type.get(e.type, ())]
+        # The pattern's graph commits before its negative sub-patterns' (not ``windowed``): a NOT matched at
+        # this very time does not precede the trends this time's events start (CONT decides them at commit).
+        computed.sort(key=lambda item: not item[0].windowed)
         for graph, event, aggregates in computed:
             graph.commit(event, aggregates)
 

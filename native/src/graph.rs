@@ -691,9 +691,6 @@ impl<'a> Partition<'a> {
                 }
             }
         }
-        for (negation, state) in kernel.negations.iter().zip(&mut self.negations) {
-            state.commit(negation, self.events);
-        }
         if self.next.is_some() {
             // CONT: an event sharing its time with another event of the sub-stream is never in a trend's
             // middle (Definition 2.4): it hands on only the trend it starts.
@@ -718,6 +715,10 @@ impl<'a> Partition<'a> {
             for (position, c, agg) in onward {
                 next.stored[position].push_back((time, c, agg));
             }
+        }
+        // (after the starts above are decided: a NOT at this very time does not precede them)
+        for (negation, state) in kernel.negations.iter().zip(&mut self.negations) {
+            state.commit(negation, self.events);
         }
         for (event, position, c, agg) in computed.drain(..) {
             self.feed_edges(event, position, c, &agg)?;
