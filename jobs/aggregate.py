@@ -430,9 +430,11 @@ def run_group(
     sets: list[QuerySetPlan],
     events: DataFrame,
     buckets: int,
+    may_segment: bool = True,
 ) -> GroupResult:
     """Shuffle, engine and combine for sets that share a shuffle (``shuffle_groups``); each stage is
-    materialised (cached) so that its time can be told apart, and the results come back cached."""
+    materialised (cached) so that its time can be told apart, and the results come back cached. With
+    ``may_segment``, hot stream partitions run in time segments (``plan_segments``)."""
     from pyspark.sql import functions as F
 
     from jobs.engine import (
@@ -460,7 +462,7 @@ def run_group(
     columns = engine_columns(sets)
     mine = events.where(keep).select(*columns)
     floating = [f.name for f in mine.schema.fields if f.dataType.typeName() in ("double", "float")]
-    mine, segmenting = plan_segments(spark, plan, sets, keys, mine)
+    mine, segmenting = plan_segments(spark, plan, sets, keys, mine) if may_segment else (mine, None)
     if keys and buckets:  # many stream partitions per engine call
         mine = mine.withColumn("_bucket", F.pmod(F.xxhash64(*keys), F.lit(buckets)))
         group_columns = ["_bucket"]
@@ -577,7 +579,10 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
     quarantined = quarantined_events(spark, plan)
     read_seconds = _lap(clock)
     buckets = default_buckets(spark) if plan.buckets is None else plan.buckets
-    groups = [run_group(spark, plan, keys, sets, events, buckets) for keys, sets in shuffle_groups(plan.sets)]
+    # (no stream partition can exceed --segment-events if the whole read does not: no need to count them)
+    may_segment = events_read > plan.segment_events > 0
+    groups = [run_group(spark, plan, keys, sets, events, buckets, may_segment)
+              for keys, sets in shuffle_groups(plan.sets)]  # fmt: skip
     events.unpersist()
     _lap(clock)
 
