@@ -36,7 +36,7 @@ from hamlet.errors import HamletError
 from hamlet.partials import PartialRow
 from hamlet.runtime.aggregates import CountAlgebra, FloatColumns, algebra_for
 
-CONSTANT, RUNNING, STARTS = 0, 1, 2  # what a column multiplies (``vertical::Column``)
+CONSTANT, RUNNING, STARTS, EXTREMES = 0, 1, 2, 3  # what a column is (``vertical::Column``)
 
 # A segment's records: one per (stream partition, graph); the set's number in the workload, the partition's
 # key (JSON of its attribute values), the segment's start, the record as JSON (ints as hex: any size).
@@ -96,8 +96,9 @@ class Record:
 
 
 def _hex(value: Any) -> Any:
-    """Ints as hex text (JSON and Python's str(int) limit neither), bools and the rest kept."""
-    if isinstance(value, bool) or value is None:
+    """Ints as hex text (JSON and Python's str(int) limit neither); bools, floats (MIN/MAX: JSON writes
+    their shortest round-trip text) and None kept."""
+    if isinstance(value, (bool, float)) or value is None:
         return value
     if isinstance(value, int):
         return format(value, "x")
@@ -131,10 +132,30 @@ class WindowState:
     may_start: bool = True
 
 
-def _add(total: Vector, vector: Vector | None, factor: int) -> None:
-    if vector is not None and factor:
-        for i, v in enumerate(vector):
-            total[i] += factor * v
+@dataclass(frozen=True)
+class Layout:
+    """A graph's aggregate vector: its length, and its MIN/MAX fields with ``min`` or ``max`` (not linear:
+    combined by their extreme, None for no value)."""
+
+    width: int
+    extremes: dict[int, Any]
+
+    def zero(self) -> Vector:
+        return [None if i in self.extremes else 0 for i in range(self.width)]  # type: ignore[misc]
+
+    def add(self, total: Vector, vector: Vector | None, factor: int) -> None:
+        """total += factor · vector on the linear fields."""
+        if vector is not None and factor:
+            for i, v in enumerate(vector):
+                if i not in self.extremes:
+                    total[i] += factor * v
+
+    def extreme(self, total: Vector, vector: Vector | None) -> None:
+        """total's MIN/MAX fields combined with vector's."""
+        if vector is not None:
+            for i, pick in self.extremes.items():
+                if vector[i] is not None:
+                    total[i] = vector[i] if total[i] is None else pick(total[i], vector[i])
 
 
 def _factor(column: tuple[int, int, int], state: WindowState) -> int:
@@ -143,16 +164,17 @@ def _factor(column: tuple[int, int, int], state: WindowState) -> int:
         return 1
     if kind == STARTS:
         return int(state.may_start)
+    if kind == EXTREMES:
+        return 0
     vector = state.running[position] if position < len(state.running) else None
     return 0 if vector is None else vector[field_]
 
 
-def compose(
-    records: Iterable[Record], width: Sequence[int], end_of: Any
-) -> Iterator[tuple[int, int, int, Vector]]:
+def compose(records: Iterable[Record], layouts: Sequence[Layout],
+            end_of: Any) -> Iterator[tuple[int, int, int, Vector]]:  # fmt: skip
     """One stream partition's records, in time order, composed: (graph, member, window, final) of every
-    window with a trend. ``width``: per graph, its vector's length; ``end_of(graph, member, k)``: the end
-    of window k in seconds."""
+    window with a trend. ``layouts``: per graph, its vector's; ``end_of(graph, member, k)``: the end of
+    window k in seconds."""
     states: dict[int, dict[tuple[int, int], WindowState]] = {}
     by_segment: dict[int, list[Record]] = {}
     for record in records:
@@ -164,37 +186,75 @@ def compose(
                 for key in [key for key in open_windows if end_of(g, *key) <= end]:
                     yield from _final(g, key, open_windows.pop(key).final)
         for g, record in present.items():
-            yield from _step(states.setdefault(g, {}), record, width[g], end_of)
+            yield from _step(states.setdefault(g, {}), record, layouts[g], end_of)
     for g, open_windows in states.items():
         for key, state in open_windows.items():
             yield from _final(g, key, state.final)
 
 
-def _step(open_windows: dict[tuple[int, int], WindowState], record: Record, width: int,
+def _step(open_windows: dict[tuple[int, int], WindowState], record: Record, layout: Layout,
           end_of: Any) -> Iterator[tuple[int, int, int, Vector]]:  # fmt: skip
     """One segment of one graph: every window of class 0 or open before it through the segment's map."""
     g = record.graph
     maps = {(m, k): finals for m, k, finals in record.windows}
+    positions = max((len(r) for r in record.running if r is not None), default=0)
+    extremes = _Extremes(record) if layout.extremes else None
     for key in sorted(set(maps) | set(open_windows)):
         state = open_windows.pop(key, None) or WindowState()
         window_end = end_of(g, *key)
-        total = [0] * width
+        finals = maps.get(key, [None] * len(record.columns))
+        total = layout.zero()
         if record.trailing is None or record.trailing >= window_end:  # (else a trailing NOT voids it)
-            _add(total, state.final, 1)
+            layout.add(total, state.final, 1)
+            layout.extreme(total, state.final)
         factors = [_factor(c, state) for c in record.columns]
-        for factor, final in zip(factors, maps.get(key, ())):
-            _add(total, final, factor)
+        for factor, final in zip(factors, finals):
+            layout.add(total, final, factor)
+        if extremes is not None:
+            extremes.apply(layout, total, state, finals, lambda vector: vector)
         if window_end <= record.end:
             yield from _final(g, key, total)
             continue
-        positions = max((len(r) for r in record.running if r is not None), default=0)
-        running: list[Vector | None] = [[0] * width for _ in range(positions)]
+        running: list[Vector | None] = [layout.zero() for _ in range(positions)]
         for factor, by_position in zip(factors, record.running):
             for p, vector in enumerate(by_position or ()):
-                _add(running[p], vector, factor)  # type: ignore[arg-type]
+                layout.add(running[p], vector, factor)  # type: ignore[arg-type]
+        if extremes is not None:
+            for p in range(positions):
+                extremes.apply(layout, running[p], state, record.running,  # type: ignore[arg-type]
+                               lambda by_position, p=p: None if by_position is None else by_position[p])  # fmt: skip
         open_windows[key] = WindowState(running, total, state.may_start and record.leading is None)
     for m, k, running, final, may_start in record.carry:
         open_windows[(m, k)] = WindowState(running, final, may_start)
+
+
+class _Extremes:
+    """A segment's MIN/MAX fields for a window: the column of its live inputs (which source positions hold
+    trends, whether trends may start), and each live input's own extremes where it reaches."""
+
+    def __init__(self, record: Record) -> None:
+        self.sources = sorted({position for kind, position, _ in record.columns if kind == RUNNING})
+        self.own_starts = not any(kind == STARTS for kind, _, _ in record.columns)
+        self.column = {(alive, bool(starts)): i for i, (kind, alive, starts) in enumerate(record.columns)
+                       if kind == EXTREMES}  # fmt: skip
+        self.reach = {position: i for i, column in enumerate(record.columns) if column[0] == RUNNING
+                      and column[2] == 0 for position in [column[1]]}  # fmt: skip
+
+    def apply(
+        self, layout: Layout, total: Vector, state: WindowState, columns: Sequence[Any], pick: Any
+    ) -> None:
+        """total's extremes from ``columns`` (per column a final, or per column running totals by position,
+        read with ``pick``)."""
+        live = [p for p in self.sources if p < len(state.running) and state.running[p] is not None
+                and state.running[p][0] > 0]  # type: ignore[index]  # fmt: skip
+        alive = sum(1 << self.sources.index(p) for p in live)
+        starts = state.may_start or self.own_starts
+        index = 0 if (alive == 0 and starts == self.own_starts) else self.column[(alive, starts)]
+        layout.extreme(total, pick(columns[index]))
+        for p in live:
+            reached = pick(columns[self.reach[p]])
+            if reached is not None and reached[0] > 0:
+                layout.extreme(total, state.running[p])
 
 
 def _final(g: int, key: tuple[int, int], final: Vector | None) -> Iterator[tuple[int, int, int, Vector]]:
@@ -209,12 +269,12 @@ def partial_rows(groups: Sequence[Any], records: Sequence[Record], algebras: dic
     if not records:
         return
     group_keys = records[0].groups
-    width = [1 if _count_only(group.algebra) else len(group.algebra.fields) for group in groups]
+    layouts = [_layout(group.algebra) for group in groups]
 
     def end_of(g: int, m: int, k: int) -> Fraction:
         return groups[g].queries[m].window.end(k)
 
-    for g, m, k, vector in compose(records, width, end_of):
+    for g, m, k, vector in compose(records, layouts, end_of):
         graph = groups[g]
         value = vector[0] if _count_only(graph.algebra) else tuple(vector)
         name, _, agg = graph.native.answer(m, k, k, value)
@@ -227,6 +287,15 @@ def partial_rows(groups: Sequence[Any], records: Sequence[Record], algebras: dic
 
 def _count_only(algebra: Any) -> bool:
     return isinstance(algebra, CountAlgebra)
+
+
+def _layout(algebra: Any) -> Layout:
+    if _count_only(algebra):
+        return Layout(1, {})
+    picks = {"min": min, "max": max}
+    return Layout(
+        len(algebra.fields), {i: picks[f[0]] for i, f in enumerate(algebra.fields) if f[0] in picks}
+    )
 
 
 def check_segment(segment_us: tuple[int, int], panes: Sequence[Fraction]) -> tuple[int, int]:

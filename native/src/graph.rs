@@ -265,7 +265,7 @@ impl Graph {
         Ok(PyTuple::new(py, items)?.into_any())
     }
 
-    fn zero(&self) -> Agg {
+    pub fn zero(&self) -> Agg {
         self.kinds
             .iter()
             .map(|&k| match k {
@@ -374,9 +374,10 @@ pub struct Partition<'a> {
 /// in: a basis run computes one column of that map (class 0 alone, seeded with a unit, no zero dropped).
 #[derive(Clone, Default)]
 pub struct ClassZero {
-    pub basis: bool,                  // class 0 alone, aggregates kept where the count is zero
-    pub seed: Vec<(usize, Agg)>,      // class 0's running totals at the segment's start, per source position
-    pub starts: bool,                 // trends may start in class 0 (with a leading NOT: the starts' column)
+    pub alone: bool,             // compute class 0 alone
+    pub keep_zero: bool,         // keep aggregates whose count is zero (a linear column's coefficients)
+    pub seed: Vec<(usize, Agg)>, // class 0's running totals at the segment's start, per source position
+    pub starts: bool,            // trends may start in class 0 (with a leading NOT: the starts' column)
 }
 
 /// A segment's graph after its last event: the windows still open, with their classes, and per class its
@@ -470,7 +471,11 @@ impl<'a> Partition<'a> {
     }
 
     fn keeps_zero(&self) -> bool {
-        self.zero.as_ref().is_some_and(|z| z.basis)
+        self.zero.as_ref().is_some_and(|z| z.keep_zero)
+    }
+
+    fn class_zero_alone(&self) -> bool {
+        self.zero.as_ref().is_some_and(|z| z.alone)
     }
 
     /// `run`, and the state after the last event (a time segment's, for the next segment: `vertical.rs`).
@@ -483,7 +488,7 @@ impl<'a> Partition<'a> {
             if self.last_pane != Some(pane) {
                 self.advance(time);
                 self.classes = self.classes(time);
-                if self.keeps_zero() {
+                if self.class_zero_alone() {
                     self.classes.retain(|&c| c == 0);
                 }
                 self.last_pane = Some(pane);
@@ -574,7 +579,7 @@ impl<'a> Partition<'a> {
             for &(first, last) in &self.open[m] {
                 for k in first..=last {
                     let (c, _) = self.class_of(member, k);
-                    if self.keeps_zero() && c != 0 {
+                    if self.class_zero_alone() && c != 0 {
                         continue;
                     }
                     end.open.push((m, k, c));

@@ -30,7 +30,7 @@ mod vertical;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyTuple};
 
 use burst::{Decisions, Sharing};
 use edges::{Edge, Expr};
@@ -809,13 +809,21 @@ impl SetKernel {
         for u in graph.updates.iter().flatten().filter(|u| u.kind == SUM && u.scaled) {
             shift[u.field] = values::FLOAT_SCALE_BITS - scales[u.attribute].exponent;
         }
+        let mut floats = vec![false; graph.kinds.len()]; // (MIN/MAX fields over floats: order keys to floats)
+        for u in graph.updates.iter().flatten().filter(|u| vertical::is_extreme(u.kind)) {
+            floats[u.field] = scales[u.attribute].floats;
+        }
         let agg = |a: &Option<graph::Agg>, plain: bool| -> PyResult<Bound<'py, PyAny>> {
             let Some(a) = a else { return Ok(py.None().into_bound(py)) };
-            let items = a
-                .iter()
-                .zip(&shift)
-                .map(|(v, &s)| if plain || s == 0 { v.into_py(py) } else { v.shl(s).into_py(py) })
-                .collect::<PyResult<Vec<_>>>()?;
+            let mut items = Vec::with_capacity(a.len());
+            for (f, v) in a.iter().enumerate() {
+                items.push(match (graph.kinds[f], v.small()) {
+                    (MIN, Some(i128::MAX)) | (MAX, Some(i128::MIN)) => py.None().into_bound(py),
+                    (MIN | MAX, Some(key)) if floats[f] => PyFloat::new(py, values::key_float(key)).into_any(),
+                    _ if plain || shift[f] == 0 => v.into_py(py)?,
+                    _ => v.shl(shift[f]).into_py(py)?,
+                });
+            }
             Ok(PyList::new(py, items)?.into_any())
         };
         let plain: Vec<bool> = r
@@ -827,6 +835,7 @@ impl SetKernel {
             vertical::Column::Constant => (0usize, 0usize, 0usize),
             vertical::Column::Running { position, field } => (1, position, field),
             vertical::Column::Starts => (2, 0, 0),
+            vertical::Column::Extremes { alive, starts } => (3, alive as usize, starts as usize),
         });
         let positions = |list: &[Option<graph::Agg>], plain: bool| -> PyResult<Bound<'py, PyAny>> {
             let items = list.iter().map(|a| agg(a, plain)).collect::<PyResult<Vec<_>>>()?;

@@ -12,9 +12,11 @@
 //! class 0 alone seeded with that unit (a snapshot-coefficient table, HAMLET §3.3, per variable). Every
 //! other class is the segment's own: its windows are final if they end by t1, else their state is handed on.
 //!
-//! This holds for graphs whose aggregates are linear (no MIN/MAX), under skip-till-any-match, without edge
-//! predicates, and whose NOTs are single types before the start or after the end (`obstacle`): a trailing
-//! NOT inside the segment voids what a window held before it (`trailing`), a leading one ends its starts.
+//! MIN and MAX are not linear: what a window ends with depends on which inputs hold trends, so they come
+//! from one run per set of live inputs (`Column::Extremes`). This holds under skip-till-any-match, without
+//! edge predicates, and with NOTs of single types before the start or after the end (`obstacle`): a
+//! trailing NOT inside the segment voids what a window held before it (`trailing`), a leading one ends its
+//! starts.
 
 use crate::graph::{Agg, ClassZero, EndState, Graph, Partition, SharedBurst, ANY, MAX, MIN};
 use crate::num::Num;
@@ -23,13 +25,26 @@ use crate::values::Scale;
 use rustc_hash::FxHashMap as HashMap;
 
 /// What a column of a segment's affine map multiplies: 1, a running total flowing in (per source position
-/// and field), or whether trends may still start (a leading NOT).
+/// and field), or whether trends may still start (a leading NOT). MIN and MAX fields are not linear: an
+/// `Extremes` column holds them for one set of live inputs (bit i: the i-th source position holds trends)
+/// and whether trends may start; the constant column holds them for none live.
 #[derive(Clone, Copy, PartialEq)]
 pub enum Column {
     Constant,
     Running { position: usize, field: usize },
     Starts,
+    Extremes { alive: u64, starts: bool },
 }
+
+/// More source positions than this under MIN/MAX: one run per set of live inputs would cost too much.
+const EXTREME_SOURCES: usize = 4;
+
+pub fn is_extreme(kind: u8) -> bool {
+    kind == MIN || kind == MAX
+}
+
+/// A later window open at t1: (member, window, running totals per position, final, may start).
+pub type Carried = (usize, i64, Vec<Option<Agg>>, Option<Agg>, bool);
 
 /// One graph's segment: class 0's affine map, and the later classes' windows still open at t1.
 pub struct SegmentRecord {
@@ -39,8 +54,7 @@ pub struct SegmentRecord {
     pub windows: Vec<(usize, i64, Vec<Option<Agg>>)>,
     /// Per column: class 0's running totals per position after the last event (None: no class 0 left).
     pub running: Vec<Option<Vec<Option<Agg>>>>,
-    /// Later windows open at t1: (member, window, running totals per position, final, may start).
-    pub carry: Vec<(usize, i64, Vec<Option<Agg>>, Option<Agg>, bool)>,
+    pub carry: Vec<Carried>,
     pub leading: Option<i64>,  // the first leading NOT matched in the segment
     pub trailing: Option<i64>, // the first trailing NOT matched in the segment
 }
@@ -53,8 +67,8 @@ pub fn obstacle(graph: &Graph) -> Option<&'static str> {
     if !graph.edges.is_empty() {
         return Some("edge predicates or a NOT between two types");
     }
-    if graph.kinds.iter().any(|&k| k == MIN || k == MAX) {
-        return Some("MIN and MAX");
+    if graph.kinds.iter().any(|&k| is_extreme(k)) && graph.is_source.iter().filter(|&&s| s).count() > EXTREME_SOURCES {
+        return Some("MIN or MAX over a pattern of more than 4 source states");
     }
     let single = |n: &crate::negation::Negation| {
         n.types.len() == 1 && n.edges.is_empty() && n.parent == 0 && (n.previous.is_none() || n.following.is_none())
@@ -67,7 +81,7 @@ pub fn obstacle(graph: &Graph) -> Option<&'static str> {
 
 /// How the segment's own run treats class 0: with a leading NOT its starts are a column of their own.
 pub fn own_class_zero(graph: &Graph) -> ClassZero {
-    ClassZero { basis: false, seed: Vec::new(), starts: graph.leading.is_empty() }
+    ClassZero { alone: false, keep_zero: false, seed: Vec::new(), starts: graph.leading.is_empty() }
 }
 
 /// The segment [.., t1) of one graph (events in time order, none empty): `partition` is its own run (made
@@ -108,19 +122,36 @@ pub fn segment(
     }
     let mut running = vec![end.running.get(&0).cloned()];
     let carry = carried(graph, &end, &later, t1);
+    let sources: Vec<usize> = (0..graph.types.len()).filter(|&p| graph.is_source[p]).collect();
     let mut basis = Vec::new();
-    for position in (0..graph.types.len()).filter(|&p| graph.is_source[p]) {
-        for field in 0..graph.kinds.len() {
-            let mut unit: Agg = graph.kinds.iter().map(|_| Num::ZERO).collect();
+    for &position in &sources {
+        for field in (0..graph.kinds.len()).filter(|&f| !is_extreme(graph.kinds[f])) {
+            let mut unit = graph.zero();
             unit[field] = Num::ONE;
-            basis.push((Column::Running { position, field }, vec![(position, unit)], false));
+            basis.push((Column::Running { position, field }, vec![(position, unit)], false, true));
         }
     }
     if !graph.leading.is_empty() {
-        basis.push((Column::Starts, Vec::new(), true));
+        basis.push((Column::Starts, Vec::new(), true, true));
     }
-    for (column, seed, starts) in basis {
-        let zero = ClassZero { basis: true, seed, starts };
+    // MIN and MAX: what a window ends with depends on which inputs hold trends (their own extremes pass
+    // through unchanged where they reach), so one run per set of live inputs, each seeded with one trend.
+    if graph.kinds.iter().any(|&k| is_extreme(k)) {
+        let own_starts = graph.leading.is_empty();
+        for alive in 0..1u64 << sources.len() {
+            for starts in [true, false] {
+                if (alive == 0 && starts == own_starts) || (!starts && graph.leading.is_empty()) {
+                    continue; // (the segment's own run; without a leading NOT trends always may start)
+                }
+                let mut one = graph.zero();
+                one[0] = Num::ONE;
+                let seed = sources.iter().enumerate().filter(|(i, _)| alive >> i & 1 == 1).map(|(_, &p)| (p, one.clone()));
+                basis.push((Column::Extremes { alive, starts }, seed.collect(), starts, false));
+            }
+        }
+    }
+    for (column, seed, starts, keep_zero) in basis {
+        let zero = ClassZero { alone: true, keep_zero, seed, starts };
         let (runs, _, end) = Partition::new(graph, events, scales)?.with_class_zero(zero).run_to_end(&[])?;
         let c = columns.len();
         columns.push(column);
@@ -159,7 +190,7 @@ fn carried(
     end: &EndState,
     finals: &HashMap<(usize, i64), Agg>,
     t1: i64,
-) -> Vec<(usize, i64, Vec<Option<Agg>>, Option<Agg>, bool)> {
+) -> Vec<Carried> {
     let mut out = Vec::new();
     for &(m, k, c) in &end.open {
         let member = graph.members[m];

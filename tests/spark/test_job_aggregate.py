@@ -109,7 +109,7 @@ def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spar
 
 # One stream partition (no GROUP-BY, no equivalence) and a hot one per district: issue 19's shape.
 HOT_PARTITION_WORKLOAD = """
-qall: RETURN COUNT(*), SUM(T.duration), AVG(T.speed), COUNT(T)
+qall: RETURN COUNT(*), SUM(T.duration), AVG(T.speed), COUNT(T), MAX(T.speed), MIN(T.duration)
     PATTERN SEQ(Request R, Travel T+) WITHIN 30 min SLIDE 5 min
 qnot: RETURN COUNT(*) PATTERN SEQ(NOT Cancel C, Request R, Travel T+, NOT Pickup P)
     WHERE T.speed < 30 WITHIN 20 min SLIDE 10 min
