@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import csv
 import json
+import socket
 from datetime import UTC, datetime
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
 START = datetime(2026, 1, 5, 6, tzinfo=UTC)  # the generated table holds 06:00-10:00
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def cell(value) -> str:

@@ -6,29 +6,25 @@ the clients, and the server stopped by its PID."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
-import socket
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from spark_env import ROOT, free_port
+from spark_env import START as EVENTS_START
 
 pytestmark = pytest.mark.slow  # end to end: a Spark Connect server and its clients
 
-ROOT = Path(__file__).resolve().parents[2]
 START, END = datetime(2026, 1, 5, 8, tzinfo=UTC), datetime(2026, 1, 5, 9, tzinfo=UTC)
 HAMLET = str(Path(sys.executable).parent / "hamlet")
 # The line every JVM prints when it starts (conf/spark/log4j2.properties cannot reach it): a Connect client
 # that printed it would have started a JVM of its own.
 JVM_START = "Using incubator modules"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(command: list[str], env: dict[str, str], status: int = 0) -> subprocess.CompletedProcess:
@@ -138,3 +134,38 @@ def test_the_gate_and_the_job_over_one_spark_connect_server_equal_the_local_run(
     assert not alive(pid)
     assert run([*server, "status"], env, status=1).stdout.strip() == "spark-server: not running"
     shutil.rmtree(ROOT / "var" / "spark-server" / str(port))  # its PID file and log (kept when a test fails)
+
+
+def test_hours_of_one_day_committed_at_once_over_spark_connect_are_retried(spark, spark_server, events_table,
+                                                                           workload_file, tmp_path):  # fmt: skip
+    """Four hourly jobs of one day at once, each a Connect client process (concurrent backfill runs with
+    ``[spark] server = true``): their commits to the same window_end_date partition conflict on the server,
+    the clients get Delta's conflicts (not Connect's UnknownException) and commit again; the four together
+    equal one local run over the four hours."""
+    from pyspark.testing import assertDataFrameEqual
+
+    from jobs.aggregate import build_parser, make_plan, run
+
+    def argv(start, end, output: Path) -> list[str]:
+        return ["--workload", str(workload_file), "--start", start.isoformat(), "--end", end.isoformat(),
+                "--events-table", events_table, "--output-table", str(output), "--strategy", "greta"]  # fmt: skip
+
+    output, whole = tmp_path / "connect" / "trend_aggregates", tmp_path / "whole" / "trend_aggregates"
+    hours = [EVENTS_START + timedelta(hours=h) for h in range(5)]
+    jobs = [subprocess.Popen([HAMLET, "aggregate", *argv(start, end, output), "--run-id", f"hour-{start:%H}"],
+                             env=spark_server, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for start, end in pairwise(hours)]  # fmt: skip
+    finished = [(job.wait(timeout=600), *job.communicate()) for job in jobs]
+    for status, out, err in finished:
+        assert status == 0, f"{out[-2000:]}\n{err[-3000:]}"
+        assert JVM_START not in err
+    retried = {name for _, _, err in finished for name in re.findall(r": (\w+) \(a concurrent commit won\)", err)}
+    # Delta's own classes (ProtocolChangedException: two jobs creating the output table at once)
+    assert "ConcurrentAppendException" in retried, "no commit conflicted: the test proved nothing"
+    assert retried <= {"ConcurrentAppendException", "ProtocolChangedException", "MetadataChangedException"}
+    run(spark, make_plan(build_parser().parse_args(argv(hours[0], hours[-1], whole))))
+    columns = ["query", "window_start", "window_end", "group_key", "aggregate", "value_exact"]
+    assertDataFrameEqual(spark.read.format("delta").load(str(output)).select(*columns),
+                         spark.read.format("delta").load(str(whole)).select(*columns))  # fmt: skip
+    stats = spark.read.format("delta").load(str(output.parent / "run_stats")).collect()
+    assert sorted({(r.run_id, r.status) for r in stats}) == [(f"hour-{h:%H}", "committed") for h in hours[:-1]]
