@@ -54,7 +54,7 @@ def _conflicts() -> tuple[type[Exception], ...]:
     """Delta's conflicts with a concurrent commit. delta-spark raises them as subclasses of these (one class
     per kind, no common base), ProtocolChangedException being two writers creating one table. Spark
     Connect clients get them too once ``delta.connect.exceptions`` has registered the server's names."""
-    import delta.connect.exceptions  # noqa: F401 (registers Delta's conflicts with PySpark's Connect client)
+    import delta.connect.exceptions  # registers Delta's conflicts with PySpark's Connect client
     from delta import exceptions as delta
 
     return (delta.DeltaConcurrentModificationException, delta.ConcurrentWriteException,

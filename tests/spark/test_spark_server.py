@@ -159,7 +159,9 @@ def test_hours_of_one_day_committed_at_once_over_spark_connect_are_retried(spark
     for status, out, err in finished:
         assert status == 0, f"{out[-2000:]}\n{err[-3000:]}"
         assert JVM_START not in err
-    retried = {name for _, _, err in finished for name in re.findall(r": (\w+) \(a concurrent commit won\)", err)}
+    retried = {
+        name for _, _, err in finished for name in re.findall(r": (\w+) \(a concurrent commit won\)", err)
+    }
     # Delta's own classes (ProtocolChangedException: two jobs creating the output table at once)
     assert "ConcurrentAppendException" in retried, "no commit conflicted: the test proved nothing"
     assert retried <= {"ConcurrentAppendException", "ProtocolChangedException", "MetadataChangedException"}
@@ -168,4 +170,6 @@ def test_hours_of_one_day_committed_at_once_over_spark_connect_are_retried(spark
     assertDataFrameEqual(spark.read.format("delta").load(str(output)).select(*columns),
                          spark.read.format("delta").load(str(whole)).select(*columns))  # fmt: skip
     stats = spark.read.format("delta").load(str(output.parent / "run_stats")).collect()
-    assert sorted({(r.run_id, r.status) for r in stats}) == [(f"hour-{h:%H}", "committed") for h in hours[:-1]]
+    assert sorted({(r.run_id, r.status) for r in stats}) == [
+        (f"hour-{h:%H}", "committed") for h in hours[:-1]
+    ]
