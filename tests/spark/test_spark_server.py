@@ -15,7 +15,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from spark_env import ROOT, free_port
+from spark_env import ROOT, free_port, pipeline_conf
 from spark_env import START as EVENTS_START
 
 pytestmark = pytest.mark.slow  # end to end: a Spark Connect server and its clients
@@ -38,37 +38,6 @@ def run(command: list[str], env: dict[str, str], status: int = 0) -> subprocess.
 def alive(pid: int) -> bool:
     status = Path(f"/proc/{pid}/status")
     return status.exists() and "\nState:\tZ" not in status.read_text()
-
-
-def pipeline_conf(path: Path, events_table: str, workload: Path, tables: Path) -> Path:
-    path.write_text(
-        f"""workload = "{workload}"
-scenario = "rideshare"
-strategy = "hamlet"
-start_date = "2026-01-05T00:00:00+00:00"
-[tables]
-events = "{events_table}"
-trend_aggregates = "{tables / "trend_aggregates"}"
-run_stats = "{tables / "run_stats"}"
-quarantine = "{tables / "quarantine"}"
-[validation]
-expectations = "expectations"
-data_docs = "{tables / "data_docs"}"
-max_bad_fraction = 0.05
-max_bad_output_fraction = 0.0
-[schedule]
-sensor_poke_seconds = 60
-sensor_timeout_minutes = 180
-max_active_runs = 1
-retries = 0
-retry_delay_minutes = 1
-max_retry_delay_minutes = 1
-[spark]
-server = true
-""",
-        encoding="utf-8",
-    )
-    return path
 
 
 def test_the_gate_and_the_job_over_one_spark_connect_server_equal_the_local_run(
@@ -96,10 +65,14 @@ def test_the_gate_and_the_job_over_one_spark_connect_server_equal_the_local_run(
         remote = {**env, "HAMLET_SPARK_REMOTE": f"sc://127.0.0.1:{port}"}
 
         # The input gate (Great Expectations on Spark) as a client, against the same gate in this process.
-        conf = pipeline_conf(tmp_path / "pipeline.toml", events_table, workload_file, tmp_path / "remote")
+        conf = pipeline_conf(
+            tmp_path / "pipeline.toml", events_table, workload_file, tmp_path / "remote", server=True
+        )
         gate = run([HAMLET, "validate", "events", "--start", START.isoformat(), "--end", END.isoformat(),
                     "--run-id", "remote", "--conf", str(conf)], remote)  # fmt: skip
-        local_conf = pipeline_conf(tmp_path / "local.toml", events_table, workload_file, tmp_path / "local")
+        local_conf = pipeline_conf(
+            tmp_path / "local.toml", events_table, workload_file, tmp_path / "local", server=True
+        )
         local_gate = validate_events(load_config(local_conf), START, END, "local", spark=spark)
         assert local_gate.rows > 100
         expected = f"{local_gate.rows} rows in, {local_gate.bad_rows} quarantined, "
