@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from services import free_port
 
 
 def airflow_setting(section: str, key: str, env: dict[str, str]) -> str:
@@ -76,12 +77,6 @@ def listening(port: int) -> list[str]:
 def _address_bytes(hex_address: str) -> bytes:
     raw = bytes.fromhex(hex_address)  # little-endian 32-bit words
     return b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 UI_PROBE = """
