@@ -108,50 +108,6 @@ def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spar
     assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
 
 
-def test_the_input_gate_passes_every_type_to_a_workload_with_a_contiguous_query(
-    spark, events_table, tmp_path
-):
-    # The gate quarantines events of a type no query names, but a contiguous query reads every event of its
-    # partition (a Pickup or Cancel breaks a Request-Travel run): for such a workload none is quarantined,
-    # and the gated job still equals `hamlet evaluate` on every event of the table.
-    from pyspark.testing import assertDataFrameEqual
-
-    from jobs.pipeline import load_config
-    from jobs.validate import validate_events
-
-    start, end = START + timedelta(hours=2), START + timedelta(hours=3)
-    hour = table(spark, Path(events_table)).where(
-        f"event_time >= TIMESTAMP'{start:%Y-%m-%d %H:%M:%S}' AND event_time < TIMESTAMP'{end:%Y-%m-%d %H:%M:%S}'"
-    )
-    in_hour = hour.count()
-    unnamed = hour.where("event_type NOT IN ('Request', 'Travel', 'Dropoff')").count()
-    assert unnamed > 0  # Pickup and Cancel events, which no query of SEMANTICS_WORKLOAD names
-    contiguous, other = tmp_path / "semantics.hamlet", tmp_path / "no_cont.hamlet"
-    contiguous.write_text(SEMANTICS_WORKLOAD, encoding="utf-8")
-    other.write_text(SEMANTICS_WORKLOAD.split("qcont:")[0], encoding="utf-8")  # the same without qcont
-
-    # without a contiguous query the gate quarantines them (the threshold is raised to let the hour pass)
-    config = load_config(pipeline_conf(tmp_path / "other.toml", events_table, other, tmp_path / "other"))
-    config = dataclasses.replace(config, max_bad_fraction=1.0)
-    report = validate_events(config, start, end, "gate-other", spark=spark)
-    assert (report.rows, report.bad_rows) == (in_hour, unnamed)
-
-    config = load_config(pipeline_conf(tmp_path / "cont.toml", events_table, contiguous, tmp_path / "cont"))
-    report = validate_events(config, start, end, "gate-cont", spark=spark)
-    assert (report.rows, report.bad_rows) == (in_hour, 0)
-    out = tmp_path / "cont" / "trend_aggregates"
-    assert aggregate(events_table, out, contiguous, start, end, "--workload-name", "semantics",
-                     "--quarantine-table", config.quarantine_table) == 0  # fmt: skip
-    expected = evaluated_rows(contiguous, events_table, tmp_path, start, end)
-    assert {r.query for r in expected} == {"qany", "qnext", "qcont"}
-    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
-             "aggregate string, value double, value_exact string"  # fmt: skip
-    actual = table(spark, out).select(
-        "query", "window_start", "window_end", "group", "aggregate", "value", "value_exact"
-    )
-    assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
-
-
 def test_three_hourly_runs_equal_one_three_hour_run(spark, events_table, workload_file, tmp_path):
     from pyspark.testing import assertDataFrameEqual
 
@@ -453,6 +409,50 @@ def test_two_workloads_runs_of_one_hour_keep_their_own_run_stats(spark, events_t
     assert sorted(tuple(s) for s in stats) == [
         ("first", 0, "committed"), ("first", 1, "committed"), ("second", 0, "committed"), ("second", 1, "committed")
     ]  # fmt: skip
+
+
+def test_the_input_gate_passes_every_type_to_a_workload_with_a_contiguous_query(
+    spark, events_table, tmp_path
+):
+    # The gate quarantines events of a type no query names, but a contiguous query reads every event of its
+    # partition (a Pickup or Cancel breaks a Request-Travel run): for such a workload none is quarantined,
+    # and the gated job still equals `hamlet evaluate` on every event of the table.
+    from pyspark.testing import assertDataFrameEqual
+
+    from jobs.pipeline import load_config
+    from jobs.validate import validate_events
+
+    start, end = START + timedelta(hours=2), START + timedelta(hours=3)
+    hour = table(spark, Path(events_table)).where(
+        f"event_time >= TIMESTAMP'{start:%Y-%m-%d %H:%M:%S}' AND event_time < TIMESTAMP'{end:%Y-%m-%d %H:%M:%S}'"
+    )
+    in_hour = hour.count()
+    unnamed = hour.where("event_type NOT IN ('Request', 'Travel', 'Dropoff')").count()
+    assert unnamed > 0  # Pickup and Cancel events, which no query of SEMANTICS_WORKLOAD names
+    contiguous, other = tmp_path / "semantics.hamlet", tmp_path / "no_cont.hamlet"
+    contiguous.write_text(SEMANTICS_WORKLOAD, encoding="utf-8")
+    other.write_text(SEMANTICS_WORKLOAD.split("qcont:")[0], encoding="utf-8")  # the same without qcont
+
+    # without a contiguous query the gate quarantines them (the threshold is raised to let the hour pass)
+    config = load_config(pipeline_conf(tmp_path / "other.toml", events_table, other, tmp_path / "other"))
+    config = dataclasses.replace(config, max_bad_fraction=1.0)
+    report = validate_events(config, start, end, "gate-other", spark=spark)
+    assert (report.rows, report.bad_rows) == (in_hour, unnamed)
+
+    config = load_config(pipeline_conf(tmp_path / "cont.toml", events_table, contiguous, tmp_path / "cont"))
+    report = validate_events(config, start, end, "gate-cont", spark=spark)
+    assert (report.rows, report.bad_rows) == (in_hour, 0)
+    out = tmp_path / "cont" / "trend_aggregates"
+    assert aggregate(events_table, out, contiguous, start, end, "--workload-name", "semantics",
+                     "--quarantine-table", config.quarantine_table) == 0  # fmt: skip
+    expected = evaluated_rows(contiguous, events_table, tmp_path, start, end)
+    assert {r.query for r in expected} == {"qany", "qnext", "qcont"}
+    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
+             "aggregate string, value double, value_exact string"  # fmt: skip
+    actual = table(spark, out).select(
+        "query", "window_start", "window_end", "group", "aggregate", "value", "value_exact"
+    )
+    assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
 
 
 def evaluated_rows(workload, events_table, tmp_path, start, end) -> list:
