@@ -1,5 +1,6 @@
 """What listens where by default (issue 20, Security 3): Airflow's API server and log servers (everything
-`airflow standalone` starts) and Spark's UI on 127.0.0.1 unless a setting opens them, the generated admin password readable by its owner only."""
+`airflow standalone` starts) and Spark's UI on 127.0.0.1 unless a setting opens them, the generated admin
+password readable by its owner only."""
 
 from __future__ import annotations
 
@@ -109,7 +110,9 @@ def test_the_spark_ui_of_a_local_job_listens_on_127_0_0_1_unless_spark_local_ip_
             probe.wait(timeout=120)
 
 
-SERVE_LOGS = "import sys, airflow.settings; from airflow.utils.serve_logs import serve_logs; serve_logs(int(sys.argv[1]))"
+SERVE_LOGS = (
+    "import sys, airflow.settings; from airflow.utils.serve_logs import serve_logs; serve_logs(int(sys.argv[1]))"
+)
 
 
 @pytest.mark.parametrize("opened", [False, True])

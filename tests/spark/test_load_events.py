@@ -1,6 +1,6 @@
-"""``hamlet load-events`` on local Spark (and, for some, over a Spark Connect server) into real Delta tables in a temporary folder: every row of a file
-is inserted, replaced, found unchanged or rejected with its reason, and the command says how many of each
-(issue 20, item 4)."""
+"""``hamlet load-events`` on local Spark (and, for some, over a Spark Connect server) into real Delta tables
+in a temporary folder: every row of a file is inserted, replaced, found unchanged or rejected with its
+reason, and the command says how many of each (issue 20, item 4)."""
 
 from __future__ import annotations
 
