@@ -110,9 +110,11 @@ def test_the_spark_ui_of_a_local_job_listens_on_127_0_0_1_unless_spark_local_ip_
             probe.wait(timeout=120)
 
 
-SERVE_LOGS = (
-    "import sys, airflow.settings; from airflow.utils.serve_logs import serve_logs; serve_logs(int(sys.argv[1]))"
-)
+SERVE_LOGS = """
+import sys, airflow.settings
+from airflow.utils.serve_logs import serve_logs
+serve_logs(int(sys.argv[1]))
+"""
 
 
 @pytest.mark.parametrize("opened", [False, True])
