@@ -146,3 +146,21 @@ def test_hours_of_one_day_committed_at_once_over_spark_connect_are_retried(spark
     assert sorted({(r.run_id, r.status) for r in stats}) == [
         (f"hour-{h:%H}", "committed") for h in hours[:-1]
     ]
+
+
+def test_two_workloads_runs_of_one_hour_keep_their_own_run_stats_over_spark_connect(
+    spark, spark_server, events_table, workload_file, tmp_path
+):
+    # The hourly DAGs of two workloads give their runs of an hour the same run id: over Connect too, run_stats
+    # rows are merged and completed by run id, workload and query set (the second run adds its rows).
+    args = ["--workload", str(workload_file), "--start", START.isoformat(), "--end", END.isoformat(),
+            "--events-table", events_table, "--output-table", str(tmp_path / "out"), "--strategy", "greta",
+            "--run-id", "scheduled__2026-01-05T09:00:00+00:00"]  # fmt: skip
+    for name in ("first", "second"):
+        run([HAMLET, "aggregate", *args, "--workload-name", name], spark_server)
+    stats = (
+        spark.read.format("delta").load(str(tmp_path / "run_stats")).select("workload", "query_set", "status")
+    )
+    assert sorted(tuple(s) for s in stats.collect()) == [
+        ("first", 0, "committed"), ("first", 1, "committed"), ("second", 0, "committed"), ("second", 1, "committed")
+    ]  # fmt: skip
