@@ -54,8 +54,11 @@ def _conflicts() -> tuple[type[Exception], ...]:
     """Delta's conflicts with a concurrent commit. delta-spark raises them as subclasses of these (one class
     per kind, no common base), ProtocolChangedException being two writers creating one table. Spark
     Connect clients get them too once ``delta.connect.exceptions`` has registered the server's names."""
-    import delta.connect.exceptions  # registers Delta's conflicts with PySpark's Connect client
+    from importlib import import_module
+
     from delta import exceptions as delta
+
+    import_module("delta.connect.exceptions")  # registers Delta's conflicts with PySpark's Connect client
 
     return (delta.DeltaConcurrentModificationException, delta.ConcurrentWriteException,
             delta.MetadataChangedException, delta.ProtocolChangedException, delta.ConcurrentAppendException,
