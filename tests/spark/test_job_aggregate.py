@@ -58,18 +58,12 @@ def hour_run(spark, events_table, workload_file, tmp_path_factory):
 
 
 def test_the_job_equals_hamlet_evaluate(spark, events_table, workload_file, hour_run, tmp_path):
-    from pyspark.testing import assertDataFrameEqual
 
     out, start, end = hour_run
     expected = evaluated_rows(workload_file, events_table, tmp_path, start, end)
     assert {r.query for r in expected} == {"q1", "q2", "q3", "q4"}  # every query set produced windows
     assert len(expected) > 100
-    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
-             "aggregate string, value double, value_exact string"  # fmt: skip
-    actual = table(spark, out).select(
-        "query", "window_start", "window_end", "group", "aggregate", "value", "value_exact"
-    )
-    assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
+    assert_equals_evaluated(spark, out, expected)
     # the whole output is this run's: its workload, strategy, and window ends in (start, end]
     meta = table(spark, out).select("workload", "strategy", "run_id").distinct().collect()
     assert [(m.workload, m.strategy) for m in meta] == [("trips", "hamlet")]
@@ -91,7 +85,6 @@ qcont: RETURN COUNT(*), MAX(T.speed)
 def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spark, events_table, tmp_path):
     # NEXT and CONT queries next to an ANY one: the CONT query's set reads every event type of the table (a
     # Pickup or Cancel between a Request and a Travel of one driver and rider breaks contiguity).
-    from pyspark.testing import assertDataFrameEqual
 
     workload = tmp_path / "semantics.hamlet"
     workload.write_text(SEMANTICS_WORKLOAD, encoding="utf-8")
@@ -100,12 +93,7 @@ def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spar
     assert aggregate(events_table, out, workload, start, end) == 0
     expected = evaluated_rows(workload, events_table, tmp_path, start, end)
     assert {r.query for r in expected} == {"qany", "qnext", "qcont"}
-    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
-             "aggregate string, value double, value_exact string"  # fmt: skip
-    actual = table(spark, out).select(
-        "query", "window_start", "window_end", "group", "aggregate", "value", "value_exact"
-    )
-    assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
+    assert_equals_evaluated(spark, out, expected)
 
 
 def test_three_hourly_runs_equal_one_three_hour_run(spark, events_table, workload_file, tmp_path):
@@ -417,7 +405,6 @@ def test_the_input_gate_passes_every_type_to_a_workload_with_a_contiguous_query(
     # The gate quarantines events of a type no query names, but a contiguous query reads every event of its
     # partition (a Pickup or Cancel breaks a Request-Travel run): for such a workload none is quarantined,
     # and the gated job still equals `hamlet evaluate` on every event of the table.
-    from pyspark.testing import assertDataFrameEqual
 
     from jobs.pipeline import load_config
     from jobs.validate import validate_events
@@ -447,12 +434,7 @@ def test_the_input_gate_passes_every_type_to_a_workload_with_a_contiguous_query(
                      "--quarantine-table", config.quarantine_table) == 0  # fmt: skip
     expected = evaluated_rows(contiguous, events_table, tmp_path, start, end)
     assert {r.query for r in expected} == {"qany", "qnext", "qcont"}
-    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
-             "aggregate string, value double, value_exact string"  # fmt: skip
-    actual = table(spark, out).select(
-        "query", "window_start", "window_end", "group", "aggregate", "value", "value_exact"
-    )
-    assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
+    assert_equals_evaluated(spark, out, expected)
 
 
 def evaluated_rows(workload, events_table, tmp_path, start, end) -> list:
@@ -476,3 +458,15 @@ def evaluated_rows(workload, events_table, tmp_path, start, end) -> list:
                             group={k: str(v) for k, v in r["group"].items()}, aggregate=r["aggregate"],
                             value=None if value is None else float(value), value_exact=exact))  # fmt: skip
     return expected
+
+
+def assert_equals_evaluated(spark, out: Path, expected: list) -> None:
+    """The output table's rows are ``expected`` (``evaluated_rows``), digit for digit."""
+    from pyspark.testing import assertDataFrameEqual
+
+    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
+             "aggregate string, value double, value_exact string"  # fmt: skip
+    actual = table(spark, out).select(
+        "query", "window_start", "window_end", "group", "aggregate", "value", "value_exact"
+    )
+    assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
