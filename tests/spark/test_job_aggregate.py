@@ -58,7 +58,6 @@ def hour_run(spark, events_table, workload_file, tmp_path_factory):
 
 
 def test_the_job_equals_hamlet_evaluate(spark, events_table, workload_file, hour_run, tmp_path):
-
     out, start, end = hour_run
     expected = evaluated_rows(workload_file, events_table, tmp_path, start, end)
     assert {r.query for r in expected} == {"q1", "q2", "q3", "q4"}  # every query set produced windows
@@ -85,7 +84,6 @@ qcont: RETURN COUNT(*), MAX(T.speed)
 def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spark, events_table, tmp_path):
     # NEXT and CONT queries next to an ANY one: the CONT query's set reads every event type of the table (a
     # Pickup or Cancel between a Request and a Travel of one driver and rider breaks contiguity).
-
     workload = tmp_path / "semantics.hamlet"
     workload.write_text(SEMANTICS_WORKLOAD, encoding="utf-8")
     out = tmp_path / "trend_aggregates"
@@ -405,7 +403,6 @@ def test_the_input_gate_passes_every_type_to_a_workload_with_a_contiguous_query(
     # The gate quarantines events of a type no query names, but a contiguous query reads every event of its
     # partition (a Pickup or Cancel breaks a Request-Travel run): for such a workload none is quarantined,
     # and the gated job still equals `hamlet evaluate` on every event of the table.
-
     from jobs.pipeline import load_config
     from jobs.validate import validate_events
 
