@@ -52,10 +52,13 @@ from jobs.engine import MICROS, SetTask
 from jobs.pipeline import NAME, PipelineError, allowed_workload, commit_metadata, resolve
 from jobs.schema import (
     FINGERPRINT,
+    delta_sql,
     hour_partition_filter,
     row_fingerprint,
+    sql_string,
     table_attributes,
     table_location,
+    temp_view,
     timestamp_sql,
 )
 from jobs.session import is_remote
@@ -649,13 +652,11 @@ def _append_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -
     # A merge, not an append: a retried task (the same run id) replaces its earlier attempt's rows. Schema
     # evolution: a run_stats table made before status and output_version existed gains them.
     if is_remote(spark):  # delta.tables needs a server plugin over Spark Connect; Delta's SQL does the same
-        view = f"hamlet_stats_{uuid.uuid4().hex}"
-        frame.createOrReplaceTempView(view)
-        statement = (f"MERGE WITH SCHEMA EVOLUTION INTO {_delta(plan.stats_table)} t USING {view} s "
-                     "ON t.run_id = s.run_id AND t.query_set = s.query_set "
-                     "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")  # fmt: skip
-        retried(lambda: spark.sql(statement), f"merging into {plan.stats_table}")
-        spark.catalog.dropTempView(view)
+        with temp_view(frame) as view:
+            statement = (f"MERGE WITH SCHEMA EVOLUTION INTO {delta_sql(plan.stats_table)} t USING {view} s "
+                         "ON t.run_id = s.run_id AND t.workload = s.workload AND t.query_set = s.query_set "
+                         "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")  # fmt: skip
+            retried(lambda: spark.sql(statement), f"merging into {plan.stats_table}")
         return
     merge = (
         DeltaTable.forPath(spark, plan.stats_table).alias("t")
@@ -675,7 +676,7 @@ def _output_version(spark: SparkSession, plan: Plan, metadata: str) -> int | Non
     for recent in (20, None):  # concurrent runs may have committed since: then the whole history
         if is_remote(spark):
             limit = f" LIMIT {recent}" if recent else ""
-            history = spark.sql(f"DESCRIBE HISTORY {_delta(plan.output_table)}{limit}")
+            history = spark.sql(f"DESCRIBE HISTORY {delta_sql(plan.output_table)}{limit}")
         else:
             history = DeltaTable.forPath(spark, plan.output_table).history(recent)
         row = history.where(F.col("userMetadata") == metadata).agg(F.max("version")).first()
@@ -700,22 +701,17 @@ def _complete_stats(spark: SparkSession, plan: Plan, seconds: dict[str, float], 
     }  # fmt: skip
     # Concurrent runs append their pending rows meanwhile: Delta then fails this update, which is retried.
     if is_remote(spark):
-        # Values as literals: Delta's UPDATE leaves SQL parameters unbound. The run id is any text: escaped.
-        run_id = plan.run_id.replace("\\", "\\\\").replace("'", "\\'")
-        statement = (f"UPDATE {_delta(plan.stats_table)} SET status = 'committed', output_version = CAST("
+        # Values as literals: Delta's UPDATE leaves SQL parameters unbound (run id and workload: any text).
+        statement = (f"UPDATE {delta_sql(plan.stats_table)} SET status = 'committed', output_version = CAST("
                      f"{'NULL' if version is None else int(version)} AS BIGINT), write_seconds = "
                      f"{float(seconds['write'])!r}D, total_seconds = {float(seconds['total'])!r}D "
-                     f"WHERE run_id = '{run_id}' AND status = 'pending'")  # fmt: skip
+                     f"WHERE run_id = {sql_string(plan.run_id)} AND workload = {sql_string(plan.workload_name)} "
+                     "AND status = 'pending'")  # fmt: skip
         retried(lambda: spark.sql(statement), f"updating {plan.stats_table}")
         return
     retried(
         lambda: DeltaTable.forPath(spark, plan.stats_table).update(mine, done), f"updating {plan.stats_table}"
     )
-
-
-def _delta(path: str) -> str:
-    """A Delta table by its path in SQL text (a backtick in the path doubled)."""
-    return f"delta.`{path.replace('`', '``')}`"
 
 
 def _stats_row(plan: Plan, s: SetResult, events_read: int, seconds: dict[str, float],

@@ -36,15 +36,49 @@ def environment(home: Path = DEFAULT_HOME) -> dict[str, str]:
         "AIRFLOW__CORE__PARALLELISM": "4",
         "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": "4",
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
-        # The DAG files import jobs/ and hamlet/ (installed editable in the venv; the root for safety).
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])),
+        # The DAG files import jobs/ and hamlet/ (installed editable in the venv; the root for safety);
+        # conf/airflow holds airflow_local_settings.py (bind_log_servers).
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(ROOT), str(LOCAL_SETTINGS), os.environ.get("PYTHONPATH", "")])
+        ),
         # spark-submit and the venv's Python first on PATH (SparkSubmitOperator looks spark-submit up there).
         "PATH": os.pathsep.join([venv_bin, os.environ.get("PATH", "")]),
         "PYSPARK_PYTHON": sys.executable,
         # Airflow's default is every interface: the UI and REST API stay on this machine unless the caller
         # sets AIRFLOW__API__HOST (e.g. 0.0.0.0 for a team; README, "Security").
         "AIRFLOW__API__HOST": os.environ.get("AIRFLOW__API__HOST", "127.0.0.1"),
+        # Airflow's scheduler and triggerer serve task logs (ports 8793, 8794) on every interface, a host
+        # no setting of Airflow 3.3 changes: bind_log_servers makes them bind this one (e.g. 0.0.0.0 for
+        # workers on other machines; README, "Security").
+        LOG_SERVER_HOST: os.environ.get(LOG_SERVER_HOST, "127.0.0.1"),
     }
+
+
+LOCAL_SETTINGS = ROOT / "conf" / "airflow"
+LOG_SERVER_HOST = "AIRFLOW__LOGGING__WORKER_LOG_SERVER_HOST"
+
+
+def bind_log_servers() -> None:
+    """Make the log servers of this Airflow process bind ``[logging] worker_log_server_host`` (127.0.0.1
+    unless set). Airflow 3.3's ``serve_logs`` (run in a subprocess by the scheduler and the triggerer, which
+    import it from ``airflow.utils.serve_logs`` when they start it) hands uvicorn the host "" (every
+    interface); ``serve_logs_on_host`` takes its place there. Called by conf/airflow/airflow_local_settings.py."""
+    import airflow.utils.serve_logs as package
+
+    package.serve_logs = serve_logs_on_host  # type: ignore[assignment]
+
+
+def serve_logs_on_host(port: int | None = None) -> None:
+    """Airflow's own ``serve_logs`` (its app, port and logging), with uvicorn's host replaced."""
+    import uvicorn
+    from airflow.configuration import conf
+    from airflow.utils.serve_logs import core
+
+    host = conf.get("logging", "worker_log_server_host", fallback="127.0.0.1")
+    run = uvicorn.run
+    # This process serves the logs and nothing else: uvicorn.run is replaced in it alone.
+    uvicorn.run = lambda app, **options: run(app, **{**options, "host": host})  # type: ignore[assignment]
+    core.serve_logs(port)
 
 
 @dataclass(frozen=True)

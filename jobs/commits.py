@@ -6,6 +6,15 @@ and its siblings, ``_conflicts``). The table is
 intact and the loser's work is still valid, so the commit is simply made again from the table's new state,
 after a growing, jittered pause that lets concurrent writers drift apart. Only operations that are correct
 when repeated go through here: replaceWhere overwrites, merges, updates and appends of one run's rows.
+
+Over Spark Connect (``[spark] server = true``) a conflict reaches the client as a gRPC error, which PySpark
+turns into a Python class by the server's exception class names: without Delta's names registered, a
+``ConcurrentAppendException`` arrives as ``pyspark.errors.exceptions.connect.UnknownException`` whose message
+starts with ``(io.delta.exceptions.ConcurrentAppendException)``, and would not be retried. Importing
+``delta.connect.exceptions`` registers them (before the commit runs: the class is chosen when the error
+arrives), so the client raises ``delta.connect.exceptions.ConcurrentAppendException``, a subclass of the same
+``delta.exceptions`` classes the classic (py4j) client's conflicts subclass
+(tests/spark/test_spark_server.py commits concurrent hours over a real server).
 """
 
 from __future__ import annotations
@@ -26,11 +35,12 @@ def retried(commit: Callable[[], T], what: str, attempts: int = ATTEMPTS,
             first_pause: float = FIRST_PAUSE_SECONDS) -> T:  # fmt: skip
     """``commit()``, again after a conflict with a concurrent Delta commit (``what`` names it in the note
     printed to stderr), at most ``attempts`` times; any other failure, or the last conflict, is raised."""
+    conflicts = _conflicts()
     jitter = random.Random()
     for attempt in range(1, attempts + 1):
         try:
             return commit()
-        except _conflicts() as conflict:
+        except conflicts as conflict:
             if attempt == attempts:
                 raise
             pause = first_pause * 2 ** (attempt - 1) * (1 + jitter.random())
@@ -42,8 +52,13 @@ def retried(commit: Callable[[], T], what: str, attempts: int = ATTEMPTS,
 
 def _conflicts() -> tuple[type[Exception], ...]:
     """Delta's conflicts with a concurrent commit. delta-spark raises them as subclasses of these (one class
-    per kind, no common base), ProtocolChangedException being two writers creating one table."""
+    per kind, no common base), ProtocolChangedException being two writers creating one table. Spark
+    Connect clients get them too once ``delta.connect.exceptions`` has registered the server's names."""
+    from importlib import import_module
+
     from delta import exceptions as delta
+
+    import_module("delta.connect.exceptions")  # registers Delta's conflicts with PySpark's Connect client
 
     return (delta.DeltaConcurrentModificationException, delta.ConcurrentWriteException,
             delta.MetadataChangedException, delta.ProtocolChangedException, delta.ConcurrentAppendException,

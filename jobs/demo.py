@@ -120,17 +120,23 @@ def run_scheduled(dag: Any, scheduled: ScheduledRun) -> Any:
     logical date), so the scheduler and backfills skip that next hour, and a backfill of the hour itself runs
     it a second time. So the helper with
     which ``dag.test()`` creates its run (Airflow 3.3) is swapped, for this call, for one that creates the
-    scheduler's run; the run id is checked afterwards, which catches an Airflow that no longer calls it."""
+    scheduler's run; the run id is checked afterwards, which catches an Airflow that no longer calls it.
+
+    Unlike ``dag.test()``'s own run it is made as a manual trigger is: started now (not at the logical date:
+    the UI showed durations of months), ``run_after`` now (the UI's Home counts the runs whose run_after
+    lies in its time range, the last 24 hours by default: a past hour's run_after, its end, would leave
+    "Success 0" there) and triggered by the CLI (``scripts/demo``), not "dag_test"."""
     from unittest import mock
 
     from airflow.models import dagrun
     from airflow.sdk import timezone
     from airflow.utils.state import DagRunState
-    from airflow.utils.types import DagRunType
+    from airflow.utils.types import DagRunTriggeredByType, DagRunType
     from sqlalchemy import select
 
     def create_scheduled_run(*, dag: Any, session: Any, conf: Any, start_date: datetime, triggered_by: Any,
                              triggering_user_name: str | None, **manual: Any) -> Any:  # fmt: skip
+        now = timezone.utcnow()
         existing = session.scalar(
             select(dagrun.DagRun).where(
                 dagrun.DagRun.dag_id == dag.dag_id, dagrun.DagRun.logical_date == scheduled.logical_date
@@ -143,14 +149,13 @@ def run_scheduled(dag: Any, scheduled: ScheduledRun) -> Any:
             run_id=scheduled.run_id,
             logical_date=scheduled.logical_date,
             data_interval=scheduled.data_interval,
-            run_after=scheduled.run_after,
+            run_after=now,
             conf=conf,
             run_type=DagRunType.SCHEDULED,
             state=DagRunState.RUNNING,
-            triggered_by=triggered_by,
+            triggered_by=DagRunTriggeredByType.CLI,
             triggering_user_name=triggering_user_name,
-            # dag.test() passes the logical date as the start: the UI would show a duration of months
-            start_date=timezone.utcnow(),
+            start_date=now,
             session=session,
         )
 

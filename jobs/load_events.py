@@ -46,7 +46,17 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/lo
 from hamlet.errors import EventError
 from hamlet.io import csv_records, open_csv, parse_number, parse_time, shown
 from jobs.commits import retried
-from jobs.schema import BASE_COLUMNS, EVENT_TIME_RANGE, PARTITION_COLUMNS, SCENARIOS, table_location
+from jobs.schema import (
+    BASE_COLUMNS,
+    EVENT_TIME_RANGE,
+    PARTITION_COLUMNS,
+    SCENARIOS,
+    delta_schema,
+    delta_sql,
+    sql_string,
+    table_location,
+    temp_view,
+)
 from jobs.summary import Summary
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -253,11 +263,9 @@ def _row(cells: list[str], header: list[str], attributes: dict[str, str],
 
 def table_attributes(spark: SparkSession, table: str, scenario: str | None) -> dict[str, str]:
     """The attribute columns to check against: the existing table's, else the scenario's."""
-    from delta.tables import DeltaTable
-
-    if DeltaTable.isDeltaTable(spark, table):
+    schema = delta_schema(spark, table)
+    if schema is not None:
         fixed = {n for n, _, _ in BASE_COLUMNS + PARTITION_COLUMNS}
-        schema = spark.read.format("delta").load(table).schema
         return {f.name: f.dataType.simpleString() for f in schema.fields if f.name not in fixed}
     if scenario is None:
         raise LoadError(f"no Delta table at {table}: name a --scenario ({', '.join(SCENARIOS)}) to create it")
@@ -270,9 +278,8 @@ def load(spark: SparkSession, csv_path: str, table: str, scenario: str | None = 
          rejects_table: str | None = None, rename: dict[str, str] | None = None, existing: str = "replace",
          time_range: tuple[datetime, datetime] = EVENT_TIME_RANGE) -> Loaded:  # fmt: skip
     """Parse the CSV, merge the good rows into the table by event_id (``existing``: what a row whose id the
-    table holds with other values does), keep the rejected ones in ``rejects_table``."""
-    from delta.tables import DeltaTable
-
+    table holds with other values does), keep the rejected ones in ``rejects_table``. Delta through SQL
+    only (no ``delta.tables``): the same in a local session and over Spark Connect."""
     from jobs.schema import events_schema
 
     if existing not in EXISTING:
@@ -285,7 +292,7 @@ def load(spark: SparkSession, csv_path: str, table: str, scenario: str | None = 
         raise LoadError(f"cannot read {csv_path}: {e.strerror}") from None
     schema = events_schema(attributes)
     loaded = Loaded(parsed)
-    if parsed.rows and DeltaTable.isDeltaTable(spark, table):
+    if parsed.rows and delta_schema(spark, table) is not None:
         if existing == "reject":
             _reject_conflicts(spark, table, parsed, schema)
         loaded.inserted, loaded.updated = _merge(spark, table, parsed.rows, schema)
@@ -300,26 +307,22 @@ def load(spark: SparkSession, csv_path: str, table: str, scenario: str | None = 
     return loaded
 
 
-def _changed(columns: list[str]):  # type: ignore[no-untyped-def]
-    """True where the table's row (t) and the file's (s) differ in any column (nulls equal)."""
-    from functools import reduce
-
-    from pyspark.sql import functions as F
-
-    return reduce(lambda a, b: a | b, [~F.col(f"t.`{c}`").eqNullSafe(F.col(f"s.`{c}`")) for c in columns])
+def _changed(columns: list[str]) -> str:
+    """SQL: true where the table's row (t) and the file's (s) differ in any column (nulls equal)."""
+    quoted = [c.replace("`", "``") for c in columns]
+    return " OR ".join(f"NOT (t.`{c}` <=> s.`{c}`)" for c in quoted)
 
 
 def _merge(spark: SparkSession, table: str, rows: list[dict[str, Any]], schema: Any) -> tuple[int, int]:
     """Merge by event_id in one Delta commit: new ids inserted, ids held with other values replaced (a row
     may move to another hour's partition), equal rows untouched; returns (inserted, updated) as Delta
     counted them."""
-    from delta.tables import DeltaTable
-
     frame = spark.createDataFrame(rows, schema)
-    target = DeltaTable.forPath(spark, table).alias("t")
-    merge = target.merge(frame.alias("s"), "t.event_id = s.event_id")
-    merge = merge.whenMatchedUpdateAll(condition=_changed(frame.columns)).whenNotMatchedInsertAll()
-    metrics = retried(lambda: merge.execute().first(), f"merging into {table}")
+    with temp_view(frame) as view:
+        statement = (f"MERGE INTO {delta_sql(table)} t USING {view} s ON t.event_id = s.event_id "
+                     f"WHEN MATCHED AND ({_changed(frame.columns)}) THEN UPDATE SET * "
+                     "WHEN NOT MATCHED THEN INSERT *")  # fmt: skip
+        metrics = retried(lambda: spark.sql(statement).first(), f"merging into {table}")
     assert metrics is not None
     return int(metrics["num_inserted_rows"]), int(metrics["num_updated_rows"])
 
@@ -347,22 +350,18 @@ def _reject_conflicts(spark: SparkSession, table: str, parsed: Parsed, schema: A
 def keep_rejects(spark: SparkSession, rejects_table: str, source: str, rejected: list[Rejected]) -> None:
     """Make the rejects of ``source`` in ``rejects_table`` those of this load, in one Delta commit: rows
     rejected again stay once, rows no longer rejected go, new ones come (other files' rejects stay)."""
-    from delta.tables import DeltaTable
-    from pyspark.sql import functions as F
-
     from jobs.schema import create_table
 
     create_table(spark, rejects_table, REJECTS_DDL)
     now = datetime.now(UTC)
     frame = spark.createDataFrame([(source, r.line, r.row, r.reason, now) for r in rejected], REJECTS_DDL)
-    key = "t.source = s.source AND t.line = s.line AND t.row = s.row"
-    merge = (
-        DeltaTable.forPath(spark, rejects_table).alias("t").merge(frame.alias("s"), key)
-        .whenMatchedUpdate(condition=F.col("t.reason") != F.col("s.reason"), set={"reason": "s.reason"})
-        .whenNotMatchedInsertAll()
-        .whenNotMatchedBySourceDelete(condition=F.col("t.source") == F.lit(source))
-    )  # fmt: skip
-    retried(merge.execute, f"merging into {rejects_table}")
+    with temp_view(frame) as view:
+        statement = (f"MERGE INTO {delta_sql(rejects_table)} t USING {view} s "
+                     "ON t.source = s.source AND t.line = s.line AND t.row = s.row "
+                     "WHEN MATCHED AND t.reason <> s.reason THEN UPDATE SET reason = s.reason "
+                     "WHEN NOT MATCHED THEN INSERT * "
+                     f"WHEN NOT MATCHED BY SOURCE AND t.source = {sql_string(source)} THEN DELETE")  # fmt: skip
+        retried(lambda: spark.sql(statement), f"merging into {rejects_table}")
 
 
 def describe_rejects(parsed: Parsed, source: str) -> Iterator[str]:

@@ -8,6 +8,9 @@ that exists already is authoritative: the CSV loader checks rows against the tab
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -208,6 +211,39 @@ def row_fingerprint(columns: list[str]):  # type: ignore[no-untyped-def]
     return F.sha2(row_json(columns), 256)
 
 
+def delta_sql(path: str) -> str:
+    """A Delta table by its path in SQL text (a backtick in the path doubled)."""
+    return f"delta.`{path.replace('`', '``')}`"
+
+
+def sql_string(text: str) -> str:
+    """Any text as a Spark SQL string literal (Delta's MERGE and UPDATE leave SQL parameters unbound)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def delta_schema(spark, path: str):  # type: ignore[no-untyped-def]
+    """The schema of the Delta table at ``path``; None when there is none. Unlike ``DeltaTable.isDeltaTable``
+    it works over Spark Connect too (delta.tables needs a server plugin there)."""
+    from pyspark.errors import AnalysisException
+
+    try:
+        return spark.read.format("delta").load(path).schema
+    except AnalysisException:  # no such folder, or not a Delta table
+        return None
+
+
+@contextmanager
+def temp_view(frame) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """``frame`` as a temporary view of a unique name, for SQL (MERGE) that works the same in a classic and
+    a Spark Connect session; dropped afterwards."""
+    name = f"hamlet_{uuid.uuid4().hex}"
+    frame.createOrReplaceTempView(name)
+    try:
+        yield name
+    finally:
+        frame.sparkSession.catalog.dropTempView(name)
+
+
 def create_table(spark, path: str, ddl: str, partitions: tuple[str, ...] = ()) -> None:  # type: ignore[no-untyped-def]
     """Create the Delta table at ``path`` with this schema unless it exists."""
     from delta.tables import DeltaTable
@@ -219,7 +255,7 @@ def create_table(spark, path: str, ddl: str, partitions: tuple[str, ...] = ()) -
     if is_remote(spark):
         # Over Spark Connect, delta.tables needs a server plugin; the server's Delta SQL extension does the same.
         by = f" PARTITIONED BY ({', '.join(f'`{p}`' for p in partitions)})" if partitions else ""
-        statement = f"CREATE TABLE IF NOT EXISTS delta.`{path.replace('`', '``')}` ({ddl}) USING delta{by}"
+        statement = f"CREATE TABLE IF NOT EXISTS {delta_sql(path)} ({ddl}) USING delta{by}"
         retried(lambda: spark.sql(statement), f"creating {path}")
         return
     schema = StructType.fromDDL(ddl)

@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from airflow_env import START, WORK, write_conf
@@ -78,7 +79,8 @@ def backfill_dry_run(first: datetime, last: datetime) -> list[str]:
     return re.findall(r"\| (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\+00:00) \|", done.stdout)
 
 
-def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, clean_events, reference, capfd):
+def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, clean_events, reference, capfd,
+                                                  tmp_path):  # fmt: skip
     from pyspark.testing import assertDataFrameEqual
 
     from jobs.demo import run_scheduled, scheduled_runs
@@ -100,6 +102,7 @@ def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, cl
     assert run.state == "success"
     # true start and end dates (dag.test() starts its run at the logical date: the UI showed months)
     assert timedelta(0) < run.end_date - run.start_date < timedelta(minutes=30)
+    assert_the_ui_counts_it(airflow_home, run, tmp_path)
     # a backfill of 08:00-10:00 finds the run of 09:00 and makes runs for the other two hours only
     assert backfill_dry_run(HOUR_START - timedelta(hours=1), HOUR_END) == [
         "2026-01-05 08:00:00+00:00",
@@ -116,6 +119,30 @@ def test_the_hourly_dag_runs_one_hour_end_to_end(airflow_home, spark, config, cl
     for stage in ("events", "trend_aggregates"):
         assert (config.data_docs / "rideshare_trips" / folder / stage / "index.html").is_file()
     assert_quiet_log_with_summaries(capfd.readouterr(), spark, config, run.run_id)
+
+
+def assert_the_ui_counts_it(home: Path, run, tmp_path: Path) -> None:
+    """The run as the UI shows it, from a real API server on this home: triggered by the CLI (scripts/demo),
+    not "dag_test", and counted by Home's run statistics (its request: the runs whose run_after lies in the
+    chosen range, the last 24 hours by default) as one successful run."""
+    from services import AirflowApi, api_environment, api_server, free_port, started
+
+    port = free_port()
+    with started({"api-server": api_server(port)}, api_environment(port), tmp_path) as services:
+        api = AirflowApi(f"http://127.0.0.1:{port}", home, services)
+        api.wait(
+            "the API server", 240, lambda: api.http.get(f"{api.base}/api/v2/monitor/health", timeout=10).ok
+        )
+        api.login()
+        shown = api.api("GET", f"/dags/{run.dag_id}/dagRuns/{quote(run.run_id, safe='')}")
+        assert (shown["run_type"], shown["triggered_by"], shown["state"]) == ("scheduled", "cli", "success")
+        # Home's request, for a range that holds this run only
+        this_run = {"start_date": run.start_date.isoformat(), "end_date": run.end_date.isoformat()}
+        response = api.http.get(
+            f"{api.base}/ui/dashboard/historical_metrics_data", params=this_run, timeout=30
+        )
+        assert response.status_code == 200, response.text
+        assert {k: v for k, v in response.json()["dag_run_states"].items() if v} == {"success": 1}
 
 
 def assert_quiet_log_with_summaries(log, spark, config, run_id: str) -> None:

@@ -1,17 +1,21 @@
-"""What listens where by default (issue 20, Security 3): Airflow's API server and Spark's UI on 127.0.0.1
-unless a setting opens them, the generated admin password readable by its owner only."""
+"""What listens where by default (issue 20, Security 3): Airflow's API server and log servers (everything
+`airflow standalone` starts) and Spark's UI on 127.0.0.1 unless a setting opens them, the generated admin
+password readable by its owner only."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from services import free_port
 
 
 def airflow_setting(section: str, key: str, env: dict[str, str]) -> str:
@@ -76,12 +80,6 @@ def _address_bytes(hex_address: str) -> bytes:
     return b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 UI_PROBE = """
 import sys, time
 from jobs.session import build_session
@@ -110,3 +108,68 @@ def test_the_spark_ui_of_a_local_job_listens_on_127_0_0_1_unless_spark_local_ip_
             probe.stdin.write("\n")
             probe.stdin.flush()
             probe.wait(timeout=120)
+
+
+SERVE_LOGS = """
+import sys, airflow.settings
+from airflow.utils.serve_logs import serve_logs
+serve_logs(int(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("opened", [False, True])
+def test_the_log_server_of_a_scheduler_or_triggerer_binds_127_0_0_1_unless_a_host_is_set(opened, tmp_path):
+    # What the scheduler and the triggerer run in a subprocess of theirs (Airflow's serve_logs, found where they
+    # import it), in a process of the project's Airflow environment (conf/airflow/airflow_local_settings.py).
+    from jobs.airflow_home import LOG_SERVER_HOST, environment
+
+    port = free_port()
+    base = {k: v for k, v in os.environ.items() if k != LOG_SERVER_HOST}
+    if opened:
+        base[LOG_SERVER_HOST] = "0.0.0.0"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "environ", base)
+        env = {**base, **environment(tmp_path / "airflow")}
+    with subprocess.Popen([sys.executable, "-c", SERVE_LOGS, str(port)], env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, start_new_session=True) as server:  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120
+            while not listening(port) and server.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.3)
+            assert listening(port) == (["*"] if opened else ["127.0.0.1"])
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=60)
+
+
+@pytest.mark.slow  # Airflow standalone: API server, scheduler, DAG processor, triggerer
+def test_airflow_standalone_listens_on_127_0_0_1_only(airflow_home, tmp_path):
+    # scripts/airflow standalone's environment (the test run's, tests/airflow/airflow_env.py), on free ports
+    import psutil
+
+    ports = {key: free_port() for key in ("API__PORT", "LOGGING__WORKER_LOG_SERVER_PORT",
+                                          "LOGGING__TRIGGER_LOG_SERVER_PORT")}  # fmt: skip
+    env = {**os.environ, **{f"AIRFLOW__{key}": str(port) for key, port in ports.items()},
+           "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{ports['API__PORT']}/execution/"}  # fmt: skip
+    log = tmp_path / "standalone.log"
+    with log.open("wb") as out:
+        standalone = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"], env=env,
+                                      stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not all(listening(p) for p in ports.values()):
+            assert standalone.poll() is None and time.monotonic() < deadline, log.read_text()[-5000:]
+            time.sleep(1)
+        processes = [psutil.Process(standalone.pid), *psutil.Process(standalone.pid).children(recursive=True)]
+        sockets = sorted({(c.laddr.ip, c.laddr.port, p.name()) for p in processes
+                          for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN})  # fmt: skip
+        assert {port for _, port, _ in sockets} >= set(ports.values()), sockets
+        assert {ip for ip, _, _ in sockets} == {"127.0.0.1"}, sockets
+    finally:
+        os.killpg(standalone.pid, signal.SIGTERM)
+        try:
+            standalone.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(standalone.pid, signal.SIGKILL)
+            standalone.wait(timeout=30)

@@ -57,3 +57,24 @@ def events_table(spark, tmp_path_factory) -> str:
     path = str(tmp_path_factory.mktemp("tables") / "events")
     generate(spark, "rideshare", START, HOURS, RATE, path, seed=SEED)
     return path
+
+
+@pytest.fixture(scope="session")
+def spark_server(tmp_path_factory):
+    """ONE Spark Connect server per test run (``jobs.spark_server``, HAMLET_ENV=test, a free port) for the
+    tests whose clients run as processes of their own: the environment such a client runs with
+    (``HAMLET_SPARK_REMOTE``). Stopped by its PID at the end."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from spark_env import ROOT, free_port
+
+    port = free_port()
+    env = {**os.environ, "HAMLET_ENV": "test", "HAMLET_SPARK_SERVER_PORT": str(port)}
+    server = [sys.executable, "-m", "jobs.spark_server"]
+    subprocess.run([*server, "start"], env=env, cwd=ROOT, capture_output=True, timeout=300, check=True)
+    yield {**env, "HAMLET_SPARK_REMOTE": f"sc://127.0.0.1:{port}"}
+    subprocess.run([*server, "stop"], env=env, cwd=ROOT, capture_output=True, timeout=120, check=True)
+    shutil.rmtree(ROOT / "var" / "spark-server" / str(port), ignore_errors=True)

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import csv
 import json
+import socket
 from datetime import UTC, datetime
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
 START = datetime(2026, 1, 5, 6, tzinfo=UTC)  # the generated table holds 06:00-10:00
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def cell(value) -> str:
@@ -38,3 +46,36 @@ def export_csv(table_path: str, target: Path) -> Path:
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def pipeline_conf(path: Path, events_table: str, workload: Path, tables: Path, server: bool = False) -> Path:
+    """Pipeline settings (jobs.pipeline) of one workload over ``events_table``, the other tables under
+    ``tables``; ``server``: ``[spark] server``."""
+    path.write_text(
+        f"""workload = "{workload}"
+scenario = "rideshare"
+strategy = "hamlet"
+start_date = "2026-01-05T00:00:00+00:00"
+[tables]
+events = "{events_table}"
+trend_aggregates = "{tables / "trend_aggregates"}"
+run_stats = "{tables / "run_stats"}"
+quarantine = "{tables / "quarantine"}"
+[validation]
+expectations = "expectations"
+data_docs = "{tables / "data_docs"}"
+max_bad_fraction = 0.05
+max_bad_output_fraction = 0.0
+[schedule]
+sensor_poke_seconds = 60
+sensor_timeout_minutes = 180
+max_active_runs = 1
+retries = 0
+retry_delay_minutes = 1
+max_retry_delay_minutes = 1
+[spark]
+server = {str(server).lower()}
+""",
+        encoding="utf-8",
+    )
+    return path

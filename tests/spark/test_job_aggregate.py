@@ -4,6 +4,7 @@ one long run, reruns replace, empty hours write nothing, and the deltalake packa
 from __future__ import annotations
 
 import calendar
+import dataclasses
 import subprocess
 import sys
 import time
@@ -11,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from spark_env import START, export_csv, read_jsonl
+from spark_env import START, export_csv, pipeline_conf, read_jsonl
 
 from hamlet.cli import main as hamlet_main
 
@@ -57,18 +58,11 @@ def hour_run(spark, events_table, workload_file, tmp_path_factory):
 
 
 def test_the_job_equals_hamlet_evaluate(spark, events_table, workload_file, hour_run, tmp_path):
-    from pyspark.testing import assertDataFrameEqual
-
     out, start, end = hour_run
     expected = evaluated_rows(workload_file, events_table, tmp_path, start, end)
     assert {r.query for r in expected} == {"q1", "q2", "q3", "q4"}  # every query set produced windows
     assert len(expected) > 100
-    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
-             "aggregate string, value double, value_exact string"  # fmt: skip
-    actual = table(spark, out).select(
-        "query", "window_start", "window_end", "group", "aggregate", "value", "value_exact"
-    )
-    assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
+    assert_equals_evaluated(spark, out, expected)
     # the whole output is this run's: its workload, strategy, and window ends in (start, end]
     meta = table(spark, out).select("workload", "strategy", "run_id").distinct().collect()
     assert [(m.workload, m.strategy) for m in meta] == [("trips", "hamlet")]
@@ -90,8 +84,6 @@ qcont: RETURN COUNT(*), MAX(T.speed)
 def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spark, events_table, tmp_path):
     # NEXT and CONT queries next to an ANY one: the CONT query's set reads every event type of the table (a
     # Pickup or Cancel between a Request and a Travel of one driver and rider breaks contiguity).
-    from pyspark.testing import assertDataFrameEqual
-
     workload = tmp_path / "semantics.hamlet"
     workload.write_text(SEMANTICS_WORKLOAD, encoding="utf-8")
     out = tmp_path / "trend_aggregates"
@@ -99,12 +91,7 @@ def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spar
     assert aggregate(events_table, out, workload, start, end) == 0
     expected = evaluated_rows(workload, events_table, tmp_path, start, end)
     assert {r.query for r in expected} == {"qany", "qnext", "qcont"}
-    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
-             "aggregate string, value double, value_exact string"  # fmt: skip
-    actual = table(spark, out).select(
-        "query", "window_start", "window_end", "group", "aggregate", "value", "value_exact"
-    )
-    assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))
+    assert_equals_evaluated(spark, out, expected)
 
 
 # One stream partition (no GROUP-BY, no equivalence) and a hot one per district: issue 19's shape.
@@ -446,6 +433,43 @@ def test_two_workloads_runs_of_one_hour_keep_their_own_run_stats(spark, events_t
     ]  # fmt: skip
 
 
+def test_the_input_gate_passes_every_type_to_a_workload_with_a_contiguous_query(
+    spark, events_table, tmp_path
+):
+    # The gate quarantines events of a type no query names, but a contiguous query reads every event of its
+    # partition (a Pickup or Cancel breaks a Request-Travel run): for such a workload none is quarantined,
+    # and the gated job still equals `hamlet evaluate` on every event of the table.
+    from jobs.pipeline import load_config
+    from jobs.validate import validate_events
+
+    start, end = START + timedelta(hours=2), START + timedelta(hours=3)
+    hour = table(spark, Path(events_table)).where(
+        f"event_time >= TIMESTAMP'{start:%Y-%m-%d %H:%M:%S}' AND event_time < TIMESTAMP'{end:%Y-%m-%d %H:%M:%S}'"
+    )
+    in_hour = hour.count()
+    unnamed = hour.where("event_type NOT IN ('Request', 'Travel', 'Dropoff')").count()
+    assert unnamed > 0  # Pickup and Cancel events, which no query of SEMANTICS_WORKLOAD names
+    contiguous, other = tmp_path / "semantics.hamlet", tmp_path / "no_cont.hamlet"
+    contiguous.write_text(SEMANTICS_WORKLOAD, encoding="utf-8")
+    other.write_text(SEMANTICS_WORKLOAD.split("qcont:")[0], encoding="utf-8")  # the same without qcont
+
+    # without a contiguous query the gate quarantines them (the threshold is raised to let the hour pass)
+    config = load_config(pipeline_conf(tmp_path / "other.toml", events_table, other, tmp_path / "other"))
+    config = dataclasses.replace(config, max_bad_fraction=1.0)
+    report = validate_events(config, start, end, "gate-other", spark=spark)
+    assert (report.rows, report.bad_rows) == (in_hour, unnamed)
+
+    config = load_config(pipeline_conf(tmp_path / "cont.toml", events_table, contiguous, tmp_path / "cont"))
+    report = validate_events(config, start, end, "gate-cont", spark=spark)
+    assert (report.rows, report.bad_rows) == (in_hour, 0)
+    out = tmp_path / "cont" / "trend_aggregates"
+    assert aggregate(events_table, out, contiguous, start, end, "--workload-name", "semantics",
+                     "--quarantine-table", config.quarantine_table) == 0  # fmt: skip
+    expected = evaluated_rows(contiguous, events_table, tmp_path, start, end)
+    assert {r.query for r in expected} == {"qany", "qnext", "qcont"}
+    assert_equals_evaluated(spark, out, expected)
+
+
 def evaluated_rows(workload, events_table, tmp_path, start, end) -> list:
     """What ``hamlet evaluate`` gives on the table's events exported to CSV, windows ending in (start, end],
     as the output table's rows: the reference the job is held to."""
@@ -467,3 +491,15 @@ def evaluated_rows(workload, events_table, tmp_path, start, end) -> list:
                             group={k: str(v) for k, v in r["group"].items()}, aggregate=r["aggregate"],
                             value=None if value is None else float(value), value_exact=exact))  # fmt: skip
     return expected
+
+
+def assert_equals_evaluated(spark, out: Path, expected: list) -> None:
+    """The output table's rows are ``expected`` (``evaluated_rows``), digit for digit."""
+    from pyspark.testing import assertDataFrameEqual
+
+    schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
+             "aggregate string, value double, value_exact string"  # fmt: skip
+    actual = table(spark, out).select(
+        "query", "window_start", "window_end", "group", "aggregate", "value", "value_exact"
+    )
+    assertDataFrameEqual(actual, spark.createDataFrame(expected, schema))

@@ -1,15 +1,19 @@
-"""``hamlet load-events`` on local Spark into real Delta tables in a temporary folder: every row of a file
-is inserted, replaced, found unchanged or rejected with its reason, and the command says how many of each
-(issue 20, item 4)."""
+"""``hamlet load-events`` on local Spark (and, for some, over a Spark Connect server) into real Delta tables
+in a temporary folder: every row of a file is inserted, replaced, found unchanged or rejected with its
+reason, and the command says how many of each (issue 20, item 4)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from spark_env import ROOT
 
 from jobs.load_events import main
 
+HAMLET = str(Path(sys.executable).parent / "hamlet")
 HEADER = "event_type,event_time,driver,speed,duration"
 
 
@@ -28,6 +32,26 @@ def load(capsys, *argv: str) -> tuple[int, str, str]:
     if status == 0:
         assert len(lines) == 2 and lines[1].startswith("load-events "), lines
     return status, lines[0] if lines else "", out.err.strip()
+
+
+@pytest.fixture(params=["local", "connect"])
+def loader(request, capsys):
+    """``load`` in this process (the test run's session), or ``hamlet load-events`` as a client of the test
+    run's Spark Connect server (``[spark] server = true``): the same report either way."""
+    if request.param == "local":
+        return lambda *argv: load(capsys, *argv)
+    env = request.getfixturevalue("spark_server")
+
+    def remote(*argv: str) -> tuple[int, str, str]:
+        done = subprocess.run([HAMLET, "load-events", *argv], env=env, cwd=ROOT, capture_output=True, text=True,
+                              timeout=300, check=False)  # fmt: skip
+        lines = done.stdout.strip().splitlines()
+        assert "Traceback" not in done.stderr and len(lines) == 2 and lines[1].startswith("load-events "), (
+            done
+        )
+        return done.returncode, lines[0], done.stderr.strip()
+
+    return remote
 
 
 def rows(spark, table: str) -> list[tuple]:
@@ -55,7 +79,7 @@ def test_files_with_the_same_name_in_the_same_hour_both_load(spark, tmp_path, ca
 
 
 def test_a_corrected_re_export_replaces_the_rows_it_changes_or_is_rejected_on_request(
-    spark, tmp_path, capsys
+    spark, tmp_path, loader
 ):
     table = str(tmp_path / "events")
     header = "event_id,event_type,event_time,driver,speed"
@@ -63,8 +87,8 @@ def test_a_corrected_re_export_replaces_the_rows_it_changes_or_is_rejected_on_re
                      "e2,Travel,2026-01-05T08:10:00Z,d1,11.0")  # fmt: skip
     corrected = write(tmp_path / "v2.csv", header, "e1,Travel,2026-01-05T08:00:00Z,d1,12.5",
                       "e2,Travel,2026-01-05T09:10:00Z,d1,11.0", "e3,Travel,2026-01-05T08:20:00Z,d1,9.0")  # fmt: skip
-    load(capsys, "--csv", original, "--table", table, "--scenario", "rideshare")
-    status, out, err = load(capsys, "--csv", corrected, "--table", table, "--existing", "reject")
+    loader("--csv", original, "--table", table, "--scenario", "rideshare")
+    status, out, err = loader("--csv", corrected, "--table", table, "--existing", "reject")
     assert (status, out) == (
         1, f"1 events loaded into {table}: 1 new, 0 replaced, 0 unchanged (already loaded), 2 rejected")  # fmt: skip
     assert err.splitlines() == [
@@ -77,7 +101,7 @@ def test_a_corrected_re_export_replaces_the_rows_it_changes_or_is_rejected_on_re
             "e2,Travel,2026-01-05T09:10:00Z,d1,11.0"
         ),
     ]
-    assert load(capsys, "--csv", corrected, "--table", table)[:2] == (
+    assert loader("--csv", corrected, "--table", table)[:2] == (
         0, f"2 events loaded into {table}: 0 new, 2 replaced, 1 unchanged (already loaded), 0 rejected")  # fmt: skip
     frame = spark.read.format("delta").load(table)
     assert sorted(tuple(r) for r in frame.select("event_id", "speed", "event_hour").collect()) == [
@@ -85,13 +109,13 @@ def test_a_corrected_re_export_replaces_the_rows_it_changes_or_is_rejected_on_re
     assert frame.where("event_id = 'e2'").count() == 1  # moved to its new hour, not duplicated
 
 
-def test_reloading_a_file_keeps_its_rejects_once(spark, tmp_path, capsys):
+def test_reloading_a_file_keeps_its_rejects_once(spark, tmp_path, loader):
     table, rejects = str(tmp_path / "events"), str(tmp_path / "rejects")
     source = write(tmp_path / "bad.csv", HEADER, "Travel,2026-01-05T08:00:00Z,d1,fast,5",
                    "Travel,2026-01-05T08:00:01Z,d1,11.0,5")  # fmt: skip
     for _ in range(2):
-        status, out, _err = load(capsys, "--csv", source, "--table", table, "--scenario", "rideshare",
-                                 "--rejects", rejects, "--max-rejects", "1")  # fmt: skip
+        status, out, _err = loader("--csv", source, "--table", table, "--scenario", "rideshare",
+                                   "--rejects", rejects, "--max-rejects", "1")  # fmt: skip
         assert status == 0 and out.endswith(", 1 rejected")
     kept = spark.read.format("delta").load(rejects).select("source", "line", "row", "reason").collect()
     assert [tuple(r) for r in kept] == [
@@ -104,9 +128,9 @@ def test_reloading_a_file_keeps_its_rejects_once(spark, tmp_path, capsys):
     ]
     # fixed: its rejects go, another file's stay
     other = write(tmp_path / "other.csv", HEADER, "Travel,x,d1,1.0,5")
-    load(capsys, "--csv", other, "--table", table, "--rejects", rejects, "--max-rejects", "1")
+    loader("--csv", other, "--table", table, "--rejects", rejects, "--max-rejects", "1")
     write(tmp_path / "bad.csv", HEADER, "Travel,2026-01-05T08:00:00Z,d1,10.0,5")
-    assert load(capsys, "--csv", source, "--table", table, "--rejects", rejects)[0] == 0
+    assert loader("--csv", source, "--table", table, "--rejects", rejects)[0] == 0
     kept = spark.read.format("delta").load(rejects).select("source", "line").collect()
     assert [tuple(r) for r in kept] == [(str(Path(other).resolve()), 2)]
 

@@ -6,29 +6,25 @@ the clients, and the server stopped by its PID."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
-import socket
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from spark_env import ROOT, free_port, pipeline_conf
+from spark_env import START as EVENTS_START
 
 pytestmark = pytest.mark.slow  # end to end: a Spark Connect server and its clients
 
-ROOT = Path(__file__).resolve().parents[2]
 START, END = datetime(2026, 1, 5, 8, tzinfo=UTC), datetime(2026, 1, 5, 9, tzinfo=UTC)
 HAMLET = str(Path(sys.executable).parent / "hamlet")
 # The line every JVM prints when it starts (conf/spark/log4j2.properties cannot reach it): a Connect client
 # that printed it would have started a JVM of its own.
 JVM_START = "Using incubator modules"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(command: list[str], env: dict[str, str], status: int = 0) -> subprocess.CompletedProcess:
@@ -42,37 +38,6 @@ def run(command: list[str], env: dict[str, str], status: int = 0) -> subprocess.
 def alive(pid: int) -> bool:
     status = Path(f"/proc/{pid}/status")
     return status.exists() and "\nState:\tZ" not in status.read_text()
-
-
-def pipeline_conf(path: Path, events_table: str, workload: Path, tables: Path) -> Path:
-    path.write_text(
-        f"""workload = "{workload}"
-scenario = "rideshare"
-strategy = "hamlet"
-start_date = "2026-01-05T00:00:00+00:00"
-[tables]
-events = "{events_table}"
-trend_aggregates = "{tables / "trend_aggregates"}"
-run_stats = "{tables / "run_stats"}"
-quarantine = "{tables / "quarantine"}"
-[validation]
-expectations = "expectations"
-data_docs = "{tables / "data_docs"}"
-max_bad_fraction = 0.05
-max_bad_output_fraction = 0.0
-[schedule]
-sensor_poke_seconds = 60
-sensor_timeout_minutes = 180
-max_active_runs = 1
-retries = 0
-retry_delay_minutes = 1
-max_retry_delay_minutes = 1
-[spark]
-server = true
-""",
-        encoding="utf-8",
-    )
-    return path
 
 
 def test_the_gate_and_the_job_over_one_spark_connect_server_equal_the_local_run(
@@ -100,10 +65,14 @@ def test_the_gate_and_the_job_over_one_spark_connect_server_equal_the_local_run(
         remote = {**env, "HAMLET_SPARK_REMOTE": f"sc://127.0.0.1:{port}"}
 
         # The input gate (Great Expectations on Spark) as a client, against the same gate in this process.
-        conf = pipeline_conf(tmp_path / "pipeline.toml", events_table, workload_file, tmp_path / "remote")
+        conf = pipeline_conf(
+            tmp_path / "pipeline.toml", events_table, workload_file, tmp_path / "remote", server=True
+        )
         gate = run([HAMLET, "validate", "events", "--start", START.isoformat(), "--end", END.isoformat(),
                     "--run-id", "remote", "--conf", str(conf)], remote)  # fmt: skip
-        local_conf = pipeline_conf(tmp_path / "local.toml", events_table, workload_file, tmp_path / "local")
+        local_conf = pipeline_conf(
+            tmp_path / "local.toml", events_table, workload_file, tmp_path / "local", server=True
+        )
         local_gate = validate_events(load_config(local_conf), START, END, "local", spark=spark)
         assert local_gate.rows > 100
         expected = f"{local_gate.rows} rows in, {local_gate.bad_rows} quarantined, "
@@ -138,3 +107,60 @@ def test_the_gate_and_the_job_over_one_spark_connect_server_equal_the_local_run(
     assert not alive(pid)
     assert run([*server, "status"], env, status=1).stdout.strip() == "spark-server: not running"
     shutil.rmtree(ROOT / "var" / "spark-server" / str(port))  # its PID file and log (kept when a test fails)
+
+
+def test_hours_of_one_day_committed_at_once_over_spark_connect_are_retried(spark, spark_server, events_table,
+                                                                           workload_file, tmp_path):  # fmt: skip
+    """Four hourly jobs of one day at once, each a Connect client process (concurrent backfill runs with
+    ``[spark] server = true``): their commits to the same window_end_date partition conflict on the server,
+    the clients get Delta's conflicts (not Connect's UnknownException) and commit again; the four together
+    equal one local run over the four hours."""
+    from pyspark.testing import assertDataFrameEqual
+
+    from jobs.aggregate import build_parser, make_plan, run
+
+    def argv(start, end, output: Path) -> list[str]:
+        return ["--workload", str(workload_file), "--start", start.isoformat(), "--end", end.isoformat(),
+                "--events-table", events_table, "--output-table", str(output), "--strategy", "greta"]  # fmt: skip
+
+    output, whole = tmp_path / "connect" / "trend_aggregates", tmp_path / "whole" / "trend_aggregates"
+    hours = [EVENTS_START + timedelta(hours=h) for h in range(5)]
+    jobs = [subprocess.Popen([HAMLET, "aggregate", *argv(start, end, output), "--run-id", f"hour-{start:%H}"],
+                             env=spark_server, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for start, end in pairwise(hours)]  # fmt: skip
+    finished = [(job.wait(timeout=600), *job.communicate()) for job in jobs]
+    for status, out, err in finished:
+        assert status == 0, f"{out[-2000:]}\n{err[-3000:]}"
+        assert JVM_START not in err
+    retried = {
+        name for _, _, err in finished for name in re.findall(r": (\w+) \(a concurrent commit won\)", err)
+    }
+    # Delta's own classes (ProtocolChangedException: two jobs creating the output table at once)
+    assert "ConcurrentAppendException" in retried, "no commit conflicted: the test proved nothing"
+    assert retried <= {"ConcurrentAppendException", "ProtocolChangedException", "MetadataChangedException"}
+    run(spark, make_plan(build_parser().parse_args(argv(hours[0], hours[-1], whole))))
+    columns = ["query", "window_start", "window_end", "group_key", "aggregate", "value_exact"]
+    assertDataFrameEqual(spark.read.format("delta").load(str(output)).select(*columns),
+                         spark.read.format("delta").load(str(whole)).select(*columns))  # fmt: skip
+    stats = spark.read.format("delta").load(str(output.parent / "run_stats")).collect()
+    assert sorted({(r.run_id, r.status) for r in stats}) == [
+        (f"hour-{h:%H}", "committed") for h in hours[:-1]
+    ]
+
+
+def test_two_workloads_runs_of_one_hour_keep_their_own_run_stats_over_spark_connect(
+    spark, spark_server, events_table, workload_file, tmp_path
+):
+    # The hourly DAGs of two workloads give their runs of an hour the same run id: over Connect too, run_stats
+    # rows are merged and completed by run id, workload and query set (the second run adds its rows).
+    args = ["--workload", str(workload_file), "--start", START.isoformat(), "--end", END.isoformat(),
+            "--events-table", events_table, "--output-table", str(tmp_path / "out"), "--strategy", "greta",
+            "--run-id", "scheduled__2026-01-05T09:00:00+00:00"]  # fmt: skip
+    for name in ("first", "second"):
+        run([HAMLET, "aggregate", *args, "--workload-name", name], spark_server)
+    stats = (
+        spark.read.format("delta").load(str(tmp_path / "run_stats")).select("workload", "query_set", "status")
+    )
+    assert sorted(tuple(s) for s in stats.collect()) == [
+        ("first", 0, "committed"), ("first", 1, "committed"), ("second", 0, "committed"), ("second", 1, "committed")
+    ]  # fmt: skip
