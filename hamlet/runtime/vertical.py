@@ -8,6 +8,8 @@ graph:
   affine map of what flows in from earlier segments. Per window its final, and after the last event its
   running totals, each as a constant plus a coefficient column per variable: a running total per source
   position and field, and, with a leading NOT, whether trends may still start;
+- MIN and MAX, which are not linear, per set of live inputs (which source states hold trends), an input's
+  own extreme passing through where its count coefficient says it reaches;
 - the state of the later windows that outlive the segment;
 - the first leading and trailing NOT matched in it.
 
