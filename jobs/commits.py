@@ -32,15 +32,18 @@ FIRST_PAUSE_SECONDS = 0.5
 
 
 def retried(commit: Callable[[], T], what: str, attempts: int = ATTEMPTS,
-            first_pause: float = FIRST_PAUSE_SECONDS) -> T:  # fmt: skip
+            first_pause: float = FIRST_PAUSE_SECONDS, also: tuple[str, ...] = ()) -> T:  # fmt: skip
     """``commit()``, again after a conflict with a concurrent Delta commit (``what`` names it in the note
-    printed to stderr), at most ``attempts`` times; any other failure, or the last conflict, is raised."""
+    printed to stderr), at most ``attempts`` times; ``also``: error conditions that mean the same race here.
+    Any other failure, or the last conflict, is raised."""
     conflicts = _conflicts()
     jitter = random.Random()
     for attempt in range(1, attempts + 1):
         try:
             return commit()
-        except conflicts as conflict:
+        except Exception as conflict:
+            if not isinstance(conflict, conflicts) and _condition(conflict) not in also:
+                raise
             if attempt == attempts:
                 raise
             pause = first_pause * 2 ** (attempt - 1) * (1 + jitter.random())
@@ -48,6 +51,12 @@ def retried(commit: Callable[[], T], what: str, attempts: int = ATTEMPTS,
                   f"({attempt + 1} of {attempts})", file=sys.stderr)  # fmt: skip
             time.sleep(pause)
     raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _condition(error: Exception) -> str | None:
+    """A Spark error's condition (its error class), e.g. DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION."""
+    condition = getattr(error, "getCondition", None)
+    return condition() if callable(condition) else None
 
 
 def _conflicts() -> tuple[type[Exception], ...]:

@@ -244,6 +244,9 @@ def temp_view(frame) -> Iterator[str]:  # type: ignore[no-untyped-def]
         frame.sparkSession.catalog.dropTempView(name)
 
 
+NOT_YET_A_TABLE = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION"  # a concurrent creation, half done
+
+
 def create_table(spark, path: str, ddl: str, partitions: tuple[str, ...] = ()) -> None:  # type: ignore[no-untyped-def]
     """Create the Delta table at ``path`` with this schema unless it exists."""
     from delta.tables import DeltaTable
@@ -256,12 +259,13 @@ def create_table(spark, path: str, ddl: str, partitions: tuple[str, ...] = ()) -
         # Over Spark Connect, delta.tables needs a server plugin; the server's Delta SQL extension does the same.
         by = f" PARTITIONED BY ({', '.join(f'`{p}`' for p in partitions)})" if partitions else ""
         statement = f"CREATE TABLE IF NOT EXISTS {delta_sql(path)} ({ddl}) USING delta{by}"
-        retried(lambda: spark.sql(statement), f"creating {path}")
+        retried(lambda: spark.sql(statement), f"creating {path}", also=(NOT_YET_A_TABLE,))
         return
     schema = StructType.fromDDL(ddl)
     assert isinstance(schema, StructType)
     builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
     if partitions:
         builder = builder.partitionedBy(*partitions)
-    # Two runs creating the table at once: the loser's retry finds it and leaves it as it is.
-    retried(builder.execute, f"creating {path}")
+    # Two runs creating the table at once: the loser's retry finds it and leaves it as it is. The loser may
+    # also see the winner's files before its first commit: a location "not empty and not a Delta table".
+    retried(builder.execute, f"creating {path}", also=(NOT_YET_A_TABLE,))
