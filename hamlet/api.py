@@ -107,11 +107,18 @@ def evaluate_table(workload: Workload | PreparedWorkload | str, table: pa.Table,
     stats = stats if stats is not None else EvaluationStats()
     stats.strategy = strategy
     executor = _executor(strategy)
-    window_ends = None if window_ends_us is None else tuple(Fraction(t, MICROS) for t in window_ends_us)
-    prepared = prepare(workload).clipped(window_ends)  # type: ignore[arg-type]
+    prepared = _clipped_us(workload, window_ends_us)
     table = sorted_events(checked(table))
     parts = [_table_set(s, table, executor, stats, window_ends_us) for s in prepared.sets]
     return pa.concat_tables(parts) if parts else PARTIAL_SCHEMA.empty_table()
+
+
+def _clipped_us(workload: Workload | PreparedWorkload | str,
+                window_ends_us: tuple[int, int] | None) -> PreparedWorkload:  # fmt: skip
+    """The workload prepared, its windows those that end in (lo, hi] µs (all of them without a range)."""
+    window_ends = None if window_ends_us is None else (Fraction(window_ends_us[0], MICROS),
+                                                       Fraction(window_ends_us[1], MICROS))  # fmt: skip
+    return prepare(workload).clipped(window_ends)  # type: ignore[arg-type]
 
 
 def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stats: EvaluationStats,
@@ -148,18 +155,22 @@ def segment_obstacles(workload: Workload | PreparedWorkload | str,
     out: list[tuple[tuple[str, ...], str | None]] = []
     for query_set in prepare(workload).sets:
         queries = list(query_set.queries)
-        names = tuple(q.name for q in queries)
-        if query_set.types is None:
-            out.append((names, "contiguous semantics"))
-            continue
         runner = executor(queries, vertical.segment_algebras(queries, ()), EvaluationStats())
-        if runner.compiled_set is None:
-            why = next((f"{q.name}: {w}" for q in queries if (w := kernel_obstacle(q) or predicates_obstacle(q))),
-                       "windows of fractions of seconds")  # fmt: skip
-            out.append((names, f"not on the compiled set kernel ({why})"))
-            continue
-        out.append((names, runner.compiled_set.native.kernel.segment_obstacle()))
+        out.append((tuple(q.name for q in queries), _set_segment_obstacle(query_set, runner)))
     return out
+
+
+def _set_segment_obstacle(query_set: PreparedSet, runner: PartitionRunner) -> str | None:
+    """Why one set's segments would not compose, on its runner (None: they do)."""
+    if query_set.types is None:
+        return "contiguous semantics"
+    if runner.compiled_set is None:
+        queries = query_set.queries
+        why = next((f"{q.name}: {w}" for q in queries if (w := kernel_obstacle(q) or predicates_obstacle(q))),
+                   "windows of fractions of seconds")  # fmt: skip
+        return f"not on the compiled set kernel ({why})"
+    reason: str | None = runner.compiled_set.native.kernel.segment_obstacle()
+    return reason
 
 
 def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Table, segment_us: tuple[int, int],
@@ -174,12 +185,18 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
     stats = stats if stats is not None else EvaluationStats()
     stats.strategy = strategy
     executor = _executor(strategy)
-    window_ends = None if window_ends_us is None else tuple(Fraction(t, MICROS) for t in window_ends_us)
-    prepared = prepare(workload).clipped(window_ends)  # type: ignore[arg-type]
-    reason = segment_obstacle(prepared, strategy)
-    if reason is not None:
-        raise HamletError(f"the stream cannot be cut into time segments: {reason}")
+    prepared = _clipped_us(workload, window_ends_us)
     table = sorted_events(checked(table))
+    floating = vertical.floating_columns(table.schema)
+    runners = []
+    for query_set in prepared.sets:
+        queries = list(query_set.queries)
+        runner = executor(queries, vertical.segment_algebras(queries, floating), stats)
+        reason = _set_segment_obstacle(query_set, runner)
+        if reason is not None:
+            names = ", ".join(q.name for q in queries)
+            raise HamletError(f"the stream cannot be cut into time segments: {names}: {reason}")
+        runners.append(runner)
     t0, t1 = vertical.check_segment(segment_us, [_set_pane(s) for s in prepared.sets])
     if table.num_rows:
         micros = micros_of(table)
@@ -190,15 +207,13 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
                              where="event_time")  # fmt: skip
         if not whole_seconds(table):
             raise EventError("a time segment's events need whole-second times", where="event_time")
-    floating = vertical.floating_columns(table.schema)
     parts: list[pa.Table] = []
     records: list[dict[str, Any]] = []
-    for number, query_set in enumerate(prepared.sets):
+    for number, (query_set, runner) in enumerate(zip(prepared.sets, runners)):
         rows = set_rows(table, query_set.types, query_set.attributes)
         if rows.num_rows == 0:
             continue
         queries = list(query_set.queries)
-        runner = executor(queries, vertical.segment_algebras(queries, floating), stats)
         done, fallback, found = run_compiled(runner.compiled_set, queries, rows, micros_of(rows),
                                              query_set.attributes, groupings(queries), window_ends_us, stats,
                                              (t0, t1))  # fmt: skip
@@ -220,8 +235,7 @@ def compose_segments(workload: Workload | PreparedWorkload | str, records: pa.Ta
     partition in time order. ``floating``: the event table's columns of a floating type (every segment's
     algebra scales the sums over those)."""
     executor = _executor(strategy)
-    window_ends = None if window_ends_us is None else tuple(Fraction(t, MICROS) for t in window_ends_us)
-    prepared = prepare(workload).clipped(window_ends)  # type: ignore[arg-type]
+    prepared = _clipped_us(workload, window_ends_us)
     by_partition: dict[tuple[int, str], list[tuple[int, str]]] = {}
     for number, key, start, text in zip(
         *(records.column(n).to_pylist() for n in vertical.RECORD_SCHEMA.names)

@@ -449,7 +449,6 @@ def run_group(
         add_summaries,
         combine,
         compose,
-        run_segment,
         run_sets,
     )
 
@@ -484,11 +483,8 @@ def run_group(
     tasks = [s.task(plan.strategy, plan.start_us, plan.end_us) for s in sets]
 
     def engine(table):  # type: ignore[no-untyped-def]
-        if segmenting is not None and table.num_rows and table.column("_segment")[0].as_py() >= 0:
-            return run_segment(
-                tasks, table.select(columns), segmenting.bounds(table.column("_segment")[0].as_py())
-            )
-        return run_sets(tasks, table.select(columns))
+        segment = table.column("_segment")[0].as_py() if segmenting is not None and table.num_rows else -1
+        return run_sets(tasks, table.select(columns), None if segment < 0 else segmenting.bounds(segment))
 
     partials = shuffled.groupBy(*group_columns).applyInArrow(engine, PARTIAL_DDL).persist()
     partials.count()

@@ -10,7 +10,7 @@ with the workload analysed once per worker process and its windows restricted to
 start). Out come the partial aggregates of those windows, their states as text (``AggregateState.to_text``:
 counts exceed every fixed-width type), and one row of statistics for the call.
 
-Stage 1 over a hot stream partition (``run_segment``, issue 19): the partition cut by time, each call one
+Stage 1 over a hot stream partition (``run_sets`` with a segment, issue 19): the partition cut by time, each call one
 time segment (``hamlet.evaluate_segment``): the partial rows of the windows final in it, and records of the
 others (``kind`` = segment). Stage 1b (``compose``) gets every segment's records of whole partitions and
 composes them in time order into their partial rows (``hamlet.compose_segments``), which join the others.
@@ -138,24 +138,15 @@ def run_partitions(task: SetTask, table: pa.Table) -> pa.Table:
     return run_sets([task], table)
 
 
-def run_sets(tasks: Sequence[SetTask], table: pa.Table) -> pa.Table:
+def run_sets(
+    tasks: Sequence[SetTask], table: pa.Table, segment_us: tuple[int, int] | None = None
+) -> pa.Table:
     """Stage 1 over one group of a shuffle shared by several sharable query sets (whole stream partitions
     of each): the rows sorted once, then each set runs on its own. One statistics row per set; the sort's
-    seconds are on the first set's."""
-    started = time.perf_counter()
-    table = sorted_events(table)
-    convert = time.perf_counter() - started
-    parts = []
-    for task in tasks:
-        parts.append(_run_set(task, table, convert))
-        convert = 0.0
-    return pa.concat_tables(parts)
-
-
-def run_segment(tasks: Sequence[SetTask], table: pa.Table, segment_us: tuple[int, int]) -> pa.Table:
-    """Stage 1 over one time segment [t0, t1) of hot stream partitions (``hamlet.evaluate_segment``): the
-    partial rows of the windows final in it, and the records of the others (``kind`` = segment), which
-    ``compose`` turns into partial rows once every segment has run."""
+    seconds are on the first set's. With ``segment_us``, the group is one time segment [t0, t1) of hot
+    stream partitions (``hamlet.evaluate_segment``): the partial rows of the windows final in it, and the
+    records of the others (``kind`` = segment), which ``compose`` turns into partial rows once every
+    segment has run."""
     started = time.perf_counter()
     table = sorted_events(table)
     convert = time.perf_counter() - started
