@@ -2,6 +2,7 @@
 run whole in one task (``--segment-events 0``) against cut into time segments (the job's default).
 
     .venv/bin/python bench/vertical.py [--rates 1000000 3000000] [--master local[2]] [--repeat 1] [--dir var/bench]
+                                       [--workload count|heavy]
 
 For each rate R it generates two hours of rideshare events (the measured hour holds R events; the hour
 before feeds the windows that reach back into it) and runs the job over the measured hour with each mode,
@@ -32,7 +33,12 @@ from jobs.aggregate import build_parser, make_plan, run
 from jobs.generate import generate
 from jobs.session import build_session
 
-WORKLOAD = "q: RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+) WITHIN 30 min SLIDE 5 min\n"
+# The query, and its heavier variant (one worker at 804 MB for 200,000 events before segments).
+WORKLOADS = {
+    "count": "q: RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+) WITHIN 30 min SLIDE 5 min\n",
+    "heavy": "q: RETURN COUNT(*), SUM(T.duration), AVG(T.speed), MAX(T.duration) "
+    "PATTERN SEQ(Request R, Travel T+, NOT Pickup P) WITHIN 30 min SLIDE 5 min\n",
+}
 
 
 class PeakWorker:
@@ -81,20 +87,22 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--dir", default=str(ROOT / "var/bench"))
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="count")
     args = parser.parse_args()
+    text = WORKLOADS[args.workload]
 
     spark = build_session("hamlet-bench", master=args.master, conf={"spark.sql.shuffle.partitions": "8"})
     spark.sparkContext.setLogLevel("ERROR")
     print(f"# One hot partition: whole vs time segments — {machine()}; master {args.master}; "
           f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load {psutil.getloadavg()[0]:.1f}")  # fmt: skip
-    print(f"# workload: {WORKLOAD.strip()}")
+    print(f"# workload: {text.strip()}")
     header = ("| events in the hour | mode | engine calls | job s | engine stage s | compose s | engine CPU s "
               "| peak worker MiB | rows |")  # fmt: skip
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
     workload = Path(args.dir) / "hot.hamlet"
     workload.parent.mkdir(parents=True, exist_ok=True)
-    workload.write_text(WORKLOAD, encoding="utf-8")
+    workload.write_text(text, encoding="utf-8")
     for rate in args.rates:
         base = Path(args.dir) / f"hot{rate}"
         shutil.rmtree(base, ignore_errors=True)

@@ -476,8 +476,10 @@ def run_group(
     if segmenting is not None:  # a hot partition's segments are calls of their own, spread over the cores
         group_columns.append("_segment")
         width = max(width, segmenting.count)
-    shuffled = mine.repartition(width, *group_columns).persist()
-    shuffled.count()
+    # The exchange runs inside the engine stage: caching its output first would copy every event once more
+    # and hold both cores at a stage barrier for nothing (bench/results/job_throughput.md). What the shuffle
+    # stage times is the planning before it (the hot stream partitions).
+    shuffled = mine.repartition(width, *group_columns)
     shuffle_seconds = _lap(clock)
 
     tasks = [s.task(plan.strategy, plan.start_us, plan.end_us) for s in sets]
@@ -487,9 +489,12 @@ def run_group(
         return run_sets(tasks, table.select(columns), None if segment < 0 else segmenting.bounds(segment))
 
     partials = shuffled.groupBy(*group_columns).applyInArrow(engine, PARTIAL_DDL).persist()
-    partials.count()
+    summaries: dict[int, list[dict[str, Any]]] = {s.index: [] for s in sets}
+    # (reading the calls' statistics computes and caches every partial: no pass of its own for that)
+    for row in partials.where(F.col("kind") == STATS).select("state").collect():
+        summary = json.loads(row.state)
+        summaries[summary["query_set"]].append(summary)
     engine_seconds = _lap(clock)
-    shuffled.unpersist()
 
     compose_seconds, finished = 0.0, partials.where(F.col("kind") == PARTIAL).drop("kind")
     if segmenting is not None:  # every segment of a partition's records in one call, composed in time order
@@ -503,10 +508,6 @@ def run_group(
         compose_seconds = _lap(clock)
         finished = finished.unionByName(composed.drop("kind"))
 
-    summaries: dict[int, list[dict[str, Any]]] = {s.index: [] for s in sets}
-    for row in partials.where(F.col("kind") == STATS).select("state").collect():
-        summary = json.loads(row.state)
-        summaries[summary["query_set"]].append(summary)
     slot = F.pmod(F.xxhash64("query", "window_end_us", "group_key", "aggregate"), F.lit(width))
     results = (
         finished.withColumn("_slot", slot)
