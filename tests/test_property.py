@@ -15,6 +15,7 @@ from functools import partial
 
 from hypothesis import given, note
 from hypothesis import strategies as st
+from kernel_checks import compiled_queries, position_queries_of
 from oracle import evaluate_bruteforce
 from workloads import (
     MULTI_QUERY_EXAMPLES,
@@ -107,7 +108,9 @@ def test_position_templates_equal_bruteforce(data):
     if others:
         lines.append(data.draw(with_semantics(data.draw(workloads(max_queries=others)))))
     text = "\n".join(lines)
-    check(text, data.draw(events(types_of(text), max_events=10, min_events=4)))
+    stream = data.draw(events(types_of(text), max_events=10, min_events=4))
+    check(text, stream)
+    check_positions_compiled(text, stream)
 
 
 @given(sharing_workloads(), st.data())
@@ -117,7 +120,18 @@ def test_position_templates_next_to_sharing_queries_equal_bruteforce(text, data)
     pattern = data.draw(st.sampled_from(POSITION_AROUND_B))
     partition = data.draw(st.sampled_from([((), ()), (("k",), ()), ((), ("g",))]))
     text += "\n" + data.draw(queries("p", pattern=pattern, partition=partition))
-    check(text, data.draw(bursty_events(max_events=11)))
+    stream = data.draw(bursty_events(max_events=11))
+    check(text, stream)
+    check_positions_compiled(text, stream)
+
+
+def check_positions_compiled(text, stream):
+    """Every strategy runs the workload's position templates on the compiled kernel (what ``check`` held to
+    the oracle came from there, but for the paths it asks for in Python)."""
+    workload = parse_workload(text)
+    positions = position_queries_of(workload)  # (a drawn pattern may need none: ``A``, ``SEQ(A, B+)``)
+    for strategy in STRATEGIES:
+        assert positions <= compiled_queries(workload, stream, strategy), strategy
 
 
 def check(text, stream):
