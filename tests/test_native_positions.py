@@ -44,12 +44,12 @@ def test_position_templates_on_the_kernel_equal_bruteforce(data):
 
 N = 130  # A events before the b: counts of 2^130 and more, beyond the kernel's 128-bit fast path
 
-BIG = f"""
+BIG = """
 qo: RETURN COUNT(*), COUNT(A), SUM(A.x), MIN(A.x), MAX(A.x), AVG(A.x)
     PATTERN SEQ(A+, B) OR SEQ(A, B+) WITHIN 1000 SLIDE 1000
 qa: RETURN COUNT(*) PATTERN SEQ(A+, B) AND SEQ(A, B+) WITHIN 1000 SLIDE 1000
 qr: RETURN COUNT(*), COUNT(A), SUM(A.x) PATTERN SEQ(A+, B, A) WITHIN 1000 SLIDE 1000
-qm: RETURN COUNT(*) PATTERN A{{2,}} WITHIN 1000 SLIDE 1000
+qm: RETURN COUNT(*) PATTERN A{2,} WITHIN 1000 SLIDE 1000
 """
 
 

@@ -312,7 +312,11 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
         return None
     query = queries[0]  # (the group's queries have the same pattern and predicates: ``partition.graph_key``)
     # A position template (``query.states``) runs its states; every state of a type reads that type's fields.
-    part = query.pattern if query.states is None else SubPattern(query.pattern.pattern, query.states.template, ())
+    part = (
+        query.pattern
+        if query.states is None
+        else SubPattern(query.pattern.pattern, query.states.template, ())
+    )
     template = part.template
     position = {t: i for i, t in enumerate(template.types)}
     type_of = (lambda t: t) if query.states is None else query.states.state_type.__getitem__
@@ -332,7 +336,9 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
         # that accept it, whatever the predecessors were
         fields = [("trends", [], None, False)]
         for flag in range(3):
-            fields.append(("ends", [position[s] for s, flags in algebra.classes.items() if flags[flag]], None, False))
+            fields.append(
+                ("ends", [position[s] for s, flags in algebra.classes.items() if flags[flag]], None, False)
+            )
     else:
         return None
     members = [m for q in queries if (m := _member(q.window)) is not None]  # (all: no obstacle)
