@@ -229,8 +229,8 @@ impl Graph {
         self.semantics == ANY
             && !self.positional
             && self.predecessors[position].contains(&position)
-            && !(self.is_end[position] && !self.trailing.is_empty())
-            && !(self.is_start[position] && !self.leading.is_empty())
+            && (!self.is_end[position] || self.trailing.is_empty())
+            && (!self.is_start[position] || self.leading.is_empty())
             && self.edges_into[position].iter().all(|&e| self.edges[e].predicates.is_empty())
             && self.edges_from[position].is_empty()
     }
