@@ -14,6 +14,7 @@ from workloads import events, position_queries, table_of, types_of, workloads
 
 from hamlet import STRATEGIES, Event, evaluate, parse_workload
 from hamlet.api import evaluate_table, evaluate_with, finalize_table
+from hamlet.runtime.native import kernel_obstacle
 
 
 @given(st.data())
@@ -119,3 +120,33 @@ def test_position_templates_of_the_worked_example_run_compiled():
         for strategy in STRATEGIES:
             rows = evaluate(text, stream, strategy)
             assert {(r.query, r.aggregate): r.value for r in rows} == expected, strategy
+
+
+def test_optional_parts_run_compiled_but_under_a_not_with_several_start_types():
+    """``P?`` and ``P*`` give a pattern several start and end types, which the kernel's graph takes; a NOT over
+    such a pattern stays in Python (the kernel's negative sub-patterns have one start and one end), with its
+    reason. Over a1 c2 b3 d4 b5 c6 b7 (x = time), counted by hand below."""
+    text = """
+    qo: RETURN COUNT(*), COUNT(B) PATTERN SEQ(A?, B+, C?) WITHIN 100 SLIDE 100
+    qs: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B*, C) WITHIN 100 SLIDE 100
+    qn: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(C?, D), B+) WITHIN 100 SLIDE 100
+    """
+    stream = [Event(t, time, {"x": time}) for time, t in enumerate("ACBDBCB", 1)]
+    workload = parse_workload(text)
+    assert [kernel_obstacle(q) for q in workload.queries] == [
+        None,
+        None,
+        "NOT SEQ(C?, D): the kernel's negative sub-patterns have one start and one end type",
+    ]
+    expected = evaluate_bruteforce(workload, stream)
+    values = {(r.query, r.aggregate): r.value for r in expected}
+    # qo: 7 subsets of b3 b5 b7, alone or after a1 (x2), with or without c6 where the last b is before it
+    # (b3, b5, b3 b5: 3 subsets, x2 = 6 more): 14 + 6 = 20; COUNT(B): 12·2 + 4·2 = 32 (subsets hold 12 b's,
+    # those before c6 4). qs: (a1,c2), (a1,c6), (a1,b3,c6), (a1,b5,c6), (a1,b3,b5,c6): 5, B.x 3 + 5 + 8 = 16.
+    # qn: d4 (and c2 d4) match SEQ(C?, D) after a1, so a1's first b is b3, which any of b5, b7 may follow: 4.
+    assert values == {("qo", "COUNT(*)"): 20, ("qo", "COUNT(B)"): 32, ("qs", "COUNT(*)"): 5,
+                      ("qs", "SUM(B.x)"): 16, ("qn", "COUNT(*)"): 4}  # fmt: skip
+    for strategy in STRATEGIES:
+        assert {"qo", "qs"} <= compiled_queries(workload, stream, strategy), strategy
+        assert "qn" not in compiled_queries(workload, stream, strategy), strategy
+        assert evaluate(text, stream, strategy) == expected, strategy

@@ -13,7 +13,8 @@ The graphs it takes, decided once per graph group (``kernel_obstacle`` says why 
 shows it):
 
 * any pattern whose types appear once, with NOT leading, trailing or guarding a transition, over any
-  sub-pattern, nested (``native/src/negation.rs``);
+  sub-pattern with one start and one end type, nested (``native/src/negation.rs``); optional parts (``P?``,
+  ``P*``) give the positive pattern several start and end types, which the kernel's graph takes;
 * position templates (dissertation §12, ``automaton.py``: a type at several places, ``P{n,}``, ``P OR Q``,
   ``P AND Q``, optional parts among them): the kernel takes each event at every state of its type, all at
   the event's time, so none is another's predecessor (``native/src/graph.rs``, ``Graph::events``); for
@@ -43,6 +44,7 @@ from typing import Any, Protocol
 from hamlet.analysis.predicates import EdgePredicate, attribute_versus_literal, index_sides
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
+from hamlet.analysis.template import canonical
 from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.language.nodes import (
@@ -253,8 +255,10 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     if hamlet_native is None:
         return "the extension hamlet_native is not installed (scripts/bootstrap builds it)"
     template = query.pattern.template
-    if query.optional and query.states is None:  # (a position template's optional parts are its states)
-        return "an optional part (P? or P*): the kernel's graphs have one start and one end type"
+    for part in query.pattern.walk()[1:]:
+        inner = part.template
+        if len(inner.starts) > 1 or len(inner.ends) > 1:  # (P? and P* give the positive pattern several)
+            return f"NOT {canonical(part.pattern)}: the kernel's negative sub-patterns have one start and one end type"
     if query.semantics != "ANY":
         # NEXT and CONT in the kernel read edges off positions and times (native/src/graph.rs: NextState),
         # which holds when every transition is plain.
