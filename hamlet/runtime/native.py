@@ -327,23 +327,8 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
     places: dict[str, list[int]] = {}
     for state, i in position.items():
         places.setdefault(type_of(state), []).append(i)
-    fields: list[tuple[str, list[int], str | None, bool]]
-    if isinstance(algebra, CountAlgebra):
-        fields = [("trends", [], None, False)]
-    elif isinstance(algebra, VectorAlgebra):
-        if any(t is not None and t not in places for _, t, _ in algebra.fields):
-            return None
-        fields = [(kind, [] if t is None else places[t], a, (t, a) in algebra.scaled)
-                  for kind, t, a in algebra.fields]  # fmt: skip
-    elif isinstance(algebra, ConjunctionAlgebra):
-        # (trends, P only, Q only, both) as ``ConjunctionAlgebra`` orders them: each class set by the states
-        # that accept it, whatever the predecessors were
-        fields = [("trends", [], None, False)]
-        for flag in range(3):
-            fields.append(
-                ("ends", [position[s] for s, flags in algebra.classes.items() if flags[flag]], None, False)
-            )
-    else:
+    fields = _fields(algebra, position, places)
+    if fields is None:
         return None
     members = [m for q in queries if (m := _member(q.window)) is not None]  # (all: no obstacle)
     negations: list[tuple] = []
@@ -355,6 +340,28 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
         members, edges, SEMANTICS_CODES[query.semantics], required,
     )  # fmt: skip
     return NativeGraph(kernel, [q.name for q in queries], projections, query.semantics == "CONT")
+
+
+def _fields(algebra: Algebra, position: Mapping[str, int], places: Mapping[str, list[int]]
+            ) -> list[tuple[str, list[int], str | None, bool]] | None:  # fmt: skip
+    """The algebra's aggregate vector as ``GraphKernel`` takes it: (kind, the positions whose events update
+    the field, attribute, scaled) per field; None for an algebra the kernel lacks or a type not in the
+    template. ``position``: of each state (type), ``places``: the positions of each event type."""
+    if isinstance(algebra, CountAlgebra):
+        return [("trends", [], None, False)]
+    if isinstance(algebra, VectorAlgebra):
+        if any(t is not None and t not in places for _, t, _ in algebra.fields):
+            return None
+        return [(kind, [] if t is None else places[t], a, (t, a) in algebra.scaled)
+                for kind, t, a in algebra.fields]  # fmt: skip
+    if isinstance(algebra, ConjunctionAlgebra):
+        # (trends, P only, Q only, both) as ``ConjunctionAlgebra`` orders them: each class set by the states
+        # that accept it, whatever the predecessors were
+        classes = algebra.classes.items()
+        return [("trends", [], None, False)] + [
+            ("ends", [position[s] for s, flags in classes if flags[flag]], None, False) for flag in range(3)
+        ]
+    return None
 
 
 SEMANTICS_CODES = {"ANY": 0, "NEXT": 1, "CONT": 2}  # as native/src/graph.rs numbers them
