@@ -5,11 +5,17 @@ refusing them, so every number here is the kernel's."""
 
 from __future__ import annotations
 
+import hamlet_native
+import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
-from kernel_checks import compiled_queries, position_queries_of, python_graph_refuses_position_templates
+from kernel_checks import (
+    compiled_queries,
+    position_queries_of,
+    python_graph_refuses_position_templates,
+    whole,
+)
 from oracle import evaluate_bruteforce
-from test_native import whole
 from workloads import events, position_queries, table_of, types_of, workloads
 
 from hamlet import STRATEGIES, Event, evaluate, parse_workload
@@ -150,3 +156,18 @@ def test_optional_parts_run_compiled_but_under_a_not_with_several_start_types():
         assert {"qo", "qs"} <= compiled_queries(workload, stream, strategy), strategy
         assert "qn" not in compiled_queries(workload, stream, strategy), strategy
         assert evaluate(text, stream, strategy) == expected, strategy
+
+
+def test_the_graph_kernel_names_a_position_outside_its_template():
+    def kernel(starts, ends, fields):
+        return hamlet_native.GraphKernel(["A", "B", "A"], starts, ends, [(0, 1), (1, 2)], [], fields, False,
+                                         [(10, 10, 0, 100)], [])  # fmt: skip
+
+    trends = ("trends", [], None, False)
+    assert kernel([0], [2], [trends, ("ends", [2], None, False)]) is not None
+    with pytest.raises(ValueError, match=r"^ends: position 3 outside the template's 3$"):
+        kernel([0], [3], [trends])
+    with pytest.raises(ValueError, match=r"^field 1 \(count\): position 5 outside the template's 3$"):
+        kernel([0], [2], [trends, ("count", [0, 5], None, False)])
+    with pytest.raises(ValueError, match=r"^a template needs a start and an end position$"):
+        kernel([], [2], [trends])

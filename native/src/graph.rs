@@ -248,7 +248,8 @@ impl Graph {
             }
             None => {
                 let n = &self.negations[role.graph - 1];
-                edge_attributes(&n.edges, &n.edges_into[role.position], &n.edges_from[role.position], &mut out);
+                let p = role.position;
+                edge_attributes(&n.edges, &n.edges_into[p], &n.edges_from[p], &mut out);
             }
         }
         out.sort_unstable();

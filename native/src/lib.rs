@@ -131,7 +131,7 @@ impl GraphKernel {
     ) -> PyResult<Self> {
         let n = types.len();
         let outside = |what: &str, positions: &[usize]| match positions.iter().find(|&&p| p >= n) {
-            Some(p) => Err(PyValueError::new_err(format!("{what}: position {p} outside the {n} of the template"))),
+            Some(p) => Err(PyValueError::new_err(format!("{what}: position {p} outside the template's {n}"))),
             None => Ok(()),
         };
         outside("starts", &starts)?;
@@ -145,8 +145,10 @@ impl GraphKernel {
         let mut is_end = vec![false; n];
         starts.iter().for_each(|&p| is_start[p] = true);
         ends.iter().for_each(|&p| is_end[p] = true);
-        let places: Vec<Vec<usize>> =
-            types.iter().map(|t| (0..n).filter(|&q| &types[q] == t).collect()).collect();
+        let places: Vec<Vec<usize>> = types
+            .iter()
+            .map(|t| (0..n).filter(|&q| &types[q] == t).collect())
+            .collect();
         let mut predecessors = vec![Vec::new(); n];
         let mut successors = vec![Vec::new(); n];
         let mut is_source = vec![false; n];
@@ -759,7 +761,8 @@ impl SetKernel {
                 }
             } else if mine.is_empty()
                 || !graph.required.iter().all(|&p| seen[graph.places[p][0]])
-                || !graph.has_windows(raw[mine[0]].time, raw[mine[mine.len() - 1]].time) {
+                || !graph.has_windows(raw[mine[0]].time, raw[mine[mine.len() - 1]].time)
+            {
                 continue;
             }
             match graph.events(raw, mine, &self.roles[g], &self.attribute_at[g]) {
