@@ -12,15 +12,13 @@ return the same rows.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import random
 import time
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-from timing import load, machine
+from timing import append_report, load, machine, one_stream_arguments
 
 from hamlet import Event, parse_workload
 from hamlet.api import evaluate_with
@@ -60,13 +58,7 @@ def best(workload: Any, events: list[Event], repeat: int) -> dict[str, tuple[flo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--events", type=int, default=20000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--output", type=Path)
-    args = parser.parse_args()
+    args = one_stream_arguments(__doc__)
     events = stream(args.events)
     lines = [
         f"## Position templates: {args.events} events, WITHIN 60 SLIDE 10, 8 partitions (`bench/positions.py`)",
@@ -87,9 +79,7 @@ def main() -> None:
         )
         print(lines[-1], flush=True)
     lines += ["", f"{load()} after", ""]
-    if args.output:
-        with args.output.open("a", encoding="utf-8") as out:
-            out.write("\n".join(lines) + "\n")
+    append_report(lines, args.output)
 
 
 if __name__ == "__main__":
