@@ -13,13 +13,13 @@ The best of ``--repeats`` wall times is reported in microseconds per event, with
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import random
 import time
 from functools import partial
-from pathlib import Path
+
+from timing import append_report, one_stream_arguments
 
 from hamlet import Event, parse_workload
 from hamlet.api import evaluate_with
@@ -49,13 +49,7 @@ def best(workload, events, executor, repeats: int) -> tuple[float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--events", type=int, default=20000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--output", type=Path)
-    args = parser.parse_args()
+    args = one_stream_arguments(__doc__, "--repeats")
     events = stream(args.events)
     lines = [
         f"## Semantics: {args.events} events, WITHIN 60 SLIDE 10, 8 partitions (`bench/semantics.py`)",
@@ -80,9 +74,7 @@ def main() -> None:
             lines.append(f"| {label} | {semantics} | {compiled * per:.2f} | {python * per:.2f} | {rows} |")
             print(lines[-1], flush=True)
     lines += ["", f"load after {os.getloadavg()[0]:.2f}", ""]
-    if args.output:
-        with args.output.open("a", encoding="utf-8") as out:
-            out.write("\n".join(lines) + "\n")
+    append_report(lines, args.output)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,12 @@ goes into every results file.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import os
 import platform
 import time
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -66,3 +68,22 @@ def machine() -> str:
 
 def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def one_stream_arguments(description: str, repeat: str = "--repeat") -> argparse.Namespace:
+    """``--events`` (20,000), ``repeat`` (3) and ``--output`` (a results file the report is appended to), as
+    the benchmarks of one generated stream take them."""
+    parser = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--events", type=int, default=20000)
+    parser.add_argument(repeat, type=int, default=3)
+    parser.add_argument("--output", type=Path)
+    return parser.parse_args()
+
+
+def append_report(lines: list[str], output: Path | None) -> None:
+    """The report's lines at the end of ``output`` (None: printed only, as they came)."""
+    if output:
+        with output.open("a", encoding="utf-8") as out:
+            out.write("\n".join(lines) + "\n")

@@ -143,12 +143,19 @@ def _query(q: AnalyzedQuery) -> list[str]:
     if q.kleene_subpatterns:
         lines.append(f"  Kleene sub-patterns: {', '.join(q.kleene_subpatterns)}")
     obstacle, predicate = kernel_obstacle(q), predicates_obstacle(q)
+    compiled = "compiled (native/)"
+    if q.states is not None:  # (native/src/graph.rs, ``Graph::events``)
+        compiled += " on its states, each event at every state of its type"
+        if q.choice == "AND":
+            compiled += (
+                "; it sums C_i, C_j, C_ij per window and group, the pairs are counted from them at the end"
+            )
     if obstacle is not None:
         lines.append(f"  trend graph: in Python ({obstacle})")
     elif predicate is not None:
-        lines.append(f"  trend graph: compiled (native/); local predicates in Python ({predicate})")
+        lines.append(f"  trend graph: {compiled}; local predicates in Python ({predicate})")
     else:
-        lines.append("  trend graph: compiled (native/), local predicates too")
+        lines.append(f"  trend graph: {compiled}, local predicates too")
     return lines
 
 

@@ -4,16 +4,17 @@ from typing import Any
 class GraphKernel:
     def __init__(
         self,
-        types: list[str],
-        start: int,
-        end: int,
+        types: list[str],  # event types by position: a type at several positions on a position template
+        starts: list[int],
+        ends: list[int],
         transitions: list[tuple[int, int]],
         negations: list[tuple],
-        fields: list[tuple[str, int | None, str | None, bool]],
+        fields: list[tuple[str, list[int], str | None, bool]],  # (kind, positions that update it, attribute, scaled)
         count_only: bool,
         members: list[tuple[int, int, int, int]],
         edges: list[tuple[int, int, list[tuple], tuple[str, tuple, tuple] | None, int | None]],
         semantics: int = 0,  # 0 skip-till-any-match, 1 skip-till-next-match (plain transitions only)
+        required: list[int] | None = None,  # positions whose type every trend holds (default: all)
     ) -> None: ...
     def run(self, events: list[Any], substream: list[int] | None = None) -> list[tuple[int, int, int, Any]] | None: ...
 

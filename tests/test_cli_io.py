@@ -88,7 +88,8 @@ def test_check_and_explain(tmp_path, capsys):
 
 def test_explain_position_templates_run_alone(tmp_path, capsys):
     """OR, AND and a type at several places (dissertation §12): explain prints the states, says the graph is
-    in Python and shared with nobody, not even with an equal query of other windows."""
+    compiled (each event at every state of its type) and shared with nobody, not even with an equal query of
+    other windows, and that its segments are not cut."""
     path = tmp_path / "w.hamlet"
     path.write_text(
         "q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\n"
@@ -111,7 +112,13 @@ def test_explain_position_templates_run_alone(tmp_path, capsys):
         "    {q3}: shares nothing; partitioned by none; pane 10 s",
     ]:
         assert line in out, line
-    assert sum(line.startswith("  trend graph: in Python (position states") for line in out) == 3
+    on_states = "  trend graph: compiled (native/) on its states, each event at every state of its type"
+    assert out.count(on_states + ", local predicates too") == 2  # (q2, q3)
+    assert (on_states + "; it sums C_i, C_j, C_ij per window and group, the pairs are counted from them at the "
+            "end, local predicates too") in out  # fmt: skip  # (q4)
+    assert not any("in Python" in line for line in out)
+    assert out.count("    {q4}: evaluated sequentially: position states (a type at several places, P{n,}, OR or AND: "
+                     "dissertation §12)") == 1  # fmt: skip
     assert "  trend graph: compiled (native/), local predicates too" in out  # (q1)
     path.write_text("q1: RETURN COUNT(*), AVG(B.x)\n  PATTERN SEQ(A, B+) AND SEQ(C, B+) WITHIN 10\n")
     assert main(["check", str(path)]) == 1

@@ -14,6 +14,7 @@ import hamlet_native  # noqa: F401  (the kernel is part of the installed project
 import pytest
 from hypothesis import event, given, note
 from hypothesis import strategies as st
+from kernel_checks import whole
 from oracle import evaluate_bruteforce
 from streams import stream
 from workloads import events, graph_sharing_workloads, types_of, workloads
@@ -68,12 +69,6 @@ def differential(text: str, stream_events: list[Event]) -> None:
                 taken += bool(runs)
                 assert per_window(runs) == per_window(python_runs(group, events_)), group.queries[0].name
     event("finals from the kernel: " + ("none" if not taken else "some"))  # --hypothesis-show-statistics
-
-
-def whole(stream_events: list[Event]) -> list[Event]:
-    """The stream with its float attribute values made ints (sums over floats stay in Python)."""
-    return [Event(e.type, e.time, {a: int(4 * v) if isinstance(v, float) else v for a, v in e.attributes.items()})
-            for e in stream_events]  # fmt: skip
 
 
 @given(st.one_of(workloads(kernel=True), workloads(negation=True)), st.data())

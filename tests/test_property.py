@@ -15,6 +15,7 @@ from functools import partial
 
 from hypothesis import given, note
 from hypothesis import strategies as st
+from kernel_checks import compiled_queries, position_queries_of
 from oracle import evaluate_bruteforce
 from workloads import (
     MULTI_QUERY_EXAMPLES,
@@ -25,6 +26,7 @@ from workloads import (
     multi_query_workloads,
     optional_patterns,
     position_queries,
+    probe,
     queries,
     sharing_workloads,
     table_of,
@@ -36,9 +38,11 @@ from workloads import (
 
 from hamlet import STRATEGIES, parse_workload
 from hamlet.api import evaluate_table, evaluate_with, finalize_table
+from hamlet.errors import QueryError
 from hamlet.optimizer.benefit import CostModel
 from hamlet.runtime.columnar import events_of, sorted_events
 from hamlet.runtime.greta import run_greta
+from hamlet.runtime.native import kernel_obstacle
 from hamlet.runtime.shared import run_shared
 
 # hamlet runs a partition whose bursts are too small to pay on GRETA's graphs (``SharingPlan.weigh``, ``CostModel.pays``);
@@ -90,11 +94,43 @@ def test_semantics_in_sharable_workloads_equal_bruteforce(text, data):
 @given(st.data())
 def test_optional_and_star_equal_bruteforce(data):
     """``P?`` and ``P*`` (dissertation §12) anywhere in a pattern, with local and edge predicates, groups,
-    windows and every semantics, on every strategy (they run on the Python graph, alone)."""
-    text = "\n".join(data.draw(queries(f"q{i}", pattern=data.draw(optional_patterns())))
+    windows, every semantics and a NOT where one may stand, on every strategy (on the compiled kernel,
+    which takes several start and end types, alone)."""
+    text = "\n".join(data.draw(queries(f"q{i}", pattern=data.draw(negated_somewhere(optional_patterns()))))
                      for i in range(data.draw(st.integers(1, 2))))  # fmt: skip
     text = data.draw(with_semantics(text))
-    check(text, data.draw(events(types_of(text), max_events=12)))
+    stream = data.draw(events(types_of(text), max_events=12))
+    check(text, stream)
+    workload = parse_workload(text)
+    taken = {q.name for q in workload.queries if kernel_obstacle(q) is None}
+    for strategy in STRATEGIES:
+        assert taken <= compiled_queries(workload, stream, strategy), strategy
+
+
+@st.composite
+def negated_somewhere(draw, patterns):
+    """A ``SEQ(...)`` of ``patterns`` with ``NOT N`` (a type of its own) inserted before, between or after its
+    items, where the analysis allows one (next to a single type that is not optional), or as it is."""
+    pattern = draw(patterns)
+    items = split_items(pattern[len("SEQ(") : -1])
+    slot = draw(st.integers(0, len(items)))
+    negated = "SEQ(" + ", ".join(items[:slot] + ["NOT N"] + items[slot:]) + ")"
+    try:
+        probe(negated)
+    except QueryError:
+        return pattern
+    return draw(st.sampled_from([pattern, negated]))
+
+
+def split_items(text):
+    """The top-level items of a SEQ's inside, split at the commas outside parentheses."""
+    items, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if c == "," and not depth:
+            items.append(text[start:i].strip())
+            start = i + 1
+    return items + [text[start:].strip()]
 
 
 @given(st.data())
@@ -107,7 +143,9 @@ def test_position_templates_equal_bruteforce(data):
     if others:
         lines.append(data.draw(with_semantics(data.draw(workloads(max_queries=others)))))
     text = "\n".join(lines)
-    check(text, data.draw(events(types_of(text), max_events=10, min_events=4)))
+    stream = data.draw(events(types_of(text), max_events=10, min_events=4))
+    check(text, stream)
+    check_positions_compiled(text, stream)
 
 
 @given(sharing_workloads(), st.data())
@@ -117,7 +155,18 @@ def test_position_templates_next_to_sharing_queries_equal_bruteforce(text, data)
     pattern = data.draw(st.sampled_from(POSITION_AROUND_B))
     partition = data.draw(st.sampled_from([((), ()), (("k",), ()), ((), ("g",))]))
     text += "\n" + data.draw(queries("p", pattern=pattern, partition=partition))
-    check(text, data.draw(bursty_events(max_events=11)))
+    stream = data.draw(bursty_events(max_events=11))
+    check(text, stream)
+    check_positions_compiled(text, stream)
+
+
+def check_positions_compiled(text, stream):
+    """Every strategy runs the workload's position templates on the compiled kernel (what ``check`` held to
+    the oracle came from there, but for the paths it asks for in Python)."""
+    workload = parse_workload(text)
+    positions = position_queries_of(workload)  # (a drawn pattern may need none: ``A``, ``SEQ(A, B+)``)
+    for strategy in STRATEGIES:
+        assert positions <= compiled_queries(workload, stream, strategy), strategy
 
 
 def check(text, stream):

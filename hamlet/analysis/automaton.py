@@ -67,7 +67,7 @@ class StateTemplate:
 
 def needs_positions(pattern: Pattern) -> bool:
     """Whether the pattern's template needs position states: a type at two places, a minimal length, OR
-    or AND. Other patterns keep one state per type (GRETA's template, the compiled kernel's)."""
+    or AND. Other patterns keep one state per type (GRETA's template)."""
     seen: list[str] = []
 
     def visit(p: Pattern | NegationPattern) -> bool:

@@ -31,7 +31,7 @@ from hamlet.errors import EventError
 from hamlet.events import TIME_RANGE, Event
 from hamlet.partials import PartialRow
 from hamlet.runtime import native, vertical
-from hamlet.runtime.aggregates import CountAlgebra, FloatColumns, algebra_for
+from hamlet.runtime.aggregates import ConjunctionAlgebra, CountAlgebra, FloatColumns, algebra_for
 from hamlet.stats import EvaluationStats
 
 MICROS = 1_000_000
@@ -237,7 +237,9 @@ def member_specs(compiled: Any, queries: Sequence[Any]) -> tuple[list, list[str]
         for q in group.queries:
             states = []
             for spec in q.aggregates:
-                states.append((len(aggregates), spec.function, _fields(algebra, spec)))
+                # (P AND Q's COUNT(*) is the pairs its classes make: ``ConjunctionAlgebra.states``)
+                function = "PAIRS" if isinstance(algebra, ConjunctionAlgebra) else spec.function
+                states.append((len(aggregates), function, _fields(algebra, spec)))
                 aggregates.append(spec.text)
             members.append((number[q.name], states))
         specs.append(members)
@@ -245,7 +247,9 @@ def member_specs(compiled: Any, queries: Sequence[Any]) -> tuple[list, list[str]
 
 
 def _fields(algebra: Any, spec: Any) -> list[int]:
-    """The graph's fields a RETURN aggregate reads (``VectorAlgebra.states``)."""
+    """The graph's fields a RETURN aggregate reads (``VectorAlgebra.states``, ``ConjunctionAlgebra.states``)."""
+    if isinstance(algebra, ConjunctionAlgebra):
+        return [1, 2, 3]
     if isinstance(algebra, CountAlgebra) or (spec.function == "COUNT" and spec.event_type is None):
         return [0]
     if spec.function == "COUNT":

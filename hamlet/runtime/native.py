@@ -13,7 +13,13 @@ The graphs it takes, decided once per graph group (``kernel_obstacle`` says why 
 shows it):
 
 * any pattern whose types appear once, with NOT leading, trailing or guarding a transition, over any
-  sub-pattern, nested (``native/src/negation.rs``);
+  sub-pattern with one start and one end type, nested (``native/src/negation.rs``); optional parts (``P?``,
+  ``P*``) give the positive pattern several start and end types, which the kernel's graph takes;
+* position templates (dissertation §12, ``automaton.py``: a type at several places, ``P{n,}``, ``P OR Q``,
+  ``P AND Q``, optional parts among them): the kernel takes each event at every state of its type, all at
+  the event's time, so none is another's predecessor (``native/src/graph.rs``, ``Graph::events``); for
+  ``P AND Q`` it keeps the conjunction's classes (``ConjunctionAlgebra``: trends ending in a state of P
+  only, Q only, both) and Python combines them into the number of pairs (``AggregateState.value``);
 * any local predicate, and edge predicates (``native/src/edges.rs``: a scan, or an ordered index for one
   comparison f(x) op g(y)), whose literals are ints within 64 bits;
 * COUNT(*), COUNT(E), SUM, AVG, MIN and MAX;
@@ -38,6 +44,7 @@ from typing import Any, Protocol
 from hamlet.analysis.predicates import EdgePredicate, attribute_versus_literal, index_sides
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
+from hamlet.analysis.template import canonical
 from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.language.nodes import (
@@ -50,7 +57,7 @@ from hamlet.language.nodes import (
     UnaryMinus,
 )
 from hamlet.optimizer.benefit import CostModel
-from hamlet.runtime.aggregates import Algebra, CountAlgebra, Projection, VectorAlgebra
+from hamlet.runtime.aggregates import Algebra, ConjunctionAlgebra, CountAlgebra, Projection, VectorAlgebra
 from hamlet.runtime.clipping import ClippedWindow
 from hamlet.runtime.partition import Summed
 from hamlet.stats import EvaluationStats
@@ -248,11 +255,10 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     if hamlet_native is None:
         return "the extension hamlet_native is not installed (scripts/bootstrap builds it)"
     template = query.pattern.template
-    if query.states is not None:
-        return ("position states (a type at several places, P{n,}, OR or AND: dissertation §12): the kernel's "
-                "graphs have one state per type")  # fmt: skip
-    if query.optional:
-        return "an optional part (P? or P*): the kernel's graphs have one start and one end type"
+    for part in query.pattern.walk()[1:]:
+        inner = part.template
+        if len(inner.starts) > 1 or len(inner.ends) > 1:  # (P? and P* give the positive pattern several)
+            return f"NOT {canonical(part.pattern)}: the kernel's negative sub-patterns have one start and one end type"
     if query.semantics != "ANY":
         # NEXT and CONT in the kernel read edges off positions and times (native/src/graph.rs: NextState),
         # which holds when every transition is plain.
@@ -264,7 +270,7 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     for predicate in query.edge_predicates:
         if predicate.expression is None or _expression(predicate.expression) is None:
             return f"edge predicate {predicate.text} (a literal int beyond 64 bits)"
-    if len(set(template.types)) != len(template.types):
+    if query.states is None and len(set(template.types)) != len(template.types):
         return "a type at two places of the pattern"
     if _member(query.window) is None:
         return "windows of fractions of a second"
@@ -309,25 +315,53 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
     if hamlet_native is None or any(kernel_obstacle(q) is not None for q in queries):
         return None
     query = queries[0]  # (the group's queries have the same pattern and predicates: ``partition.graph_key``)
-    template = query.pattern.template
+    # A position template (``query.states``) runs its states; every state of a type reads that type's fields.
+    part = (
+        query.pattern
+        if query.states is None
+        else SubPattern(query.pattern.pattern, query.states.template, ())
+    )
+    template = part.template
     position = {t: i for i, t in enumerate(template.types)}
-    if isinstance(algebra, CountAlgebra):
-        fields: list[tuple[str, int | None, str | None, bool]] = [("trends", None, None, False)]
-    elif isinstance(algebra, VectorAlgebra):
-        if any(t is not None and t not in position for _, t, _ in algebra.fields):
-            return None
-        fields = [(kind, None if t is None else position[t], a, (t, a) in algebra.scaled)
-                  for kind, t, a in algebra.fields]  # fmt: skip
-    else:
+    type_of = (lambda t: t) if query.states is None else query.states.state_type.__getitem__
+    places: dict[str, list[int]] = {}
+    for state, i in position.items():
+        places.setdefault(type_of(state), []).append(i)
+    fields = _fields(algebra, position, places)
+    if fields is None:
         return None
     members = [m for q in queries if (m := _member(q.window)) is not None]  # (all: no obstacle)
     negations: list[tuple] = []
-    plain, edges = _transitions(query, query.pattern, negations, 0)
+    plain, edges = _transitions(query, part, negations, 0)
+    required = [places[t][0] for t in query.required_types]
     kernel = hamlet_native.GraphKernel(
-        list(template.types), position[template.start], position[template.end], plain,
-        negations, fields, isinstance(algebra, CountAlgebra), members, edges, SEMANTICS_CODES[query.semantics],
+        [type_of(t) for t in template.types], [position[t] for t in template.starts],
+        [position[t] for t in template.ends], plain, negations, fields, isinstance(algebra, CountAlgebra),
+        members, edges, SEMANTICS_CODES[query.semantics], required,
     )  # fmt: skip
     return NativeGraph(kernel, [q.name for q in queries], projections, query.semantics == "CONT")
+
+
+def _fields(algebra: Algebra, position: Mapping[str, int], places: Mapping[str, list[int]]
+            ) -> list[tuple[str, list[int], str | None, bool]] | None:  # fmt: skip
+    """The algebra's aggregate vector as ``GraphKernel`` takes it: (kind, the positions whose events update
+    the field, attribute, scaled) per field; None for an algebra the kernel lacks or a type not in the
+    template. ``position``: of each state (type), ``places``: the positions of each event type."""
+    if isinstance(algebra, CountAlgebra):
+        return [("trends", [], None, False)]
+    if isinstance(algebra, VectorAlgebra):
+        if any(t is not None and t not in places for _, t, _ in algebra.fields):
+            return None
+        return [(kind, [] if t is None else places[t], a, (t, a) in algebra.scaled)
+                for kind, t, a in algebra.fields]  # fmt: skip
+    if isinstance(algebra, ConjunctionAlgebra):
+        # (trends, P only, Q only, both) as ``ConjunctionAlgebra`` orders them: each class set by the states
+        # that accept it, whatever the predecessors were
+        classes = algebra.classes.items()
+        return [("trends", [], None, False)] + [
+            ("ends", [position[s] for s, flags in classes if flags[flag]], None, False) for flag in range(3)
+        ]
+    return None
 
 
 SEMANTICS_CODES = {"ANY": 0, "NEXT": 1, "CONT": 2}  # as native/src/graph.rs numbers them

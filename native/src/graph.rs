@@ -23,6 +23,10 @@ pub const NONNULL: u8 = 3;
 pub const FLOATS: u8 = 4;
 pub const MIN: u8 = 5;
 pub const MAX: u8 = 6;
+/// The trends ending at an event of a state that accepts one set of a conjunction's operands (dissertation
+/// §12, `aggregates.ConjunctionAlgebra`): set by the event's own state, never inherited from predecessors
+/// (a trend's class is that of its last state).
+pub const ENDS: u8 = 7;
 
 /// Event matching semantics (dissertation §2.4): skip-till-any-match, skip-till-next-match.
 pub const ANY: u8 = 0;
@@ -96,8 +100,17 @@ pub struct Graph {
     pub negations: Vec<Negation>, // every negative sub-pattern, numbered from 1 in this order
     pub leading: Vec<usize>,      // the negations before the pattern's start (their numbers)
     pub trailing: Vec<usize>,     // the negations after its end
-    pub start: usize,
-    pub end: usize,
+    pub is_start: Vec<bool>,      // per position: a trend may start there
+    pub is_end: Vec<bool>,        // per position: a trend may end there
+    /// Per position: every position of its event type, in order. On a position template (dissertation §12,
+    /// `hamlet/analysis/automaton.py`) a type has several states and each of its events runs at all of them
+    /// (`events`); elsewhere it is the position alone.
+    pub places: Vec<Vec<usize>>,
+    /// The positions whose type every trend holds: a partition without an event of one has no trend.
+    pub required: Vec<usize>,
+    /// Several places for a type, starts or ends, or a conjunction's classes: a position template, whose
+    /// bursts the kernel steps one event at a time (`burst_position`) and whose segments it does not cut.
+    pub positional: bool,
     pub predecessors: Vec<Vec<usize>>, // per position: the sources of its transitions without predicates
     pub is_source: Vec<bool>,          // per position: the source of a transition without predicates
     pub edges: Vec<Edge>,              // the transitions with edge predicates
@@ -105,6 +118,7 @@ pub struct Graph {
     pub edges_from: Vec<Vec<usize>>,   // per position: the edges out of it
     pub kinds: Vec<u8>,
     pub updates: Vec<Vec<Update>>,
+    pub resets: Vec<usize>, // the ENDS fields: what an event's predecessors hold there is not the event's
     pub attributes: Vec<String>,
     pub count_only: bool,
     pub members: Vec<Member>,
@@ -135,7 +149,7 @@ impl Graph {
         for &i in indexes {
             let e = &raw[i];
             let Some(role) = roles[e.kind] else { continue };
-            let Some(p) = role.positive() else {
+            let Some(first) = role.positive() else {
                 let negation = &self.negations[role.graph - 1];
                 let mut fields = Vec::new();
                 if !negation.edges_into[role.position].is_empty() || !negation.edges_from[role.position].is_empty() {
@@ -151,32 +165,36 @@ impl Graph {
                 });
                 continue;
             };
-            let mut values = Vec::new();
-            if !self.updates[p].is_empty() {
-                values = vec![None; self.attributes.len()];
-                for u in &self.updates[p] {
-                    if u.attribute == usize::MAX {
-                        continue;
+            // One event per place of its type: all at its time, so none precedes another (`step` computes
+            // every event of a time before it commits any).
+            for &p in &self.places[first] {
+                let mut values = Vec::new();
+                if !self.updates[p].is_empty() {
+                    values = vec![None; self.attributes.len()];
+                    for u in &self.updates[p] {
+                        if u.attribute == usize::MAX {
+                            continue;
+                        }
+                        let value = e.values[attribute_at[u.attribute]].number().ok()?;
+                        if let Some(v) = value {
+                            scales[u.attribute].add(v);
+                        }
+                        values[u.attribute] = value;
                     }
-                    let value = e.values[attribute_at[u.attribute]].number().ok()?;
-                    if let Some(v) = value {
-                        scales[u.attribute].add(v);
-                    }
-                    values[u.attribute] = value;
                 }
+                let mut fields = Vec::new();
+                if !self.edges_into[p].is_empty() || !self.edges_from[p].is_empty() {
+                    fields = attribute_at.iter().map(|&a| e.values.get(a).cloned().unwrap_or_default()).collect();
+                }
+                out.push(Event {
+                    graph: 0,
+                    position: p,
+                    time: e.time,
+                    values,
+                    fields,
+                    raw: i,
+                });
             }
-            let mut fields = Vec::new();
-            if !self.edges_into[p].is_empty() || !self.edges_from[p].is_empty() {
-                fields = attribute_at.iter().map(|&a| e.values.get(a).cloned().unwrap_or_default()).collect();
-            }
-            out.push(Event {
-                graph: 0,
-                position: p,
-                time: e.time,
-                values,
-                fields,
-                raw: i,
-            });
         }
         for u in self.updates.iter().flatten() {
             let scale = scales.get(u.attribute).copied().unwrap_or_default();
@@ -188,10 +206,13 @@ impl Graph {
         Some((out, scales))
     }
 
-    /// Every type the graph reads and its role: the pattern's by position, then each negation's.
+    /// Every type the graph reads and its role: the pattern's by position (a type at several places by its
+    /// first: `events` places it at the others), then each negation's.
     pub fn roles(&self) -> Vec<(String, Role)> {
-        let mut out: Vec<(String, Role)> =
-            self.types.iter().enumerate().map(|(p, t)| (t.clone(), Role { graph: 0, position: p })).collect();
+        let mut out: Vec<(String, Role)> = (0..self.types.len())
+            .filter(|&p| self.places[p][0] == p)
+            .map(|p| (self.types[p].clone(), Role { graph: 0, position: p }))
+            .collect();
         for (k, negation) in self.negations.iter().enumerate() {
             for (p, t) in negation.types.iter().enumerate() {
                 out.push((t.clone(), Role { graph: k + 1, position: p }));
@@ -206,9 +227,10 @@ impl Graph {
     /// them is not: its L cannot change inside a burst, so every event of it has the same snapshot.
     pub fn burst_position(&self, position: usize) -> bool {
         self.semantics == ANY
+            && !self.positional
             && self.predecessors[position].contains(&position)
-            && !(position == self.end && !self.trailing.is_empty())
-            && !(position == self.start && !self.leading.is_empty())
+            && (!self.is_end[position] || self.trailing.is_empty())
+            && (!self.is_start[position] || self.leading.is_empty())
             && self.edges_into[position].iter().all(|&e| self.edges[e].predicates.is_empty())
             && self.edges_from[position].is_empty()
     }
@@ -216,18 +238,19 @@ impl Graph {
     /// The attributes events of `role` are read for: those their aggregates and edge predicates read.
     pub fn attributes_at(&self, role: Role) -> Vec<usize> {
         let mut out = Vec::new();
-        let (edges, into, from) = match role.positive() {
+        match role.positive() {
+            // (an event of a type at several places is read once for all of them: `events`)
             Some(p) => {
-                out.extend(self.updates[p].iter().map(|u| u.attribute).filter(|&a| a != usize::MAX));
-                (&self.edges, &self.edges_into[p], &self.edges_from[p])
+                for &q in &self.places[p] {
+                    out.extend(self.updates[q].iter().map(|u| u.attribute).filter(|&a| a != usize::MAX));
+                    edge_attributes(&self.edges, &self.edges_into[q], &self.edges_from[q], &mut out);
+                }
             }
             None => {
                 let n = &self.negations[role.graph - 1];
-                (&n.edges, &n.edges_into[role.position], &n.edges_from[role.position])
+                let p = role.position;
+                edge_attributes(&n.edges, &n.edges_into[p], &n.edges_from[p], &mut out);
             }
-        };
-        for &e in into.iter().chain(from) {
-            edges[e].predicates.iter().for_each(|p| p.attributes(&mut out));
         }
         out.sort_unstable();
         out.dedup();
@@ -252,6 +275,9 @@ impl Graph {
         }
         let mut items: Vec<Bound<'py, PyAny>> = (0..agg.len()).map(|_| py.None().into_bound(py)).collect();
         items[0] = agg[0].into_py(py)?;
+        for &f in &self.resets {
+            items[f] = agg[f].into_py(py)?; // (a class no state accepts is 0, not None)
+        }
         for u in self.updates.iter().flatten() {
             let v = &agg[u.field];
             let scale = scales.get(u.attribute).copied().unwrap_or_default();
@@ -296,6 +322,9 @@ impl Graph {
         if acc[0].is_zero() && !keep {
             return None;
         }
+        for &f in &self.resets {
+            acc[f] = Num::ZERO;
+        }
         if self.updates[position].is_empty() {
             return Some(acc);
         }
@@ -316,7 +345,7 @@ impl Graph {
     /// What an event with `values` adds to field `u` per trend ending at it (COUNT: one; SUM: its value,
     /// in the field's unit; NONNULL, FLOATS: one where they hold), or its order key for MIN/MAX; None: nothing.
     pub fn weight(&self, u: &Update, values: &[Option<Value>], scales: &[Scale]) -> Option<Num> {
-        if u.kind == COUNT {
+        if u.kind == COUNT || u.kind == ENDS {
             return Some(Num::ONE);
         }
         let value = values[u.attribute]?;
@@ -655,7 +684,7 @@ impl<'a> Partition<'a> {
                     .ok()?;
                 continue;
             }
-            let starts = position == kernel.start;
+            let starts = kernel.is_start[position];
             if self.next.is_some() {
                 let accs = if kernel.semantics == NEXT {
                     self.next_predecessors(position, time)
@@ -707,7 +736,7 @@ impl<'a> Partition<'a> {
                     if !crowded {
                         return Some((*position, *c, agg.clone()));
                     }
-                    let start = *position == kernel.start && self.may_start(*c);
+                    let start = kernel.is_start[*position] && self.may_start(*c);
                     kernel
                         .extend(kernel.zero(), &self.events[*e], *position, start, self.scales, false)
                         .map(|single| (*position, *c, single))
@@ -829,7 +858,7 @@ impl<'a> Partition<'a> {
                 .ok()?;
         }
         for (&c, mut x) in classes.iter().zip(snapshots) {
-            if position == kernel.start {
+            if kernel.is_start[position] {
                 x[0].add_assign(&Num::ONE);
             }
             if x[0].is_zero() {
@@ -863,7 +892,7 @@ impl<'a> Partition<'a> {
                 }
             }
         }
-        if position != kernel.end {
+        if !kernel.is_end[position] {
             return;
         }
         if !kernel.trailing.is_empty() {
@@ -922,6 +951,13 @@ impl<'a> Partition<'a> {
             }
         }
         result
+    }
+}
+
+/// The attributes the predicates of the edges `into` and `from` one position read, into `out`.
+fn edge_attributes(edges: &[Edge], into: &[usize], from: &[usize], out: &mut Vec<usize>) {
+    for &e in into.iter().chain(from) {
+        edges[e].predicates.iter().for_each(|p| p.attributes(out));
     }
 }
 

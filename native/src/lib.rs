@@ -38,7 +38,7 @@ use columns::{Bytes, ColumnSpec, Held};
 use negation::Negation;
 use partials::{Function, MemberSpec, PartialColumns, StateSpec};
 use events::{RawEvent, Reader};
-use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
+use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, ENDS, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
 use predicates::Program;
 use sums::{GraphSums, Run};
 use values::Scale;
@@ -98,32 +98,57 @@ struct GraphKernel {
 
 #[pymethods]
 impl GraphKernel {
-    /// `types`: the template's types by position; `transitions`: (source, target) positions of those
+    /// `types`: the template's event types by position (a type at several positions on a position
+    /// template, dissertation §12: each of its events runs at all of them); `starts`, `ends`: the positions
+    /// where trends start and end; `transitions`: (source, target) positions of those
     /// without edge predicates or a guarding NOT; `negations`: every negative sub-pattern, numbered from 1
     /// in this order, as (types, start, end, transitions, edges, parent's number (0: this pattern), the
-    /// parent's position before and after it, None for a leading or trailing one); `fields`: (kind, position
-    /// or None, attribute or None, scaled) of the aggregate vector, field 0 the trend count, scaled for a sum
-    /// kept in units of 2^-1074; `count_only`: finals are the count itself (CountAlgebra); `members`:
+    /// parent's position before and after it, None for a leading or trailing one); `fields`: (kind,
+    /// positions whose events update it, attribute or None, scaled) of the aggregate vector, field 0 the
+    /// trend count, scaled for a sum kept in units of 2^-1074, kind "ends" a conjunction's class of the
+    /// trends ending at those positions; `count_only`: finals are the count itself (CountAlgebra); `members`:
     /// (within, slide, first, last) of each query's windows, in seconds; `edges` (and a negation's): per
     /// other transition, (source, target, [expressions], (op, f, g) when they are one comparison
-    /// f(x) op g(y), the number of the negation that guards it).
+    /// f(x) op g(y), the number of the negation that guards it); `required`: the positions whose type every
+    /// trend holds (default: all).
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (types, start, end, transitions, negations, fields, count_only, members, edges, semantics=0))]
+    #[pyo3(signature = (types, starts, ends, transitions, negations, fields, count_only, members, edges, semantics=0,
+                        required=None))]
     fn new(
         py: Python<'_>,
         types: Vec<String>,
-        start: usize,
-        end: usize,
+        starts: Vec<usize>,
+        ends: Vec<usize>,
         transitions: Vec<(usize, usize)>,
         negations: Vec<NegationSpec<'_>>,
-        fields: Vec<(String, Option<usize>, Option<String>, bool)>,
+        fields: Vec<(String, Vec<usize>, Option<String>, bool)>,
         count_only: bool,
         members: Vec<(i64, i64, i64, i64)>,
         edges: Vec<EdgeSpec<'_>>,
         semantics: u8,
+        required: Option<Vec<usize>>,
     ) -> PyResult<Self> {
         let n = types.len();
+        let outside = |what: &str, positions: &[usize]| match positions.iter().find(|&&p| p >= n) {
+            Some(p) => Err(PyValueError::new_err(format!("{what}: position {p} outside the template's {n}"))),
+            None => Ok(()),
+        };
+        outside("starts", &starts)?;
+        outside("ends", &ends)?;
+        if starts.is_empty() || ends.is_empty() {
+            return Err(PyValueError::new_err("a template needs a start and an end position"));
+        }
+        let required = required.unwrap_or_else(|| (0..n).collect());
+        outside("required", &required)?;
+        let mut is_start = vec![false; n];
+        let mut is_end = vec![false; n];
+        starts.iter().for_each(|&p| is_start[p] = true);
+        ends.iter().for_each(|&p| is_end[p] = true);
+        let places: Vec<Vec<usize>> = types
+            .iter()
+            .map(|t| (0..n).filter(|&q| &types[q] == t).collect())
+            .collect();
         let mut predecessors = vec![Vec::new(); n];
         let mut successors = vec![Vec::new(); n];
         let mut is_source = vec![false; n];
@@ -141,7 +166,7 @@ impl GraphKernel {
         let mut kinds = Vec::new();
         let mut updates = vec![Vec::new(); n];
         let mut attributes: Vec<String> = Vec::new();
-        for (i, (kind, position, attribute, scaled)) in fields.iter().enumerate() {
+        for (i, (kind, positions, attribute, scaled)) in fields.iter().enumerate() {
             let kind = match kind.as_str() {
                 "trends" => TRENDS,
                 "count" => COUNT,
@@ -150,13 +175,15 @@ impl GraphKernel {
                 "floats" => FLOATS,
                 "min" => MIN,
                 "max" => MAX,
+                "ends" => ENDS,
                 other => return Err(PyValueError::new_err(format!("unknown field kind {other}"))),
             };
             kinds.push(kind);
-            if let Some(p) = *position {
-                let a = attribute
-                    .as_deref()
-                    .map_or(usize::MAX, |name| number(&mut attributes, name));
+            outside(&format!("field {i} ({kind_name})", kind_name = fields[i].0), positions)?;
+            let a = attribute
+                .as_deref()
+                .map_or(usize::MAX, |name| number(&mut attributes, name));
+            for &p in positions {
                 updates[p].push(Update {
                     field: i,
                     kind,
@@ -165,6 +192,8 @@ impl GraphKernel {
                 });
             }
         }
+        let resets: Vec<usize> = (0..kinds.len()).filter(|&f| kinds[f] == ENDS).collect();
+        let positional = places.iter().any(|p| p.len() > 1) || starts.len() > 1 || ends.len() > 1 || !resets.is_empty();
         let (parsed_edges, edges_into, edges_from) = parse_edges(n, &edges, &mut attributes)?;
         let mut parsed_negations = Vec::new();
         for (types, start, end, transitions, edges, parent, previous, following) in negations {
@@ -196,12 +225,16 @@ impl GraphKernel {
             negations: parsed_negations,
             leading,
             trailing,
-            start,
-            end,
+            is_start,
+            is_end,
+            places,
+            required,
+            positional,
             predecessors,
             is_source,
             kinds,
             updates,
+            resets,
             attributes,
             count_only,
             semantics,
@@ -714,7 +747,7 @@ impl SetKernel {
         for (g, kernel) in self.graphs.iter().enumerate() {
             let graph = &kernel.get().graph;
             let mine = &matched[self.key_of[g]];
-            // Every trend holds an event of each positive type; windows of the run may lie elsewhere.
+            // Every trend holds an event of each required type; windows of the run may lie elsewhere.
             let mut seen = vec![false; graph.types.len()];
             for &i in mine {
                 if let Some(p) = self.roles[g][raw[i].kind].and_then(Role::positive) {
@@ -726,7 +759,10 @@ impl SetKernel {
                 if mine.is_empty() {
                     continue;
                 }
-            } else if !seen.iter().all(|&s| s) || !graph.has_windows(raw[mine[0]].time, raw[mine[mine.len() - 1]].time) {
+            } else if mine.is_empty()
+                || !graph.required.iter().all(|&p| seen[graph.places[p][0]])
+                || !graph.has_windows(raw[mine[0]].time, raw[mine[mine.len() - 1]].time)
+            {
                 continue;
             }
             match graph.events(raw, mine, &self.roles[g], &self.attribute_at[g]) {

@@ -16,6 +16,9 @@ pub enum Function {
     Avg,
     Min,
     Max,
+    /// COUNT(*) of `P AND Q`: the trends P only, Q only and both match (C_i, C_j, C_ij of dissertation §12),
+    /// which add across partitions; `AggregateState.value` turns them into the number of pairs at the end.
+    Pairs,
 }
 
 impl Function {
@@ -26,6 +29,7 @@ impl Function {
             "AVG" => Function::Avg,
             "MIN" => Function::Min,
             "MAX" => Function::Max,
+            "PAIRS" => Function::Pairs,
             _ => return None,
         })
     }
@@ -37,6 +41,7 @@ impl Function {
             Function::Avg => "AVG",
             Function::Min => "MIN",
             Function::Max => "MAX",
+            Function::Pairs => "PAIRS",
         }
     }
 
@@ -44,7 +49,7 @@ impl Function {
     /// sum, the non-null count and the float count (`aggregates.VectorAlgebra.states`).
     pub fn fields(self) -> usize {
         match self {
-            Function::Sum | Function::Avg => 3,
+            Function::Sum | Function::Avg | Function::Pairs => 3,
             _ => 1,
         }
     }
@@ -138,7 +143,8 @@ impl PartialColumns {
     }
 }
 
-/// `AggregateState.to_text`: [function, count, numerator, denominator, floats, extreme].
+/// `AggregateState.to_text`: [function, count, numerator, denominator, floats, extreme], and for PAIRS the
+/// three classes.
 fn write_state(out: &mut Vec<u8>, state: &StateSpec, agg: &[Num], sums: &GraphSums) {
     let name = state.function.name();
     let text = match state.function {
@@ -158,6 +164,10 @@ fn write_state(out: &mut Vec<u8>, state: &StateSpec, agg: &[Num], sums: &GraphSu
                 }
             };
             format!("[\"{name}\", \"0\", \"0\", \"1\", 0, {extreme}]")
+        }
+        Function::Pairs => {
+            let [p, q, both] = [0, 1, 2].map(|i| agg[state.fields[i]].to_text());
+            format!("[\"{name}\", \"0\", \"0\", \"1\", 0, null, [\"{p}\", \"{q}\", \"{both}\"]]")
         }
         Function::Sum | Function::Avg => {
             let (sum, nonnull, floats) = (state.fields[0], state.fields[1], state.fields[2]);

@@ -1,0 +1,173 @@
+"""Position templates (dissertation §12: a type at several places, ``P{n,}``, ``P OR Q``, ``P AND Q``) on the
+compiled kernel (``native/src/graph.rs``: each event at every state of its type; AND's classes), in every
+strategy, through the API and the Arrow path, against the brute-force enumerator — with the Python graph
+refusing them, so every number here is the kernel's."""
+
+from __future__ import annotations
+
+import hamlet_native
+import pytest
+from hypothesis import given, note
+from hypothesis import strategies as st
+from kernel_checks import (
+    compiled_queries,
+    position_queries_of,
+    python_graph_refuses_position_templates,
+    whole,
+)
+from oracle import evaluate_bruteforce
+from workloads import events, position_queries, table_of, types_of, workloads
+
+from hamlet import STRATEGIES, Event, evaluate, parse_workload
+from hamlet.api import evaluate_table, evaluate_with, finalize_table
+from hamlet.runtime.native import kernel_obstacle
+
+
+@given(st.data())
+def test_position_templates_on_the_kernel_equal_bruteforce(data):
+    """1-3 queries on position templates (repeated types, P{n,}, OR of 2-3 operands, AND, optional parts
+    inside them; every aggregate the language allows on each; local and edge predicates, GROUP-BY and
+    equivalence, windows) next to 0-2 ordinary queries, every strategy."""
+    lines = [data.draw(position_queries(f"p{i}")) for i in range(data.draw(st.integers(1, 3)))]
+    others = data.draw(st.integers(0, 2))
+    if others:
+        lines.append(data.draw(workloads(max_queries=others)))
+    text = "\n".join(lines)
+    # (ints for floats: a sum over floats and ints under one MIN are exact on the kernel too, but a MIN over
+    # both is Python's by design, which the refusing graph below would take for a failure)
+    stream = whole(data.draw(events(types_of(text), max_events=12, min_events=4)))
+    note(text)
+    note(repr(stream))
+    workload = parse_workload(text)
+    expected = evaluate_bruteforce(workload, stream)
+    positions = position_queries_of(workload)
+    table = table_of(stream)
+    with python_graph_refuses_position_templates():
+        for strategy, executor in STRATEGIES.items():
+            assert positions <= compiled_queries(workload, stream, strategy), strategy
+            assert evaluate_with(workload, stream, executor) == expected, strategy
+            assert finalize_table(workload, evaluate_table(workload, table, strategy)) == expected, strategy
+
+
+N = 130  # A events before the b: counts of 2^130 and more, beyond the kernel's 128-bit fast path
+
+BIG = """
+qo: RETURN COUNT(*), COUNT(A), SUM(A.x), MIN(A.x), MAX(A.x), AVG(A.x)
+    PATTERN SEQ(A+, B) OR SEQ(A, B+) WITHIN 1000 SLIDE 1000
+qa: RETURN COUNT(*) PATTERN SEQ(A+, B) AND SEQ(A, B+) WITHIN 1000 SLIDE 1000
+qr: RETURN COUNT(*), COUNT(A), SUM(A.x) PATTERN SEQ(A+, B, A) WITHIN 1000 SLIDE 1000
+qm: RETURN COUNT(*) PATTERN A{2,} WITHIN 1000 SLIDE 1000
+"""
+
+
+def big_stream() -> list[Event]:
+    """a1 ... a130 (x = its time), b131, a132 (x = 132): one window."""
+    stream = [Event("A", t, {"x": t}) for t in range(1, N + 1)]
+    return stream + [Event("B", N + 1, {}), Event("A", N + 2, {"x": N + 2})]
+
+
+def big_expected() -> dict[tuple[str, str], object]:
+    """By hand. SEQ(A+, B): a non-empty subset of the first N a's, then b (2^N - 1 trends); SEQ(A, B+): one a
+    and b, N trends, all also SEQ(A+, B)'s. So OR has 2^N - 1 trends, each a counted in half of them
+    (N·2^(N-1) A events, x summing to 2^(N-1)·N(N+1)/2); AND pairs C_i = 2^N - 1 - N trends of P only with
+    the C_ij = N of both, and those N among themselves. SEQ(A+, B, A) ends at a132: 2^N - 1 trends holding
+    N·2^(N-1) + 2^N - 1 a's. A{2,} takes every subset of two or more of the N + 1 a's."""
+    trends, a_events = 2**N - 1, N * 2 ** (N - 1)
+    p_only, both = 2**N - 1 - N, N
+    sum_x = 2 ** (N - 1) * N * (N + 1) // 2
+    return {
+        ("qo", "COUNT(*)"): trends,
+        ("qo", "COUNT(A)"): a_events,
+        ("qo", "SUM(A.x)"): sum_x,
+        ("qo", "MIN(A.x)"): 1,
+        ("qo", "MAX(A.x)"): N,
+        ("qo", "AVG(A.x)"): (N + 1) / 2,
+        ("qa", "COUNT(*)"): p_only * both + both * (both - 1) // 2,
+        ("qr", "COUNT(*)"): trends,
+        ("qr", "COUNT(A)"): a_events + trends,
+        ("qr", "SUM(A.x)"): sum_x + (N + 2) * trends,
+        ("qm", "COUNT(*)"): 2 ** (N + 1) - 1 - (N + 1),
+    }
+
+
+def test_counts_beyond_128_bits_on_position_templates_are_exact_in_every_strategy():
+    stream, expected = big_stream(), big_expected()
+    assert expected[("qm", "COUNT(*)")] > 1 << 128
+    workload = parse_workload(BIG)
+    assert position_queries_of(workload) == {"qo", "qa", "qr", "qm"}
+    table = table_of(stream)
+    with python_graph_refuses_position_templates():
+        for strategy in STRATEGIES:
+            assert compiled_queries(workload, stream, strategy) == {"qo", "qa", "qr", "qm"}, strategy
+            rows = evaluate(BIG, stream, strategy)
+            assert {(r.query, r.aggregate): r.value for r in rows} == expected, strategy
+            assert all((r.window_start, r.window_end) == (0, 1000) for r in rows)
+            from_table = finalize_table(workload, evaluate_table(workload, table, strategy))
+            assert from_table == rows, f"{strategy}, table"
+
+
+def test_position_templates_of_the_worked_example_run_compiled():
+    """README's worked example (Figure 12.1's a1 b2 a3 a4 b7, x: a1=5 a3=6 a4=4) on the kernel: OR 9 trends,
+    COUNT(A) 14, SUM 70, AVG 5.0; AND 30 pairs; SEQ(A+, B, A) 2; SEQ(A+, A+) 4 (one trend per sequence)."""
+    text = """
+    qo: RETURN COUNT(*), COUNT(A), SUM(A.x), AVG(A.x) PATTERN SEQ(A+, B) OR SEQ(A, B+) WITHIN 100 SLIDE 100
+    qa: RETURN COUNT(*) PATTERN SEQ(A+, B) AND SEQ(A, B+) WITHIN 100 SLIDE 100
+    qr: RETURN COUNT(*) PATTERN SEQ(A+, B, A) WITHIN 100 SLIDE 100
+    qt: RETURN COUNT(*) PATTERN SEQ(A+, A+) WITHIN 100 SLIDE 100
+    """
+    x = {1: 5, 3: 6, 4: 4}
+    stream = [Event(t, time, {"x": x[time]} if t == "A" else {}) for t, time in
+              [("A", 1), ("B", 2), ("A", 3), ("A", 4), ("B", 7)]]  # fmt: skip
+    expected = {("qo", "COUNT(*)"): 9, ("qo", "COUNT(A)"): 14, ("qo", "SUM(A.x)"): 70, ("qo", "AVG(A.x)"): 5.0,
+                ("qa", "COUNT(*)"): 30, ("qr", "COUNT(*)"): 2, ("qt", "COUNT(*)"): 4}  # fmt: skip
+    workload = parse_workload(text)
+    assert evaluate_bruteforce(workload, stream) == evaluate(text, stream, "greta")
+    with python_graph_refuses_position_templates():
+        for strategy in STRATEGIES:
+            rows = evaluate(text, stream, strategy)
+            assert {(r.query, r.aggregate): r.value for r in rows} == expected, strategy
+
+
+def test_optional_parts_run_compiled_but_under_a_not_with_several_start_types():
+    """``P?`` and ``P*`` give a pattern several start and end types, which the kernel's graph takes; a NOT over
+    such a pattern stays in Python (the kernel's negative sub-patterns have one start and one end), with its
+    reason. Over a1 c2 b3 d4 b5 c6 b7 (x = time), counted by hand below."""
+    text = """
+    qo: RETURN COUNT(*), COUNT(B) PATTERN SEQ(A?, B+, C?) WITHIN 100 SLIDE 100
+    qs: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B*, C) WITHIN 100 SLIDE 100
+    qn: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(C?, D), B+) WITHIN 100 SLIDE 100
+    """
+    stream = [Event(t, time, {"x": time}) for time, t in enumerate("ACBDBCB", 1)]
+    workload = parse_workload(text)
+    assert [kernel_obstacle(q) for q in workload.queries] == [
+        None,
+        None,
+        "NOT SEQ(C?, D): the kernel's negative sub-patterns have one start and one end type",
+    ]
+    expected = evaluate_bruteforce(workload, stream)
+    values = {(r.query, r.aggregate): r.value for r in expected}
+    # qo: 7 subsets of b3 b5 b7, alone or after a1 (x2), with or without c6 where the last b is before it
+    # (b3, b5, b3 b5: 3 subsets, x2 = 6 more): 14 + 6 = 20; COUNT(B): 12·2 + 4·2 = 32 (subsets hold 12 b's,
+    # those before c6 4). qs: (a1,c2), (a1,c6), (a1,b3,c6), (a1,b5,c6), (a1,b3,b5,c6): 5, B.x 3 + 5 + 8 = 16.
+    # qn: d4 (and c2 d4) match SEQ(C?, D) after a1, so a1's first b is b3, which any of b5, b7 may follow: 4.
+    assert values == {("qo", "COUNT(*)"): 20, ("qo", "COUNT(B)"): 32, ("qs", "COUNT(*)"): 5,
+                      ("qs", "SUM(B.x)"): 16, ("qn", "COUNT(*)"): 4}  # fmt: skip
+    for strategy in STRATEGIES:
+        assert {"qo", "qs"} <= compiled_queries(workload, stream, strategy), strategy
+        assert "qn" not in compiled_queries(workload, stream, strategy), strategy
+        assert evaluate(text, stream, strategy) == expected, strategy
+
+
+def test_the_graph_kernel_names_a_position_outside_its_template():
+    def kernel(starts, ends, fields):
+        return hamlet_native.GraphKernel(["A", "B", "A"], starts, ends, [(0, 1), (1, 2)], [], fields, False,
+                                         [(10, 10, 0, 100)], [])  # fmt: skip
+
+    trends = ("trends", [], None, False)
+    assert kernel([0], [2], [trends, ("ends", [2], None, False)]) is not None
+    with pytest.raises(ValueError, match=r"^ends: position 3 outside the template's 3$"):
+        kernel([0], [3], [trends])
+    with pytest.raises(ValueError, match=r"^field 1 \(count\): position 5 outside the template's 3$"):
+        kernel([0], [2], [trends, ("count", [0, 5], None, False)])
+    with pytest.raises(ValueError, match=r"^a template needs a start and an end position$"):
+        kernel([], [2], [trends])
