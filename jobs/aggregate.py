@@ -72,6 +72,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # of 1M events took 2.4 CPU s in one task (bench/results/vertical.md).
 SEGMENT_EVENTS = 200_000
 MAX_SEGMENTS = 64
+HOT_SAMPLE = 1000  # sampled rows expected per --segment-events events, to find the hot stream partitions
 
 
 class JobError(Exception):
@@ -284,7 +285,7 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
         return mine, None  # (segments cut at whole seconds: the kernel's times)
     pane_us = math.lcm(*(int(p) for p in panes)) * MICROS
     if keys:
-        hot = mine.groupBy(*keys).count().where(F.col("count") > plan.segment_events).persist()
+        hot = _hot_partitions(mine, keys, plan.segment_events).persist()
         found = hot.select("count").collect()
         hottest, partitions = max((r["count"] for r in found), default=0), len(found)
     else:
@@ -307,6 +308,23 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
     else:
         mine = mine.withColumn("_segment", segment)
     return mine, segmenting
+
+
+def _hot_partitions(mine: DataFrame, keys: tuple[str, ...], threshold: int) -> DataFrame:
+    """The stream partitions of ``mine`` (by ``keys``) of more than ``threshold`` events, with their exact
+    ``count``. Counting every partition would aggregate one row per partition (a trip each: hundreds of
+    thousands) only to find none or a few; a sample of about ``HOT_SAMPLE`` rows per ``threshold`` events finds
+    the candidates (a partition at the threshold has ~HOT_SAMPLE sampled rows; fewer than half of that has a
+    probability below 1e-50), and only they are counted exactly."""
+    from pyspark.sql import functions as F
+
+    fraction = HOT_SAMPLE / threshold
+    if fraction >= 1:
+        return mine.groupBy(*keys).count().where(F.col("count") > threshold)
+    sampled = mine.sample(fraction=fraction, seed=0).groupBy(*keys).count()
+    candidates = sampled.where(F.col("count") >= HOT_SAMPLE // 2).select(*keys)
+    exact = mine.join(F.broadcast(candidates), list(keys), "left_semi").groupBy(*keys).count()
+    return exact.where(F.col("count") > threshold)
 
 
 @dataclass

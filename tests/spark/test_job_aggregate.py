@@ -130,6 +130,20 @@ def test_hot_stream_partitions_run_in_time_segments_with_the_same_rows(spark, ev
     assert stats and all(s["segments"] >= 4 and s["segmented_partitions"] >= 1 for s in stats.values())
 
 
+def test_hot_partitions_are_found_by_a_sample_and_counted_exactly(spark):
+    # Above HOT_SAMPLE events per threshold the job samples for candidates and counts only them: a partition
+    # of exactly the threshold is a candidate but not hot, one of a single event more is.
+    from jobs.aggregate import HOT_SAMPLE, _hot_partitions
+
+    threshold = 2 * HOT_SAMPLE
+    sizes = {("hot", 1): threshold + 1, ("edge", 1): threshold, ("big", 2): 3 * threshold}
+    rows = [(d, r) for (d, r), n in sizes.items() for _ in range(n)]
+    rows += [(f"trip{i}", i % 7) for i in range(3_000)]
+    events = spark.createDataFrame(rows, "driver string, rider long")
+    hot = _hot_partitions(events, ("driver", "rider"), threshold).collect()
+    assert sorted((r.driver, r.rider, r["count"]) for r in hot) == [("big", 2, 6_000), ("hot", 1, 2_001)]
+
+
 def test_three_hourly_runs_equal_one_three_hour_run(spark, events_table, workload_file, tmp_path):
     from pyspark.testing import assertDataFrameEqual
 
