@@ -116,6 +116,8 @@ def evaluate_table(workload: Workload | PreparedWorkload | str, table: pa.Table,
 def _clipped_us(workload: Workload | PreparedWorkload | str,
                 window_ends_us: tuple[int, int] | None) -> PreparedWorkload:  # fmt: skip
     """The workload prepared, its windows those that end in (lo, hi] µs (all of them without a range)."""
+    if window_ends_us is not None:
+        window_ends_us = vertical.microsecond_pair(window_ends_us, "window_ends_us")
     window_ends = None if window_ends_us is None else (Fraction(window_ends_us[0], MICROS),
                                                        Fraction(window_ends_us[1], MICROS))  # fmt: skip
     return prepare(workload).clipped(window_ends)  # type: ignore[arg-type]
@@ -330,6 +332,9 @@ def prepare(workload: Workload | PreparedWorkload | str) -> PreparedWorkload:
         return workload
     if isinstance(workload, str):
         workload = parse_workload(workload)
+    if not isinstance(workload, Workload):
+        raise HamletError(f"expected a workload (its text, parse_workload's Workload or prepare's), found "
+                          f"{type(workload).__name__}")  # fmt: skip
     sets = []
     for query_set in workload.sharable_query_sets():
         queries = tuple(workload.query(name) for name in query_set.queries)
@@ -422,11 +427,18 @@ def to_events(events: Any) -> list[Event]:
     if hasattr(events, "to_dict") and hasattr(events, "columns"):
         records = events.to_dict(orient="records")
         return [_from_mapping(r, f"row {i}", dataframe=True) for i, r in enumerate(records)]
-    if isinstance(events, list) and all(type(e) is Event and type(e.time) is int for e in events):
+    if isinstance(events, list) and all(type(e) is Event and type(e.time) is int and type(e.attributes) is dict
+                                        for e in events):  # fmt: skip
         return events  # already what the engine reads (the Spark job's events): one cheap pass, no copies
+    if isinstance(events, (str, bytes, Mapping)) or not isinstance(events, Iterable):
+        raise EventError(f"expected Event objects, mappings or a DataFrame, found {type(events).__name__}",
+                         where="the events")  # fmt: skip
     out = []
     for i, item in enumerate(events):
         if isinstance(item, Event):
+            if not isinstance(item.attributes, Mapping):
+                raise EventError(f"attributes are a {type(item.attributes).__name__}, not a mapping of names to "
+                                 "values", where=f"event {i}")  # fmt: skip
             if type(item.time) is int:
                 out.append(item)
             else:

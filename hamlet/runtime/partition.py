@@ -9,6 +9,7 @@ from operator import itemgetter
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
+from hamlet.errors import EventError
 from hamlet.events import Event
 
 PartitionKey = tuple
@@ -81,7 +82,14 @@ def partition_stream(
         key = (values,) if width == 1 else values
         if None in key:
             continue
-        found = partitions.get(key)
+        try:
+            found = partitions.get(key)
+        except TypeError:  # a list or a mapping: no value two events can share
+            raise EventError(
+                f"{', '.join(attributes)} = {key!r}: GROUP-BY and equivalence attributes take single "
+                "values (numbers, text, times)",
+                where=f"the {event.type} event at time {event.time}",
+            ) from None
         if found is None:
             partitions[key] = [event]
         else:
