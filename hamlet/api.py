@@ -39,6 +39,7 @@ from hamlet.runtime.columnar import (
     set_rows,
     sorted_events,
     whole_seconds,
+    without_negative_zeros,
 )
 from hamlet.runtime.greta import run_greta
 from hamlet.runtime.native import kernel_obstacle, predicates_obstacle
@@ -129,6 +130,7 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
     if rows.num_rows == 0:
         return PARTIAL_SCHEMA.empty_table()
     queries = list(query_set.queries)
+    rows = without_negative_zeros(rows, queries)
     runner = executor(queries, algebras_of(queries, rows), stats)
     parts, left = [], rows
     if runner.compiled_set is not None and whole_seconds(rows):
@@ -216,12 +218,14 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
         if rows.num_rows == 0:
             continue
         queries = list(query_set.queries)
+        rows = without_negative_zeros(rows, queries)
         done, fallback, found = run_compiled(runner.compiled_set, queries, rows, micros_of(rows),
                                              query_set.attributes, groupings(queries), window_ends_us, stats,
                                              (t0, t1))  # fmt: skip
         if len(fallback):
-            raise EventError("a value only the Python engine computes exactly (an integer beyond 64 bits, a time "
-                             "beyond 2^52 s): evaluate this stream without time segments",
+            raise EventError("a value only the Python engine computes exactly (an integer beyond 64 bits, -0.0 "
+                             "under MIN or MAX, NaN or an infinity, a time beyond 2^52 s): evaluate this stream "
+                             "without time segments",
                              where=f"the stream partition of the event at {rows.column(TIME)[int(fallback[0])]}")  # fmt: skip
         parts.append(done)
         records.extend({"query_set": number, "partition_key": key, "segment_start_us": segment_us[0],
