@@ -1,0 +1,206 @@
+"""Differential property over the whole language and a wide value domain: several queries per workload, each
+drawn from every pattern family (nested Kleene and SEQ with NOT leading, between and trailing and over
+sub-patterns; optional and star parts; types at several places, ``P{n,}``, OR, AND), every semantics where
+the construct takes it, local predicates with negative and fractional constants and arithmetic, edge
+predicates, equivalence and GROUP-BY (with nulls and missing attributes), windows in seconds or
+milliseconds. Values are ints and floats of both signs, ``-0.0`` next to ``0``, ties, big ints; times are
+negative or fractional, repeat, and fall on window bounds; some events are of types no query reads.
+
+Every strategy equals the brute-force oracle through ``hamlet.evaluate`` and through ``evaluate_table``
+(Arrow in, partial states out), and, for the workloads whose time segments compose, cut into segments at
+random pane bounds (``evaluate_segment``, ``compose_segments``)."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import assume, given, note, settings
+from hypothesis import strategies as st
+from oracle import evaluate_bruteforce
+from test_vertical import check_split, segment_workloads
+from workloads import (
+    negation_patterns,
+    optional_patterns,
+    patterns,
+    position_patterns,
+    probe,
+    table_of,
+    typed,
+    types_of,
+)
+
+from hamlet import STRATEGIES, Event, evaluate, evaluate_table, finalize_table, parse_workload
+from hamlet.errors import EventError
+from hamlet.runtime.columnar import events_of, sorted_events
+
+# Ties, both zeros, both signs, fractions, and doubles whose sums leave the double range (±inf): what MIN,
+# MAX, SUM and AVG must agree on digit for digit.
+VALUES = [-3, -1, 0, 1, 2, 4, -0.0, 0.0, -1.5, 0.5, 2.5, -0.25, 1e308, -1e308]
+
+
+@st.composite
+def wide_attributes(draw) -> dict:
+    """x from ``VALUES`` (or null, or missing); y a small int of either sign; s a string; g, k partition
+    values, g sometimes null or missing."""
+    out: dict = {}
+    if draw(st.integers(0, 7)):
+        out["x"] = draw(st.sampled_from([*VALUES, None]))
+    out["y"] = draw(st.integers(-2, 3))
+    out["s"] = draw(st.sampled_from(["u", "v"]))
+    if draw(st.integers(0, 7)):
+        out["g"] = draw(st.sampled_from([1, 2, 2, None]))
+    out["k"] = draw(st.sampled_from(["p", "q"]))
+    return out
+
+
+@st.composite
+def wide_events(draw, types: str, max_events: int = 12) -> list[Event]:
+    """Times from -6 to 14 in quarter seconds (so they fall on window bounds of second and millisecond
+    windows, and before the epoch), with repeats."""
+    n = draw(st.integers(0, max_events))
+    quarters = sorted(draw(st.lists(st.integers(-24, 56), min_size=n, max_size=n)))
+    return [
+        Event(draw(st.sampled_from(types)), q // 4 if q % 4 == 0 else q / 4, draw(wide_attributes()))
+        for q in quarters
+    ]
+
+
+@st.composite
+def wide_conditions(draw, pattern: str, edges: bool) -> list[str]:
+    """Local predicates on any type of the pattern (negated ones too) with negative and fractional
+    constants, and edge predicates on its transitions."""
+    query = probe(pattern)
+    out = []
+    for _ in range(draw(st.integers(0, 2))):
+        t = draw(st.sampled_from(query.types))
+        out.append(draw(st.sampled_from([
+            f"{t}.x < 1", f"{t}.x >= -1", f"{t}.x = 0", f"{t}.x != -0.0", f"{t}.x * -1 > {t}.y",
+            f"({t}.x <= -0.5 OR {t}.s = v)", f"{t}.y % 2 = 0", f"{t}.x - {t}.y < 0.5",
+        ])))  # fmt: skip
+    transitions = [tr for part in query.pattern.walk() for tr in part.template.transitions]
+    for _ in range(draw(st.integers(0, 2)) if transitions and edges else 0):
+        tr = draw(st.sampled_from(transitions))
+        x, y = tr.source, tr.target
+        out.append(draw(st.sampled_from([
+            f"{x}.x < NEXT({y}).x", f"{x}.x >= NEXT({y}).x", f"NEXT({y}).y = {x}.y", f"{x}.x + NEXT({y}).y > 0",
+            f"{x}.y <= NEXT({y}).y",
+        ])))  # fmt: skip
+    return out
+
+
+@st.composite
+def wide_windows(draw) -> str:
+    """WITHIN/SLIDE in seconds (tumbling, sliding, with gaps) or in milliseconds (quarter-second panes)."""
+    if draw(st.integers(0, 3)) == 0:
+        within = 250 * draw(st.integers(4, 24))
+        slide = draw(st.sampled_from([within, within // 2, 250, within + 500]))
+        return f"WITHIN {within} ms SLIDE {slide} ms"
+    within = draw(st.integers(2, 16))
+    slide = draw(st.sampled_from([within, max(1, within // 2), max(1, within // 3), within + 2]))
+    return f"WITHIN {within} SLIDE {slide}" if draw(st.integers(0, 3)) else f"WITHIN {within} s"
+
+
+SEMANTICS = ["", "", " SEMANTICS ANY", " SEMANTICS NEXT", " SEMANTICS CONT"]
+
+
+@st.composite
+def wide_query(draw, name: str) -> str:
+    family = draw(st.sampled_from(["nested", "nested", "negation", "optional", "position"]))
+    if family == "nested":
+        pattern = draw(patterns(list(draw(st.permutations("ABCDEF")))))
+    elif family == "negation":
+        pattern = draw(negation_patterns())
+    elif family == "optional":
+        pattern = draw(optional_patterns())
+    else:
+        pattern = draw(position_patterns())
+    # §12's position templates take neither NOT nor NEXT/CONT (they never have NOT here).
+    semantics = draw(st.sampled_from(SEMANTICS)) if family != "position" else ""
+    positive = list(probe(pattern).pattern.template.types)
+    returns = ["COUNT(*)"]
+    if " AND " not in pattern:
+        for _ in range(draw(st.integers(0, 4))):
+            t = draw(st.sampled_from(positive))
+            a = draw(st.sampled_from(["x", "x", "y"]))
+            returns.append(draw(st.sampled_from([f"COUNT({t})", f"SUM({t}.{a})", f"AVG({t}.{a})",
+                                                 f"MIN({t}.{a})", f"MAX({t}.{a})"])))  # fmt: skip
+        returns = list(dict.fromkeys(returns))
+        if draw(st.integers(0, 4)) == 0:
+            returns.remove("COUNT(*)")
+            returns = returns or [f"COUNT({positive[0]})"]
+    equivalence = draw(st.sampled_from([[], [], ["k"], ["g"], ["k", "g"]]))
+    grouped = draw(st.sampled_from([[], [], ["g"], ["k"]]))
+    where = [f"[{', '.join(equivalence)}]"] if equivalence else []
+    where += draw(wide_conditions(pattern, edges=True))
+    text = f"{name}: RETURN {', '.join(grouped + returns)} PATTERN {pattern}{semantics}"
+    if where:
+        text += " WHERE " + " AND ".join(where)
+    if grouped:
+        text += " GROUP-BY " + ", ".join(grouped)
+    return text + " " + draw(wide_windows())
+
+
+@st.composite
+def wide_workloads(draw) -> str:
+    return "\n".join(draw(wide_query(f"q{i}")) for i in range(draw(st.integers(1, 4))))
+
+
+def stream_types(text: str) -> str:
+    """The workload's types, positive ones more often, and a type (Z) no query reads."""
+    workload = parse_workload(text)
+    positive = "".join(t for q in workload.queries for t in q.pattern.template.types)
+    return positive * 3 + "".join(t for q in workload.queries for t in q.types) + "Z"
+
+
+WIDE_EXAMPLES = settings(max_examples=300 if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 100)
+
+
+@WIDE_EXAMPLES
+@given(wide_workloads(), st.data())
+def test_wide_workloads_equal_bruteforce(text, data):
+    stream = data.draw(wide_events(stream_types(text)))
+    check_wide(text, stream)
+
+
+def check_wide(text: str, stream: list[Event]) -> None:
+    note(text)
+    note(repr(stream))
+    workload = parse_workload(text)
+    expected = evaluate_bruteforce(workload, stream)
+    for strategy in STRATEGIES:
+        assert exactly(evaluate(workload, stream, strategy)) == exactly(expected), strategy
+    table = table_of(stream)
+    read = events_of(sorted_events(table), ["x", "y", "s", "g", "k"])
+    if [typed(e) for e in read] != [typed(e) for e in stream]:
+        # Arrow holds one type per column (ints next to floats become floats, a missing value a null).
+        expected = evaluate_bruteforce(workload, read)
+    for strategy in STRATEGIES:
+        found = finalize_table(workload, evaluate_table(workload, table, strategy))
+        assert exactly(found) == exactly(expected), f"{strategy}, table"
+
+
+def exactly(rows: list) -> list:
+    """Rows with each value's kind: an int SUM is not a float that happens to be equal. MIN and MAX of a
+    zero may be ``0``, ``0.0`` or ``-0.0`` (equal values of the stream, any of which is the extreme)."""
+
+    def kind(row) -> str:
+        if row.value == 0 and row.aggregate.startswith(("MIN", "MAX")):
+            return "zero"
+        return type(row.value).__name__
+
+    return [(row, kind(row)) for row in rows]
+
+
+@WIDE_EXAMPLES
+@given(segment_workloads(), st.data())
+def test_wide_values_cut_into_time_segments_equal_bruteforce(text, data):
+    """Segments over the wide values (whole-second times: a segment's events need them)."""
+    stream = [
+        Event(e.type, int(e.time), e.attributes) for e in data.draw(wide_events(types_of(text, every=2), 14))
+    ]
+    try:
+        check_split(text, stream, data)
+    except EventError as error:
+        # The one refusal left: the sign of a zero under MIN/MAX, which the kernel's scaled integers drop.
+        assert "-0.0 under MIN or MAX" in str(error), error
+        assume(False)
