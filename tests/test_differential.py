@@ -17,6 +17,7 @@ import os
 from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
+from test_trends import expected, listed
 from test_vertical import check_split, segment_workloads
 from workloads import (
     negation_patterns,
@@ -90,10 +91,12 @@ def wide_conditions(draw, pattern: str, edges: bool) -> list[str]:
 
 @st.composite
 def wide_windows(draw) -> str:
-    """WITHIN/SLIDE in seconds (tumbling, sliding, with gaps) or in milliseconds (quarter-second panes)."""
+    """WITHIN/SLIDE in seconds (tumbling, sliding, with gaps) or in milliseconds: quarter seconds, whose bounds
+    fall on the events' quarter-second times, or tenths, whose bounds no double holds exactly (0.3 s)."""
     if draw(st.integers(0, 3)) == 0:
-        within = 250 * draw(st.integers(4, 24))
-        slide = draw(st.sampled_from([within, within // 2, 250, within + 500]))
+        unit = draw(st.sampled_from([250, 100, 300]))
+        within = unit * draw(st.integers(max(2, 1000 // unit), 6000 // unit))
+        slide = draw(st.sampled_from([within, within // 2, unit, within + 2 * unit]))
         return f"WITHIN {within} ms SLIDE {slide} ms"
     within = draw(st.integers(2, 16))
     slide = draw(st.sampled_from([within, max(1, within // 2), max(1, within // 3), within + 2]))
@@ -204,3 +207,19 @@ def test_wide_values_cut_into_time_segments_equal_bruteforce(text, data):
         # The one refusal left: the sign of a zero under MIN/MAX, which the kernel's scaled integers drop.
         assert "-0.0 under MIN or MAX" in str(error), error
         assume(False)
+
+
+@WIDE_EXAMPLES
+@given(wide_workloads(), st.data())
+def test_listed_trends_over_wide_workloads_are_the_oracles(text, data):
+    """``hamlet trends`` (every query but a conjunction, which pairs trends) lists the oracle's trends, with
+    the engine's totals, over fractional times and millisecond windows too."""
+    stream = data.draw(wide_events(stream_types(text), 11))
+    note(text)
+    note(repr(stream))
+    workload = parse_workload(text)
+    for query in workload.queries:
+        if query.choice != "AND":
+            found = listed(workload, query.name, stream)
+            assert found == expected(query, stream)
+            assert all(total == sum(trends.values()) for total, trends in found.values())
