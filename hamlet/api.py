@@ -242,10 +242,20 @@ def compose_segments(workload: Workload | PreparedWorkload | str, records: pa.Ta
     algebra scales the sums over those)."""
     executor = _executor(strategy)
     prepared = _clipped_us(workload, window_ends_us)
+    if not isinstance(records, pa.Table) or not set(vertical.RECORD_SCHEMA.names) <= set(
+        records.column_names
+    ):
+        raise HamletError(f"records must be a table of evaluate_segment's records, with the columns "
+                          f"{', '.join(vertical.RECORD_SCHEMA.names)}")  # fmt: skip
+    if isinstance(floating, str) or not isinstance(floating, Iterable):
+        raise HamletError(f"floating must name the events table's floating-point columns, not {floating!r}")
     by_partition: dict[tuple[int, str], list[tuple[int, str]]] = {}
     for number, key, start, text in zip(
         *(records.column(n).to_pylist() for n in vertical.RECORD_SCHEMA.names)
     ):
+        if not (isinstance(number, int) and 0 <= number < len(prepared.sets)):
+            raise HamletError(f"a record names query set {number!r}; this workload has {len(prepared.sets)}: "
+                              "compose the records of the workload that evaluated the segments")  # fmt: skip
         by_partition.setdefault((number, key), []).append((start, text))
     rows: list[PartialRow] = []
     runners: dict[int, tuple] = {}
@@ -261,7 +271,10 @@ def compose_segments(workload: Workload | PreparedWorkload | str, records: pa.Ta
                 {q.name: by.index(q.group_by) for q in queries},
             )
         groups, algebras, grouping_of = runners[number]
-        decoded = [vertical.Record.from_json(text) for _, text in sorted(found, key=lambda item: item[0])]
+        try:
+            decoded = [vertical.Record.from_json(text) for _, text in sorted(found, key=lambda item: item[0])]
+        except (ValueError, TypeError) as e:  # (json's errors are ValueErrors)
+            raise HamletError(f"a record of partition {key} is not one evaluate_segment wrote: {e}") from None
         rows.extend(vertical.partial_rows(groups, decoded, algebras, grouping_of))
     return partial_rows_table(rows, window_ends_us)
 

@@ -223,3 +223,26 @@ def test_explain_says_which_sets_compose_and_why_the_others_run_whole(tmp_path, 
         "    {a}: composes",
         "    {b}: evaluated sequentially: edge predicates or a NOT between two types",
     ]
+
+
+def test_records_that_are_not_this_workloads_are_errors_that_say_so():
+    """(formerly KeyError, IndexError and JSONDecodeError tracebacks)"""
+    text = "q: RETURN COUNT(*) PATTERN SEQ(R, T+) WITHIN 10 sec SLIDE 5 sec"
+    table = pa.table({"event_type": ["R", "T"], "event_time": pa.array([1 * MICROS, 6 * MICROS], pa.int64()).cast(
+        pa.timestamp("us", "UTC"))})  # fmt: skip
+    _, records = evaluate_segment(text, table, (0, 10 * MICROS))
+    assert finalize_table(text, compose_segments(text, records, [])) == finalize_table(
+        text, evaluate_table(text, table)
+    )
+    wrong = [
+        (pa.table({"a": [1]}), "records must be a table of evaluate_segment's records, with the columns query_set"),
+        (records.set_column(0, "query_set", pa.array([7], pa.int64())), "a record names query set 7; this workload has 1"),
+        (records.set_column(3, "record", pa.array(["{"])), "a record of partition [] is not one evaluate_segment wrote"),
+    ]  # fmt: skip
+    for bad, message in wrong:
+        with pytest.raises(HamletError, match=re.escape(message)):
+            compose_segments(text, bad, [])
+    with pytest.raises(
+        HamletError, match="floating must name the events table's floating-point columns, not None"
+    ):
+        compose_segments(text, records, None)  # type: ignore[arg-type]
