@@ -9,8 +9,8 @@ inputs (about 14 events per partition and window).
 The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by step:
 
 1. **Relevant events.** A query reads the event types of its pattern, positive and negated. Events of other
-   types, events that fail a local predicate of their type, and events with a null (or missing) value in a
-   GROUP-BY or equivalence attribute are dropped.
+   types, events that fail a local predicate of their type, and events with a null (or missing, or NaN) value
+   in a GROUP-BY or equivalence attribute are dropped.
 2. **Partitions.** The remaining events are partitioned by their values of the GROUP-BY ∪ equivalence
    attributes. A trend, and every match of a negative sub-pattern that may invalidate it, is made of the
    events of one partition.
@@ -166,7 +166,9 @@ def pooled_trends(
     substreams: dict[tuple[Any, ...], list[Event]] = {}
     for event in events:
         values = tuple(event.attributes.get(a) for a in query.partition_attributes)
-        if any(v is None for v in values):
+        if any(
+            v is None or (isinstance(v, float) and math.isnan(v)) for v in values
+        ):  # (NaN counts as a null)
             continue
         substreams.setdefault(values, []).append(event)
         if event.type not in types:

@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime
 from fractions import Fraction
 
+import pyarrow as pa
 import pytest
 from streams import stream
 
@@ -207,3 +208,23 @@ def test_arguments_of_the_wrong_kind_are_errors_that_say_what_they_are(workload,
         evaluate(workload, events)
     with pytest.raises(HamletError, match=re.escape("a workload is text (str), not bytes")):
         parse_workload(b"q: RETURN COUNT(*) PATTERN A WITHIN 1")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_nan_in_a_partition_attribute_is_a_null_on_every_path(strategy):
+    """NaN was a group of its own on the table path (Arrow encodes all NaNs alike) and no partition at all on
+    the event path (two NaNs are unequal). Now it is a null: a1 b2 b5 with g = NaN are not matched; a3 b4 with
+    g = 1.0 make the one trend."""
+    from hamlet import evaluate_table, finalize_table
+
+    workload = "q: RETURN g, COUNT(*) PATTERN SEQ(A, B+) GROUP-BY g WITHIN 10\nr: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [g] WITHIN 10"
+    events = [Event("A", 1, {"g": math.nan}), Event("B", 2, {"g": math.nan}), Event("A", 3, {"g": 1.0}),
+              Event("B", 4, {"g": 1.0}), Event("B", 5, {"g": math.nan})]  # fmt: skip
+    table = pa.table({"event_type": [e.type for e in events], "event_time": [e.time for e in events],
+                      "g": [e.get("g") for e in events]})  # fmt: skip
+    expected = [("q", {"g": 1.0}, 1), ("r", {}, 1)]
+    assert [(r.query, r.group, r.value) for r in evaluate(workload, events, strategy)] == expected
+    assert [
+        (r.query, r.group, r.value)
+        for r in finalize_table(workload, evaluate_table(workload, table, strategy))
+    ] == expected

@@ -342,7 +342,7 @@ def set_rows(table: pa.Table, types: frozenset[str] | None, attributes: Sequence
     for a in attributes:
         if a not in table.column_names:
             return table.slice(0, 0)
-        mask = pc.and_(mask, pc.is_valid(table.column(a)))
+        mask = pc.and_(mask, pc.invert(pc.is_null(table.column(a), nan_is_null=True)))  # (NaN: a null here)
     return table.filter(mask)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
+from math import isnan
 from operator import itemgetter
 from typing import Any
 
@@ -80,7 +81,9 @@ def partition_stream(
             values = tuple(map(event.attributes.get, attributes))
             values = values[0] if width == 1 else values
         key = (values,) if width == 1 else values
-        if None in key:
+        if None in key or any(
+            type(v) is float and isnan(v) for v in key
+        ):  # (NaN is a null here, as in pandas)
             continue
         try:
             found = partitions.get(key)
