@@ -442,6 +442,10 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
 def to_events(events: Any) -> list[Event]:
     """Events from Event objects, mappings or a pandas DataFrame (duck-typed: no pandas import here)."""
     if hasattr(events, "to_dict") and hasattr(events, "columns"):
+        names = [str(c) for c in events.columns]
+        if len(set(names)) < len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise EventError(f"duplicate column(s) {', '.join(twice)}", where="the DataFrame")
         records = events.to_dict(orient="records")
         return [_from_mapping(r, f"row {i}", dataframe=True) for i, r in enumerate(records)]
     if isinstance(events, list) and all(type(e) is Event and type(e.time) is int and type(e.attributes) is dict
@@ -497,6 +501,8 @@ def _plain(value: Any) -> Any:
 
 def event_time(value: Any, where: str) -> Number:
     """Seconds since the epoch from a number, a datetime (naive means UTC) or a pandas Timestamp."""
+    if _plain(value) is None:  # (None, NaN, or pandas' NaT, which passes for a datetime)
+        raise EventError("event_time is empty", where=where)
     if hasattr(value, "to_pydatetime"):
         value = value.to_pydatetime()
     if isinstance(value, datetime):

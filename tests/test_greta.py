@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime
 from fractions import Fraction
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 from streams import stream
@@ -199,6 +200,11 @@ def test_nan_and_infinity_under_sum_and_nan_under_min_are_errors_naming_the_even
         (5, [], "expected a workload (its text, parse_workload's Workload or prepare's), found int"),
         ("q: RETURN g, COUNT(*) PATTERN A GROUP-BY g WITHIN 1", [Event("A", 1, {"g": [1]})],
          "the A event at time 1: g = ([1],): GROUP-BY and equivalence attributes take single values"),
+        # (a NaT passed for a datetime and ended in a ValueError; pandas dropped a duplicate column silently)
+        ("q: RETURN COUNT(*) PATTERN A WITHIN 1", pd.DataFrame({"event_type": ["A", "A"], "event_time": pd.to_datetime(
+            ["2026-01-05 08:00:00", None])}), "row 1: event_time is empty"),
+        ("q: RETURN COUNT(*) PATTERN A WITHIN 1", pd.DataFrame([["A", 1, 2, 3]], columns=["event_type", "event_time", "x", "x"]),
+         "the DataFrame: duplicate column(s) x"),
     ],
 )  # fmt: skip
 def test_arguments_of_the_wrong_kind_are_errors_that_say_what_they_are(workload, events, message):
