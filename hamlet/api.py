@@ -242,9 +242,7 @@ def compose_segments(workload: Workload | PreparedWorkload | str, records: pa.Ta
     algebra scales the sums over those)."""
     executor = _executor(strategy)
     prepared = _clipped_us(workload, window_ends_us)
-    if not isinstance(records, pa.Table) or not set(vertical.RECORD_SCHEMA.names) <= set(
-        records.column_names
-    ):
+    if not (isinstance(records, pa.Table) and set(vertical.RECORD_SCHEMA.names) <= set(records.column_names)):
         raise HamletError(f"records must be a table of evaluate_segment's records, with the columns "
                           f"{', '.join(vertical.RECORD_SCHEMA.names)}")  # fmt: skip
     if isinstance(floating, str) or not isinstance(floating, Iterable):

@@ -20,6 +20,7 @@ from oracle import evaluate_bruteforce
 from test_trends import expected, listed
 from test_vertical import check_split, segment_workloads
 from workloads import (
+    conditions,
     negation_patterns,
     optional_patterns,
     patterns,
@@ -66,27 +67,15 @@ def wide_events(draw, types: str, max_events: int = 12) -> list[Event]:
     ]
 
 
-@st.composite
-def wide_conditions(draw, pattern: str, edges: bool) -> list[str]:
-    """Local predicates on any type of the pattern (negated ones too) with negative and fractional
-    constants, and edge predicates on its transitions."""
-    query = probe(pattern)
-    out = []
-    for _ in range(draw(st.integers(0, 2))):
-        t = draw(st.sampled_from(query.types))
-        out.append(draw(st.sampled_from([
-            f"{t}.x < 1", f"{t}.x >= -1", f"{t}.x = 0", f"{t}.x != -0.0", f"{t}.x * -1 > {t}.y",
-            f"({t}.x <= -0.5 OR {t}.s = v)", f"{t}.y % 2 = 0", f"{t}.x - {t}.y < 0.5",
-        ])))  # fmt: skip
-    transitions = [tr for part in query.pattern.walk() for tr in part.template.transitions]
-    for _ in range(draw(st.integers(0, 2)) if transitions and edges else 0):
-        tr = draw(st.sampled_from(transitions))
-        x, y = tr.source, tr.target
-        out.append(draw(st.sampled_from([
-            f"{x}.x < NEXT({y}).x", f"{x}.x >= NEXT({y}).x", f"NEXT({y}).y = {x}.y", f"{x}.x + NEXT({y}).y > 0",
-            f"{x}.y <= NEXT({y}).y",
-        ])))  # fmt: skip
-    return out
+def wide_local(t: str) -> list[str]:
+    """Local predicates with negative and fractional constants."""
+    return [f"{t}.x < 1", f"{t}.x >= -1", f"{t}.x = 0", f"{t}.x != -0.0", f"{t}.x * -1 > {t}.y",
+            f"({t}.x <= -0.5 OR {t}.s = v)", f"{t}.y % 2 = 0", f"{t}.x - {t}.y < 0.5"]  # fmt: skip
+
+
+def wide_edge(x: str, y: str) -> list[str]:
+    return [f"{x}.x < NEXT({y}).x", f"{x}.x >= NEXT({y}).x", f"NEXT({y}).y = {x}.y", f"{x}.x + NEXT({y}).y > 0",
+            f"{x}.y <= NEXT({y}).y"]  # fmt: skip
 
 
 @st.composite
@@ -134,7 +123,7 @@ def wide_query(draw, name: str) -> str:
     equivalence = draw(st.sampled_from([[], [], ["k"], ["g"], ["k", "g"]]))
     grouped = draw(st.sampled_from([[], [], ["g"], ["k"]]))
     where = [f"[{', '.join(equivalence)}]"] if equivalence else []
-    where += draw(wide_conditions(pattern, edges=True))
+    where += draw(conditions(pattern, local=wide_local, edge=wide_edge))
     text = f"{name}: RETURN {', '.join(grouped + returns)} PATTERN {pattern}{semantics}"
     if where:
         text += " WHERE " + " AND ".join(where)

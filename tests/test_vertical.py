@@ -129,15 +129,19 @@ def test_every_split_composes_to_the_unsplit_result(text, data):
     check_split(text, stream, data)
 
 
-def test_a_count_beyond_every_fixed_width_flows_through_four_segments_exactly():
-    """One A, then 200 B's over four segments: 2^200 − 1 trends, COUNT(B) = 200·2^199, a float SUM exact."""
-    text = "q: RETURN COUNT(*), COUNT(B), SUM(B.v) PATTERN SEQ(A, B+) WITHIN 1000 sec SLIDE 50 sec"
-    rows = [("A", 0, 0.0)] + [("B", 1 + i, 0.1) for i in range(200)]
-    table = pa.table({
+def timed_table(rows: list[tuple]) -> pa.Table:
+    """(type, time in seconds, v) rows as the job's table: times as UTC timestamps, v a double column."""
+    return pa.table({
         "event_type": [r[0] for r in rows],
         "event_time": pa.array([r[1] * MICROS for r in rows], pa.int64()).cast(pa.timestamp("us", "UTC")),
         "v": pa.array([r[2] for r in rows], pa.float64()),
     })  # fmt: skip
+
+
+def test_a_count_beyond_every_fixed_width_flows_through_four_segments_exactly():
+    """One A, then 200 B's over four segments: 2^200 − 1 trends, COUNT(B) = 200·2^199, a float SUM exact."""
+    text = "q: RETURN COUNT(*), COUNT(B), SUM(B.v) PATTERN SEQ(A, B+) WITHIN 1000 sec SLIDE 50 sec"
+    table = timed_table([("A", 0, 0.0)] + [("B", 1 + i, 0.1) for i in range(200)])
     for strategy in STRATEGIES:
         rows_out = segmented(text, table, [0, 50, 100, 150, 1000], strategy)
         assert rows_out == finalize_table(text, evaluate_table(text, table, strategy))
@@ -168,12 +172,7 @@ def test_negative_zeros_under_sums_and_predicates_cross_segments():
     text = (
         "q: RETURN COUNT(*), SUM(B.v), AVG(B.v) PATTERN SEQ(A, B+) WHERE B.v <= 0 WITHIN 10 sec SLIDE 5 sec"
     )
-    rows = [("A", 0, 1.0), ("B", 1, -0.0), ("B", 2, -0.5), ("B", 6, -0.0)]
-    table = pa.table({
-        "event_type": [r[0] for r in rows],
-        "event_time": pa.array([r[1] * MICROS for r in rows], pa.int64()).cast(pa.timestamp("us", "UTC")),
-        "v": pa.array([r[2] for r in rows], pa.float64()),
-    })  # fmt: skip
+    table = timed_table([("A", 0, 1.0), ("B", 1, -0.0), ("B", 2, -0.5), ("B", 6, -0.0)])
     for strategy in STRATEGIES:
         assert [(r.window_start, r.value) for r in segmented(text, table, [0, 5, 10], strategy)] == [
             (-5, 3), (-5, -1.0), (-5, -0.25), (0, 7), (0, -2.0), (0, -2.0 / 12)]  # fmt: skip

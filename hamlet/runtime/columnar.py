@@ -49,9 +49,8 @@ PARTIAL_SCHEMA = pa.schema([
 
 def group_text(group: dict[str, Any]) -> str:
     """The canonical key of a group: JSON of {attribute: value} in GROUP-BY order ("{}" without GROUP-BY)."""
-    return json.dumps(
-        group, ensure_ascii=False, separators=(",", ":"), default=str
-    )  # (times, bytes: as text)
+    # A value JSON has no type for (a time, bytes) is keyed by its text.
+    return json.dumps(group, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def partition_text(values: Sequence[Any]) -> str:
@@ -355,9 +354,8 @@ def without_negative_zeros(table: pa.Table, queries: Sequence[Any]) -> pa.Table:
     kept.update(a for q in queries for a in q.group_by)
     for index, field in enumerate(table.schema):
         if pa.types.is_floating(field.type) and field.name not in kept and field.name not in (TYPE, TIME, ID):
-            table = table.set_column(
-                index, field.name, pc.add(table.column(index), 0.0)
-            )  # (-0.0 + 0.0 is 0.0)
+            # -0.0 + 0.0 is 0.0, and any other value stays itself.
+            table = table.set_column(index, field.name, pc.add(table.column(index), 0.0))
     return table
 
 

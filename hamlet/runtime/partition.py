@@ -81,9 +81,7 @@ def partition_stream(
             values = tuple(map(event.attributes.get, attributes))
             values = values[0] if width == 1 else values
         key = (values,) if width == 1 else values
-        if None in key or any(
-            type(v) is float and isnan(v) for v in key
-        ):  # (NaN is a null here, as in pandas)
+        if None in key or any(type(v) is float and isnan(v) for v in key):  # (NaN: a null, as in pandas)
             continue
         try:
             found = partitions.get(key)
