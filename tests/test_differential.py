@@ -3,16 +3,20 @@ drawn from every pattern family (nested Kleene and SEQ with NOT leading, between
 sub-patterns; optional and star parts; types at several places, ``P{n,}``, OR, AND), every semantics where
 the construct takes it, local predicates with negative and fractional constants and arithmetic, edge
 predicates, equivalence and GROUP-BY (with nulls and missing attributes), windows in seconds or
-milliseconds. Values are ints and floats of both signs, ``-0.0`` next to ``0``, ties, big ints; times are
-negative or fractional, repeat, and fall on window bounds; some events are of types no query reads.
+milliseconds. Values are ints and floats of both signs, ``-0.0`` next to ``0``, ties, doubles whose sums
+overflow; times are negative or fractional, repeat, and fall on window bounds; some events are of types no
+query reads.
 
 Every strategy equals the brute-force oracle through ``hamlet.evaluate`` and through ``evaluate_table``
-(Arrow in, partial states out), and, for the workloads whose time segments compose, cut into segments at
-random pane bounds (``evaluate_segment``, ``compose_segments``)."""
+(Arrow in, partial states out), cut into time segments at random pane bounds where the workload's segments
+compose (``evaluate_segment``, ``compose_segments``), and in the trends ``hamlet trends`` lists. Past the
+oracle's reach, on bursts whose counts exceed 128 bits, every path equals GRETA on Python's graphs."""
 
 from __future__ import annotations
 
 import os
+import re
+from functools import partial
 
 from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
@@ -21,19 +25,23 @@ from test_trends import expected, listed
 from test_vertical import check_split, segment_workloads
 from workloads import (
     conditions,
+    multi_query_workloads,
     negation_patterns,
     optional_patterns,
     patterns,
     position_patterns,
     probe,
+    sharing_workloads,
     table_of,
     typed,
     types_of,
 )
 
 from hamlet import STRATEGIES, Event, evaluate, evaluate_table, finalize_table, parse_workload
+from hamlet.api import evaluate_with
 from hamlet.errors import EventError
 from hamlet.runtime.columnar import events_of, sorted_events
+from hamlet.runtime.greta import run_greta
 
 # Ties, both zeros, both signs, fractions, and doubles whose sums leave the double range (±inf): what MIN,
 # MAX, SUM and AVG must agree on digit for digit.
@@ -212,3 +220,39 @@ def test_listed_trends_over_wide_workloads_are_the_oracles(text, data):
             found = listed(workload, query.name, stream)
             assert found == expected(query, stream)
             assert all(total == sum(trends.values()) for total, trends in found.values())
+
+
+@st.composite
+def long_bursts(draw, types: str = "ACDEFGH") -> list[Event]:
+    """A few runs of one type, mostly long bursts of B (up to 160 events: 2^160 trends of B+), at increasing
+    times that sometimes repeat, in one stream partition mostly (k constant, g seldom 2)."""
+    out: list[Event] = []
+    t = 0
+    for _ in range(draw(st.integers(2, 6))):
+        event_type = draw(st.sampled_from("BBBB" + types))
+        for _ in range(draw(st.integers(1, 160)) if event_type == "B" else draw(st.integers(1, 3))):
+            t += draw(st.sampled_from([0, 1, 1, 1, 2]))
+            out.append(Event(event_type, t, {"x": draw(st.sampled_from([1, 2, 3, -1, 0.5])), "y": draw(st.integers(0, 3)),
+                                             "s": "u", "g": draw(st.sampled_from([1, 1, 1, 2])), "k": "p"}))  # fmt: skip
+    return out
+
+
+@WIDE_EXAMPLES
+@given(st.one_of(sharing_workloads(), multi_query_workloads()), st.sampled_from([40, 100]), long_bursts())
+def test_counts_beyond_128_bits_agree_on_every_path(text, factor, stream):
+    """Past the oracle's reach (counts of 2^160): every strategy, through the API and the table, equals GRETA
+    on Python's graphs (arbitrary-precision ints, no kernel), windows stretched so that bursts fit in them."""
+    text = re.sub(r"(WITHIN|SLIDE) (\d+)", lambda m: f"{m.group(1)} {int(m.group(2)) * factor}", text)
+    note(text)
+    note(repr(stream))
+    workload = parse_workload(text)
+    on_python_graphs = partial(run_greta, native=False)
+    reference = exactly(evaluate_with(workload, stream, on_python_graphs))
+    table = table_of(stream)
+    # (Arrow holds x, ints next to floats, as floats: the table's reference reads the table's events)
+    table_reference = exactly(evaluate_with(workload, events_of(sorted_events(table), ["x", "y", "s", "g", "k"]),
+                                            on_python_graphs))  # fmt: skip
+    for strategy in STRATEGIES:
+        assert exactly(evaluate(workload, stream, strategy)) == reference, strategy
+        found = finalize_table(workload, evaluate_table(workload, table, strategy))
+        assert exactly(found) == table_reference, f"{strategy}, table"
