@@ -39,6 +39,7 @@ from hamlet.runtime.columnar import (
     set_rows,
     sorted_events,
     whole_seconds,
+    without_negative_zeros,
 )
 from hamlet.runtime.greta import run_greta
 from hamlet.runtime.native import kernel_obstacle, predicates_obstacle
@@ -116,6 +117,8 @@ def evaluate_table(workload: Workload | PreparedWorkload | str, table: pa.Table,
 def _clipped_us(workload: Workload | PreparedWorkload | str,
                 window_ends_us: tuple[int, int] | None) -> PreparedWorkload:  # fmt: skip
     """The workload prepared, its windows those that end in (lo, hi] µs (all of them without a range)."""
+    if window_ends_us is not None:
+        window_ends_us = vertical.microsecond_pair(window_ends_us, "window_ends_us")
     window_ends = None if window_ends_us is None else (Fraction(window_ends_us[0], MICROS),
                                                        Fraction(window_ends_us[1], MICROS))  # fmt: skip
     return prepare(workload).clipped(window_ends)  # type: ignore[arg-type]
@@ -127,6 +130,7 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
     if rows.num_rows == 0:
         return PARTIAL_SCHEMA.empty_table()
     queries = list(query_set.queries)
+    rows = without_negative_zeros(rows, queries)
     runner = executor(queries, algebras_of(queries, rows), stats)
     parts, left = [], rows
     if runner.compiled_set is not None and whole_seconds(rows):
@@ -214,12 +218,14 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
         if rows.num_rows == 0:
             continue
         queries = list(query_set.queries)
+        rows = without_negative_zeros(rows, queries)
         done, fallback, found = run_compiled(runner.compiled_set, queries, rows, micros_of(rows),
                                              query_set.attributes, groupings(queries), window_ends_us, stats,
                                              (t0, t1))  # fmt: skip
         if len(fallback):
-            raise EventError("a value only the Python engine computes exactly (an integer beyond 64 bits, a time "
-                             "beyond 2^52 s): evaluate this stream without time segments",
+            raise EventError("a value only the Python engine computes exactly (an integer beyond 64 bits, -0.0 "
+                             "under MIN or MAX, NaN or an infinity, a time beyond 2^52 s): evaluate this stream "
+                             "without time segments",
                              where=f"the stream partition of the event at {rows.column(TIME)[int(fallback[0])]}")  # fmt: skip
         parts.append(done)
         records.extend({"query_set": number, "partition_key": key, "segment_start_us": segment_us[0],
@@ -236,10 +242,18 @@ def compose_segments(workload: Workload | PreparedWorkload | str, records: pa.Ta
     algebra scales the sums over those)."""
     executor = _executor(strategy)
     prepared = _clipped_us(workload, window_ends_us)
+    if not (isinstance(records, pa.Table) and set(vertical.RECORD_SCHEMA.names) <= set(records.column_names)):
+        raise HamletError(f"records must be a table of evaluate_segment's records, with the columns "
+                          f"{', '.join(vertical.RECORD_SCHEMA.names)}")  # fmt: skip
+    if isinstance(floating, str) or not isinstance(floating, Iterable):
+        raise HamletError(f"floating must name the events table's floating-point columns, not {floating!r}")
     by_partition: dict[tuple[int, str], list[tuple[int, str]]] = {}
     for number, key, start, text in zip(
         *(records.column(n).to_pylist() for n in vertical.RECORD_SCHEMA.names)
     ):
+        if not (isinstance(number, int) and 0 <= number < len(prepared.sets)):
+            raise HamletError(f"a record names query set {number!r}; this workload has {len(prepared.sets)}: "
+                              "compose the records of the workload that evaluated the segments")  # fmt: skip
         by_partition.setdefault((number, key), []).append((start, text))
     rows: list[PartialRow] = []
     runners: dict[int, tuple] = {}
@@ -255,7 +269,10 @@ def compose_segments(workload: Workload | PreparedWorkload | str, records: pa.Ta
                 {q.name: by.index(q.group_by) for q in queries},
             )
         groups, algebras, grouping_of = runners[number]
-        decoded = [vertical.Record.from_json(text) for _, text in sorted(found, key=lambda item: item[0])]
+        try:
+            decoded = [vertical.Record.from_json(text) for _, text in sorted(found, key=lambda item: item[0])]
+        except (ValueError, TypeError) as e:  # (json's errors are ValueErrors)
+            raise HamletError(f"a record of partition {key} is not one evaluate_segment wrote: {e}") from None
         rows.extend(vertical.partial_rows(groups, decoded, algebras, grouping_of))
     return partial_rows_table(rows, window_ends_us)
 
@@ -330,6 +347,9 @@ def prepare(workload: Workload | PreparedWorkload | str) -> PreparedWorkload:
         return workload
     if isinstance(workload, str):
         workload = parse_workload(workload)
+    if not isinstance(workload, Workload):
+        raise HamletError(f"expected a workload (its text, parse_workload's Workload or prepare's), found "
+                          f"{type(workload).__name__}")  # fmt: skip
     sets = []
     for query_set in workload.sharable_query_sets():
         queries = tuple(workload.query(name) for name in query_set.queries)
@@ -420,13 +440,24 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
 def to_events(events: Any) -> list[Event]:
     """Events from Event objects, mappings or a pandas DataFrame (duck-typed: no pandas import here)."""
     if hasattr(events, "to_dict") and hasattr(events, "columns"):
+        names = [str(c) for c in events.columns]
+        if len(set(names)) < len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise EventError(f"duplicate column(s) {', '.join(twice)}", where="the DataFrame")
         records = events.to_dict(orient="records")
         return [_from_mapping(r, f"row {i}", dataframe=True) for i, r in enumerate(records)]
-    if isinstance(events, list) and all(type(e) is Event and type(e.time) is int for e in events):
+    if isinstance(events, list) and all(type(e) is Event and type(e.time) is int and type(e.attributes) is dict
+                                        for e in events):  # fmt: skip
         return events  # already what the engine reads (the Spark job's events): one cheap pass, no copies
+    if isinstance(events, (str, bytes, Mapping)) or not isinstance(events, Iterable):
+        raise EventError(f"expected Event objects, mappings or a DataFrame, found {type(events).__name__}",
+                         where="the events")  # fmt: skip
     out = []
     for i, item in enumerate(events):
         if isinstance(item, Event):
+            if not isinstance(item.attributes, Mapping):
+                raise EventError(f"attributes are a {type(item.attributes).__name__}, not a mapping of names to "
+                                 "values", where=f"event {i}")  # fmt: skip
             if type(item.time) is int:
                 out.append(item)
             else:
@@ -468,6 +499,8 @@ def _plain(value: Any) -> Any:
 
 def event_time(value: Any, where: str) -> Number:
     """Seconds since the epoch from a number, a datetime (naive means UTC) or a pandas Timestamp."""
+    if _plain(value) is None:  # (None, NaN, or pandas' NaT, which passes for a datetime)
+        raise EventError("event_time is empty", where=where)
     if hasattr(value, "to_pydatetime"):
         value = value.to_pydatetime()
     if isinstance(value, datetime):

@@ -36,8 +36,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         rows = evaluate(workload, events_file.events, strategy=args.strategy, stats=stats)
         iso_times = events_file.iso_times
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as out:
-            write_jsonl(rows, out)
+        try:
+            with open(args.output, "w", encoding="utf-8") as out:
+                write_jsonl(rows, out)
+        except OSError as e:
+            raise HamletError(f"cannot write output {args.output}: {e.strerror}") from None
         print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
     else:
         print(format_table(rows, iso_times) if rows else "no trend matched: no rows")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -189,6 +190,10 @@ def read_events_arrow(path: str) -> pa.Table:
     import pyarrow.parquet as pq
     from pyarrow import feather
 
+    if os.path.isdir(path):  # (pyarrow would read a folder as an empty Parquet dataset, or say only its name)
+        raise HamletError(f"cannot read events {path}: is a directory, not a Parquet or Arrow file")
+    if not os.path.exists(path):
+        raise HamletError(f"cannot read events {path}: no such file")
     try:
         if path.lower().endswith(".parquet"):
             return pq.read_table(path)

@@ -8,6 +8,7 @@ Spark job merges partials from many engine calls this way; ``hamlet.evaluate`` m
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -35,6 +36,15 @@ def int_from_text(text: str) -> int:
         return -int_from_text(text[1:])
     half = len(text) // 2
     return int_from_text(text[:-half]) * 10**half + int_from_text(text[-half:])
+
+
+def nearest_float(exact: Fraction) -> float:
+    """The double nearest to ``exact``, by IEEE rounding: past the largest double that is an infinity (Python's
+    ``float`` raises instead, and a SUM of a few values near 1e308 gets there)."""
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
 
 
 @dataclass(frozen=True)
@@ -82,8 +92,8 @@ class AggregateState:
         if not self.count:
             return None
         if self.function == "AVG":
-            return float(self.total / self.count)
-        return float(self.total) if self.floats else int(self.total)
+            return nearest_float(self.total / self.count)
+        return nearest_float(self.total) if self.floats else int(self.total)
 
     def exact_text(self) -> str | None:
         """The value as text with every digit: integers in full (counts exceed any fixed-width type), floats

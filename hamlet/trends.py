@@ -20,6 +20,7 @@ from operator import attrgetter
 from typing import Any
 
 from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
+from hamlet.analysis.windows import as_number
 from hamlet.analysis.workload import Workload
 from hamlet.errors import HamletError
 from hamlet.events import Event
@@ -107,7 +108,8 @@ def list_trends(
             pooled.setdefault((k, gk), []).append(recorded)
     window = query.window
     for k, gk in sorted(pooled, key=lambda item: (item[0], group_key(groups[item[1]]))):
-        total = totals.get((window.start(k), group_key(groups[gk])))
+        # (rows hold window bounds as users see them: 0.3, not the Fraction 3/10 that never equals it)
+        total = totals.get((as_number(window.start(k)), group_key(groups[gk])))
         if total is None:
             continue  # no trend in this window and group
         parts = pooled[(k, gk)]
@@ -214,6 +216,4 @@ def trend_text(trend: Trend) -> str:
 
 
 def _number(value: Any) -> str:
-    from hamlet.analysis.windows import as_number
-
     return str(as_number(value))

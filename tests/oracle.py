@@ -9,8 +9,8 @@ inputs (about 14 events per partition and window).
 The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by step:
 
 1. **Relevant events.** A query reads the event types of its pattern, positive and negated. Events of other
-   types, events that fail a local predicate of their type, and events with a null (or missing) value in a
-   GROUP-BY or equivalence attribute are dropped.
+   types, events that fail a local predicate of their type, and events with a null (or missing, or NaN) value
+   in a GROUP-BY or equivalence attribute are dropped.
 2. **Partitions.** The remaining events are partitioned by their values of the GROUP-BY ∪ equivalence
    attributes. A trend, and every match of a negative sub-pattern that may invalidate it, is made of the
    events of one partition.
@@ -61,6 +61,8 @@ The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by s
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -164,7 +166,9 @@ def pooled_trends(
     substreams: dict[tuple[Any, ...], list[Event]] = {}
     for event in events:
         values = tuple(event.attributes.get(a) for a in query.partition_attributes)
-        if any(v is None for v in values):
+        if any(
+            v is None or (isinstance(v, float) and math.isnan(v)) for v in values
+        ):  # (NaN counts as a null)
             continue
         substreams.setdefault(values, []).append(event)
         if event.type not in types:
@@ -393,6 +397,15 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _rounded(exact: Fraction) -> float:
+    """IEEE round-to-nearest: an exact value past the largest double (plus half its last unit) is infinite."""
+    largest = Fraction(sys.float_info.max)
+    half_unit = Fraction(2) ** (sys.float_info.max_exp - sys.float_info.mant_dig - 1)
+    if abs(exact) >= largest + half_unit:
+        return math.inf if exact > 0 else -math.inf
+    return float(exact)
+
+
 def aggregate(spec: AggregateSpec, trends: list[Trend]) -> int | float | None:
     """One aggregate over a non-empty list of trends, computed from the trends themselves."""
     if spec.function == "COUNT" and spec.event_type is None:
@@ -411,8 +424,8 @@ def aggregate(spec: AggregateSpec, trends: list[Trend]) -> int | float | None:
     exact = sum((Fraction(v) for v in values), Fraction(0))  # Fraction(float) is the float's exact value
     if spec.function == "SUM":
         if any(isinstance(v, float) for v in values):
-            return float(exact)
+            return _rounded(exact)
         return sum(values)  # ints only: exact
     if spec.function == "AVG":
-        return float(exact / len(values))
+        return _rounded(exact / len(values))
     raise ValueError(f"unknown aggregate function {spec.function}")  # pragma: no cover

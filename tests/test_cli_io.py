@@ -246,3 +246,25 @@ def test_a_columnar_file_that_cannot_be_read_is_an_error_not_a_traceback(tmp_pat
     assert capsys.readouterr().err == (
         "error: the events table: the table has no event_time column (found: event_type)\n"
     )
+
+
+def test_output_and_event_paths_that_cannot_be_used_are_errors_not_tracebacks(tmp_path, capsys):
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\n")
+    (tmp_path / "e.csv").write_text("event_type,event_time\nA,1\nB,2\n")
+    (tmp_path / "folder.parquet").mkdir()
+    args = ["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events"]
+    assert main([*args, str(tmp_path / "e.csv"), "--output", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"error: cannot write output {tmp_path}: Is a directory\n"
+    assert main([*args, str(tmp_path / "e.csv"), "--output", str(tmp_path / "no" / "o.jsonl")]) == 1
+    assert (
+        capsys.readouterr().err
+        == f"error: cannot write output {tmp_path / 'no' / 'o.jsonl'}: No such file or directory\n"
+    )
+    assert main([*args, str(tmp_path / "missing.parquet")]) == 1
+    assert (
+        capsys.readouterr().err == f"error: cannot read events {tmp_path / 'missing.parquet'}: no such file\n"
+    )
+    assert main([*args, str(tmp_path / "folder.parquet")]) == 1
+    assert capsys.readouterr().err == (
+        f"error: cannot read events {tmp_path / 'folder.parquet'}: is a directory, not a Parquet or Arrow file\n"
+    )

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
+import re
 from datetime import UTC, datetime
 from fractions import Fraction
 
+import pandas as pd
+import pyarrow as pa
 import pytest
 from streams import stream
 
@@ -143,3 +147,90 @@ def test_datetimes_become_seconds_and_windows_are_aligned_to_the_epoch():
     rows = evaluate("q: RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 1 min", events)
     start = int(datetime(2026, 1, 5, 8, 0, tzinfo=UTC).timestamp())
     assert [(r.window_start, r.window_end, r.value) for r in rows] == [(start, start + 60, 1)]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_float_sums_past_the_largest_double_round_to_infinity_and_their_average_stays_finite(strategy):
+    """a1(x=1e308) a2(-1e308) a3(1e308) b4: 7 trends, each A in 4 of them: SUM = 4e308, past the largest
+    double (IEEE rounding: +inf; Python's float() raised OverflowError); AVG = 4e308 / 12."""
+    events = [Event("A", 1, {"x": 1e308}), Event("A", 2, {"x": -1e308}), Event("A", 3, {"x": 1e308}),
+              Event("B", 4, {})]  # fmt: skip
+    workload = "q: RETURN COUNT(*), SUM(A.x), AVG(A.x) PATTERN SEQ(A+, B) WITHIN 10"
+    assert list(counts(workload, events, strategy).values()) == [
+        7,
+        math.inf,
+        float(Fraction(4 * 10**308, 12)),
+    ]
+    negated = [Event(e.type, e.time, {"x": -e.get("x")}) for e in events[:3]] + [events[3]]
+    assert list(counts(workload, negated, strategy).values()) == [
+        7,
+        -math.inf,
+        float(Fraction(-4 * 10**308, 12)),
+    ]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_nan_and_infinity_under_sum_and_nan_under_min_are_errors_naming_the_event(strategy):
+    # An exact sum has no infinity or NaN, and NaN under MIN depends on the order events arrive in.
+    a1 = Event("A", 1, {"x": math.nan})
+    with pytest.raises(
+        EvaluationError, match=r"SUM/AVG over A\.x: the A event at time 1 has non-finite value nan"
+    ):
+        evaluate("q: RETURN SUM(A.x) PATTERN A+ WITHIN 10", [a1], strategy)
+    with pytest.raises(
+        EvaluationError, match=r"AVG over A\.x: the A event at time 1 has non-finite value -inf"
+    ):
+        evaluate("q: RETURN AVG(A.x) PATTERN A+ WITHIN 10", [Event("A", 1, {"x": -math.inf})], strategy)
+    with pytest.raises(EvaluationError, match=r"MIN/MAX over A\.x: the A event at time 1 has NaN"):
+        evaluate("q: RETURN MIN(A.x) PATTERN A+ WITHIN 10", [a1, Event("A", 2, {"x": 1.0})], strategy)
+    # An infinity has a place among the extremes.
+    inf = [Event("A", 1, {"x": math.inf}), Event("A", 2, {"x": 1.0})]
+    assert [r.value for r in evaluate("q: RETURN MIN(A.x), MAX(A.x) PATTERN A+ WITHIN 10", inf, strategy)] == [
+        1.0, math.inf]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("workload", "events", "message"),
+    [
+        ("q: RETURN COUNT(*) PATTERN A WITHIN 1", None, "the events: expected Event objects, mappings or a DataFrame, found NoneType"),
+        ("q: RETURN COUNT(*) PATTERN A WITHIN 1", 5, "found int"),
+        ("q: RETURN COUNT(*) PATTERN A WITHIN 1", {"event_type": "A"}, "found dict"),
+        ("q: RETURN COUNT(*) PATTERN A WITHIN 1", [Event("A", 1, [1])], "event 0: attributes are a list, not a mapping"),
+        (b"q: RETURN COUNT(*) PATTERN A WITHIN 1", [], "found bytes"),
+        (5, [], "expected a workload (its text, parse_workload's Workload or prepare's), found int"),
+        ("q: RETURN g, COUNT(*) PATTERN A GROUP-BY g WITHIN 1", [Event("A", 1, {"g": [1]})],
+         "the A event at time 1: g = ([1],): GROUP-BY and equivalence attributes take single values"),
+        # (a NaT passed for a datetime and ended in a ValueError; pandas dropped a duplicate column silently)
+        ("q: RETURN COUNT(*) PATTERN A WITHIN 1", pd.DataFrame({"event_type": ["A", "A"], "event_time": pd.to_datetime(
+            ["2026-01-05 08:00:00", None])}), "row 1: event_time is empty"),
+        ("q: RETURN COUNT(*) PATTERN A WITHIN 1", pd.DataFrame([["A", 1, 2, 3]], columns=["event_type", "event_time", "x", "x"]),
+         "the DataFrame: duplicate column(s) x"),
+    ],
+)  # fmt: skip
+def test_arguments_of_the_wrong_kind_are_errors_that_say_what_they_are(workload, events, message):
+    from hamlet import HamletError
+
+    with pytest.raises(HamletError, match=re.escape(message)):
+        evaluate(workload, events)
+    with pytest.raises(HamletError, match=re.escape("a workload is text (str), not bytes")):
+        parse_workload(b"q: RETURN COUNT(*) PATTERN A WITHIN 1")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_nan_in_a_partition_attribute_is_a_null_on_every_path(strategy):
+    """NaN was a group of its own on the table path (Arrow encodes all NaNs alike) and no partition at all on
+    the event path (two NaNs are unequal). Now it is a null: a1 b2 b5 with g = NaN are not matched; a3 b4 with
+    g = 1.0 make the one trend."""
+    from hamlet import evaluate_table, finalize_table
+
+    workload = "q: RETURN g, COUNT(*) PATTERN SEQ(A, B+) GROUP-BY g WITHIN 10\nr: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [g] WITHIN 10"
+    events = [Event("A", 1, {"g": math.nan}), Event("B", 2, {"g": math.nan}), Event("A", 3, {"g": 1.0}),
+              Event("B", 4, {"g": 1.0}), Event("B", 5, {"g": math.nan})]  # fmt: skip
+    table = pa.table({"event_type": [e.type for e in events], "event_time": [e.time for e in events],
+                      "g": [e.get("g") for e in events]})  # fmt: skip
+    expected = [("q", {"g": 1.0}, 1), ("r", {}, 1)]
+    assert [(r.query, r.group, r.value) for r in evaluate(workload, events, strategy)] == expected
+    assert [
+        (r.query, r.group, r.value)
+        for r in finalize_table(workload, evaluate_table(workload, table, strategy))
+    ] == expected

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 
 import pyarrow as pa
 from hypothesis import settings
@@ -135,29 +136,33 @@ def probe(pattern: str) -> AnalyzedQuery:
     return parse_workload(f"q: RETURN COUNT(*) PATTERN {pattern} WITHIN 1").queries[0]
 
 
+def local_menu(t: str) -> list[str]:
+    """Local predicates on type ``t``."""
+    return [f"{t}.x < 3", f"({t}.x % 2 = 0 OR {t}.y > 1)", f"{t}.s = u", f"{t}.x + 1 >= {t}.y"]
+
+
+def edge_menu(x: str, y: str) -> list[str]:
+    """Edge predicates on the transition from ``x`` to ``y``."""
+    return [
+        f"{x}.x < NEXT({y}).x", f"{x}.x >= NEXT({y}).x", f"NEXT({y}).y = {x}.y", f"{x}.x + NEXT({y}).y > 3",
+        f"{x}.x * 2 <= NEXT({y}).x + 1", f"{x}.x > NEXT({y}).y", f"NEXT({y}).x < {x}.y", f"{x}.x != NEXT({y}).x",
+    ]  # fmt: skip
+
+
 @st.composite
-def conditions(draw, pattern: str, edges: bool = True) -> list[str]:
+def conditions(draw, pattern: str, edges: bool = True, local: Callable[[str], list[str]] = local_menu,
+               edge: Callable[[str, str], list[str]] = edge_menu) -> list[str]:  # fmt: skip
     """Up to two local predicates on any type of ``pattern`` (negated ones too) and, with ``edges``, up to
-    two edge predicates on any transition, of its negative sub-patterns too."""
+    two edge predicates on any transition, of its negative sub-patterns too (drawn from ``local`` and
+    ``edge``)."""
     query = probe(pattern)
     out = []
     for _ in range(draw(st.integers(0, 2))):
-        t = draw(st.sampled_from(query.types))
-        out.append(
-            draw(
-                st.sampled_from(
-                    [f"{t}.x < 3", f"({t}.x % 2 = 0 OR {t}.y > 1)", f"{t}.s = u", f"{t}.x + 1 >= {t}.y"]
-                )
-            )
-        )
+        out.append(draw(st.sampled_from(local(draw(st.sampled_from(query.types))))))
     transitions = [tr for part in query.pattern.walk() for tr in part.template.transitions]
     for _ in range(draw(st.integers(0, 2)) if transitions and edges else 0):
         tr = draw(st.sampled_from(transitions))
-        x, y = tr.source, tr.target
-        out.append(draw(st.sampled_from([
-            f"{x}.x < NEXT({y}).x", f"{x}.x >= NEXT({y}).x", f"NEXT({y}).y = {x}.y", f"{x}.x + NEXT({y}).y > 3",
-            f"{x}.x * 2 <= NEXT({y}).x + 1", f"{x}.x > NEXT({y}).y", f"NEXT({y}).x < {x}.y", f"{x}.x != NEXT({y}).x",
-        ])))  # fmt: skip
+        out.append(draw(st.sampled_from(edge(tr.source, tr.target))))
     return out
 
 

@@ -58,9 +58,9 @@ class Window:
         return f"WITHIN {seconds_text(self.within)} SLIDE {seconds_text(self.slide)}"
 
 
-def as_number(value: Fraction | int) -> Number:
-    """A window bound as users see it: an int when whole, else a float."""
-    if isinstance(value, int):
+def as_number(value: Fraction | Number) -> Number:
+    """A window bound (or an event time) as users see it: an int when whole, else a float."""
+    if isinstance(value, (int, float)):
         return value
     return int(value) if value.denominator == 1 else float(value)
 

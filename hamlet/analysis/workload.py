@@ -186,6 +186,8 @@ def parse_workload(text: str, max_windows_per_event: int | None = MAX_WINDOWS_PE
     """Parse and analyse a workload; raises QueryError (with query, line and column) on any problem,
     including a query whose windows hold an event more than ``max_windows_per_event`` times (None: no
     bound, for code that evaluates a workload checked already)."""
+    if not isinstance(text, str):
+        raise HamletError(f"a workload is text (str), not {type(text).__name__}")
     syntax = parse_workload_text(text)
     queries = tuple(analyze_query(q, text) for q in syntax.queries)
     if max_windows_per_event is not None:

@@ -14,6 +14,7 @@ additions and every strategy reports the same double.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
@@ -240,6 +241,12 @@ def _summand(value: Any, scaled: bool, event: Event, attribute: str | None) -> i
         )
     if not scaled:
         return value  # an int: sums of ints stay exact ints
+    if not math.isfinite(value):
+        # An exact sum has no room for an infinity or a NaN (the events CSV refuses them for that reason).
+        raise EvaluationError(
+            f"SUM/AVG over {event.type}.{attribute}: the {event.type} event at time {event.time} has "
+            f"non-finite value {value!r}"
+        )
     numerator, denominator = value.as_integer_ratio()
     return numerator * ((1 << FLOAT_SCALE_BITS) // denominator)
 
@@ -247,6 +254,11 @@ def _summand(value: Any, scaled: bool, event: Event, attribute: str | None) -> i
 def _extreme(
     op: Callable[[Any, Any], Any], current: Any, value: Any, event: Event, attribute: str | None
 ) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        # NaN compares false with everything, so which extreme survives would depend on the order of events.
+        raise EvaluationError(
+            f"MIN/MAX over {event.type}.{attribute}: the {event.type} event at time {event.time} has NaN"
+        )
     try:
         return op(current, value)
     except TypeError:

@@ -49,7 +49,8 @@ PARTIAL_SCHEMA = pa.schema([
 
 def group_text(group: dict[str, Any]) -> str:
     """The canonical key of a group: JSON of {attribute: value} in GROUP-BY order ("{}" without GROUP-BY)."""
-    return json.dumps(group, ensure_ascii=False, separators=(",", ":"))
+    # A value JSON has no type for (a time, bytes) is keyed by its text.
+    return json.dumps(group, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def partition_text(values: Sequence[Any]) -> str:
@@ -78,6 +79,12 @@ def checked(table: pa.Table) -> pa.Table:
     """The table as the engine reads it, or an ``EventError`` naming what is wrong and where: an
     ``event_type`` (text) and an ``event_time`` (a timestamp, or seconds as numbers, as ``hamlet.evaluate``
     takes them) in every row. Seconds that are not all whole go to the ``Event`` path as they are."""
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    if not isinstance(table, pa.Table):
+        raise EventError(
+            f"expected a pyarrow Table of events, found {type(table).__name__}", where="the events table"
+        )
     for name in (TYPE, TIME):
         if name not in table.column_names:
             raise EventError(f"the table has no {name} column (found: {', '.join(table.column_names)})",
@@ -99,16 +106,60 @@ def checked(table: pa.Table) -> pa.Table:
         if pc.any(nulls).as_py():
             row = pc.index(nulls, True).as_py()
             raise EventError(f"{name} is empty", where=f"the events table, row {row}")
-    if pa.types.is_floating(time.type) and pc.all(pc.equal(pc.floor(time), time)).as_py():
+    table = _decimals_as_numbers(table)
+    if pa.types.is_timestamp(time.type):
+        _check_timestamps(time)
+        return table
+    # Seconds as numbers (compared as doubles or in their own integer type: no cast that could overflow).
+    if pa.types.is_uint64(time.type):  # (the one integer type whose values an int64 bound cannot meet)
+        outside = pc.greater(time, pa.scalar(TIME_RANGE[1], pa.uint64()))
+    else:
+        low, high = (pa.scalar(float(b)) if pa.types.is_floating(time.type) else b for b in TIME_RANGE)
+        outside = pc.invert(pc.and_(pc.greater_equal(time, low), pc.less_equal(time, high)))  # (NaN: outside)
+    if pc.any(outside).as_py():
+        row = pc.index(outside, True).as_py()
+        raise EventError(f"event_time {time[row].as_py()} lies outside the years 1 to 9999 ({TIME_RANGE[0]} to "
+                         f"{TIME_RANGE[1]} s)", where=f"the events table, row {row}")  # fmt: skip
+    if not pa.types.is_floating(time.type) or pc.all(pc.equal(pc.floor(time), time)).as_py():
         table = table.set_column(table.column_names.index(TIME), TIME, time.cast(pa.int64()))
-    if pa.types.is_integer(table.column(TIME).type):
-        seconds = table.column(TIME)
-        outside = pc.or_(pc.less(seconds, TIME_RANGE[0]), pc.greater(seconds, TIME_RANGE[1]))
-        if pc.any(outside).as_py():
-            row = pc.index(outside, True).as_py()
-            raise EventError(f"event_time {seconds[row].as_py()} lies outside the years 1 to 9999",
-                             where=f"the events table, row {row}")  # fmt: skip
     return table
+
+
+def _decimals_as_numbers(table: pa.Table) -> pa.Table:
+    """Decimal attribute columns (Spark's ``decimal(p,s)``, which ``hamlet check`` takes for numbers) as the
+    numbers they hold: whole ones as exact ints where int64 holds them, the others as their nearest doubles.
+    Python's ``Decimal`` is no number of the language, so left as it is a column would match no comparison
+    and stop SUM with an error."""
+    for index, field in enumerate(table.schema):
+        if field.name in (TYPE, TIME, ID) or not pa.types.is_decimal(field.type):
+            continue
+        whole = field.type.scale == 0 and field.type.precision <= 18
+        table = table.set_column(
+            index, field.name, table.column(index).cast(pa.int64() if whole else pa.float64())
+        )
+    return table
+
+
+# Per timestamp unit: its ticks per second.
+_TICKS = {"s": 1, "ms": 1_000, "us": MICROS, "ns": 1_000_000_000}
+
+
+def _check_timestamps(time: pa.ChunkedArray) -> None:
+    """Timestamps the engine's microseconds hold exactly, within the years 1 to 9999."""
+    ticks = _TICKS[time.type.unit]
+    raw = time.cast(pa.int64())
+    if ticks > MICROS:
+        finer = pc.not_equal(pc.multiply(pc.divide(raw, ticks // MICROS), ticks // MICROS), raw)
+        if pc.any(finer).as_py():
+            row = pc.index(finer, True).as_py()
+            raise EventError(f"event_time {time[row]} has a fraction of a microsecond, finer than the engine's "
+                             "microseconds", where=f"the events table, row {row}")  # fmt: skip
+        return  # (nanoseconds in 64 bits span the years 1677 to 2262)
+    outside = pc.or_(pc.less(raw, TIME_RANGE[0] * ticks), pc.greater(raw, TIME_RANGE[1] * ticks))
+    if pc.any(outside).as_py():
+        row = pc.index(outside, True).as_py()
+        raise EventError(f"event_time of {raw[row].as_py()} {time.type.unit} since the epoch lies outside the years "
+                         "1 to 9999", where=f"the events table, row {row}")  # fmt: skip
 
 
 def whole_seconds(table: pa.Table) -> bool:
@@ -173,16 +224,19 @@ class TableFloats(FloatColumns):
         return found
 
 
-def codes(columns: Sequence[pa.ChunkedArray | pa.Array], rows: int) -> tuple[np.ndarray, int]:
-    """Per row, the number of its combination of values in ``columns`` (dense, from 0; none null), and how
-    many there are."""
+def codes(table: pa.Table, attributes: Sequence[str]) -> tuple[np.ndarray, int]:
+    """Per row, the number of its combination of values in the columns ``attributes`` (dense, from 0; none
+    null), and how many there are."""
     code: pa.Array | None = None
     count = 1
-    for column in columns:
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
+    rows = table.num_rows
+    for attribute in attributes:
+        column = table.column(attribute).combine_chunks()
         if pa.types.is_floating(column.type):
             column = pc.add(column, 0.0)  # -0.0 + 0.0 is 0.0: one key, as in Python, where 0.0 == -0.0
+        if pa.types.is_nested(column.type):
+            raise EventError(f"{attribute} is a {column.type} column: GROUP-BY and equivalence attributes take "
+                             "single values (numbers, text, times)", where="the events table")  # fmt: skip
         encoded = pc.dictionary_encode(column)
         indices, n = encoded.indices.cast(pa.int64()), len(encoded.dictionary)
         if code is not None:
@@ -291,8 +345,22 @@ def set_rows(table: pa.Table, types: frozenset[str] | None, attributes: Sequence
     for a in attributes:
         if a not in table.column_names:
             return table.slice(0, 0)
-        mask = pc.and_(mask, pc.is_valid(table.column(a)))
+        mask = pc.and_(mask, pc.invert(pc.is_null(table.column(a), nan_is_null=True)))  # (NaN: a null here)
     return table.filter(mask)
+
+
+def without_negative_zeros(table: pa.Table, queries: Sequence[Any]) -> pa.Table:
+    """The float attribute columns no MIN, MAX or GROUP-BY of ``queries`` reads with -0.0 as 0.0. The kernel
+    leaves a partition holding -0.0 to Python (its MIN keeps the first of -0.0 and 0.0, which scaled integers
+    cannot tell apart), and a time segment cannot be left so; everywhere else the two are the same number:
+    sums, comparisons, arithmetic and partitions never tell them apart."""
+    kept = {a.attribute for q in queries for a in q.aggregates if a.function in ("MIN", "MAX")}
+    kept.update(a for q in queries for a in q.group_by)
+    for index, field in enumerate(table.schema):
+        if pa.types.is_floating(field.type) and field.name not in kept and field.name not in (TYPE, TIME, ID):
+            # -0.0 + 0.0 is 0.0, and any other value stays itself.
+            table = table.set_column(index, field.name, pc.add(table.column(index), 0.0))
+    return table
 
 
 def group_keys(
@@ -304,7 +372,7 @@ def group_keys(
     offsets: list[int] = []
     keys: list[str] = []
     for attributes in by:
-        code, _ = codes([table.column(a) for a in attributes], table.num_rows)
+        code, _ = codes(table, attributes)
         offsets.append(len(keys))
         numbers.append(code)
         if not attributes:
@@ -325,7 +393,7 @@ def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros:
     [t0, t1) in seconds: ``vertical.py``) the records of its partitions for composition, as (partition key,
     ``vertical.Record``)."""
     types = pc.dictionary_encode(table.column(TYPE).combine_chunks())
-    partition, count = codes([table.column(a) for a in attributes], table.num_rows)
+    partition, count = codes(table, attributes)
     groups, offsets, keys = group_keys(table, by)
     specs, names, aggregates = member_specs(compiled, queries)
     columns = [

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
+from math import isnan
 from operator import itemgetter
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
+from hamlet.errors import EventError
 from hamlet.events import Event
 
 PartitionKey = tuple
@@ -79,9 +81,16 @@ def partition_stream(
             values = tuple(map(event.attributes.get, attributes))
             values = values[0] if width == 1 else values
         key = (values,) if width == 1 else values
-        if None in key:
+        if None in key or any(type(v) is float and isnan(v) for v in key):  # (NaN: a null, as in pandas)
             continue
-        found = partitions.get(key)
+        try:
+            found = partitions.get(key)
+        except TypeError:  # a list or a mapping: no value two events can share
+            raise EventError(
+                f"{', '.join(attributes)} = {key!r}: GROUP-BY and equivalence attributes take single "
+                "values (numbers, text, times)",
+                where=f"the {event.type} event at time {event.time}",
+            ) from None
         if found is None:
             partitions[key] = [event]
         else:

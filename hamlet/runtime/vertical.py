@@ -300,10 +300,18 @@ def _layout(algebra: Any) -> Layout:
     )
 
 
+def microsecond_pair(value: Any, what: str) -> tuple[int, int]:
+    """``value`` as (lo, hi) whole microseconds, or a ``HamletError`` that says what it is instead."""
+    if not (isinstance(value, (tuple, list)) and len(value) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):  # fmt: skip
+        raise HamletError(f"{what} must be a pair (lo, hi) of whole microseconds, not {value!r}")
+    return value[0], value[1]
+
+
 def check_segment(segment_us: tuple[int, int], panes: Sequence[Fraction]) -> tuple[int, int]:
     """The segment in whole seconds, its bounds on every set's pane (no window starts or ends inside a
     pane, so every window lies on one side of a cut or holds it)."""
-    t0_us, t1_us = segment_us
+    t0_us, t1_us = microsecond_pair(segment_us, "segment")
     if not t0_us < t1_us:
         raise HamletError(f"segment [{t0_us}, {t1_us}) µs: its start must lie before its end")
     for pane in panes:
