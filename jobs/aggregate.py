@@ -592,15 +592,17 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
     started = clock[0]
     computed_at = datetime.now(UTC).replace(microsecond=0)
     create_tables(spark, plan)
-    events = read_events(spark, plan).persist()
+    shuffles = shuffle_groups(plan.sets)
+    events = read_events(spark, plan)
+    if len(shuffles) > 1:  # each shuffle reads the events; one reads them once, with no cached copy to build
+        events = events.persist()
     events_read = events.count()
     quarantined = quarantined_events(spark, plan)
     read_seconds = _lap(clock)
     buckets = default_buckets(spark) if plan.buckets is None else plan.buckets
     # (no stream partition can exceed --segment-events if the whole read does not: no need to count them)
     may_segment = events_read > plan.segment_events > 0
-    groups = [run_group(spark, plan, keys, sets, events, buckets, may_segment)
-              for keys, sets in shuffle_groups(plan.sets)]  # fmt: skip
+    groups = [run_group(spark, plan, keys, sets, events, buckets, may_segment) for keys, sets in shuffles]
     events.unpersist()
     _lap(clock)
 
