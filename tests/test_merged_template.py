@@ -12,6 +12,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
 from test_property import check
+from test_vertical import check_split
 from workloads import MULTI_QUERY_EXAMPLES, attributes, bursty_events, events, table_of
 
 from hamlet import STRATEGIES, Event, evaluate, parse_workload
@@ -38,10 +39,10 @@ APART = [
 
 
 @st.composite
-def prefix_workloads(draw) -> tuple[str, list[str], list[str]]:
+def prefix_workloads(draw, short_slides: bool = False) -> tuple[str, list[str], list[str]]:
     """2–3 queries over one prefix with distinct ends (they must share one graph), and 0–2 that must not
     (``APART``), all partitioned alike; returns the text, the names that must merge, and those that merge
-    with nobody."""
+    with nobody. ``short_slides``: slides of 1–2 s (a pane that cuts a dozen seconds into segments)."""
     prefix, last = draw(st.sampled_from(PREFIXES))
     where, group = draw(st.sampled_from(PARTITIONS))
     ends = draw(st.permutations(ENDS))[: draw(st.integers(2, 3))]
@@ -53,7 +54,7 @@ def prefix_workloads(draw) -> tuple[str, list[str], list[str]]:
         )
         conditions = ([where[len(" WHERE ") :]] if where else []) + predicates
         within = draw(st.sampled_from([8, 16, 30]))
-        slide = draw(st.sampled_from([within, max(1, within // 2)]))
+        slide = draw(st.sampled_from([1, 2] if short_slides else [within, max(1, within // 2)]))
         return (f"{name}: RETURN {'g, ' if group else ''}{returns} PATTERN {pattern}"
                 + (f" WHERE {' AND '.join(conditions)}" if conditions else "")
                 + (f" GROUP-BY {group}" if group else "") + f" WITHIN {within} SLIDE {slide}")  # fmt: skip
@@ -123,6 +124,17 @@ def test_queries_sharing_a_prefix_equal_bruteforce_on_one_merged_graph(drawn, da
         rows = evaluate(text, stream, strategy, stats=stats)
         event(f"{len({r.query for r in rows if r.query in merged})} merged queries with a trend")
         assert stats.merged_graphs == (0 if strategy == "greta" else len(graphs)), strategy
+
+
+@MULTI_QUERY_EXAMPLES
+@given(prefix_workloads(short_slides=True), st.data())
+def test_merged_graphs_compose_across_time_segments(drawn, data):
+    """A merged graph's segments (``native/src/vertical.rs``) compose exactly: what flows in are running
+    totals of the shared positions, and each member's windows close on its own end's finals."""
+    text, merged, _ = drawn
+    stream = data.draw(rounds())
+    assert any(set(merged) <= names for names in merged_names(text, stream))
+    check_split(text, stream, data)
 
 
 def test_merged_graph_counts_beyond_128_bits():
