@@ -107,6 +107,10 @@ pub struct Graph {
     /// but the end: `partition.merged_groups`) one per member's end, so each reads only its own trends.
     pub end_slot: Vec<usize>,
     pub member_slot: Vec<usize>,
+    /// Per position: its events end trends and do nothing else (no transition or edge from it, nothing they
+    /// aggregate or reset, no trailing NOT, skip-till-any-match), so each goes straight into the finals
+    /// (`Partition::add_to_final`): on the authors' shape, most events are such ends.
+    pub final_only: Vec<bool>,
     /// Per position: every position of its event type, in order. On a position template (dissertation §12,
     /// `hamlet/analysis/automaton.py`) a type has several states and each of its events runs at all of them
     /// (`events`); elsewhere it is the position alone.
@@ -713,6 +717,15 @@ impl<'a> Partition<'a> {
                 }
                 continue;
             }
+            if kernel.final_only[position] && self.zero.is_none() {
+                // (read by nothing but `close`: no event of this time can see it, so no need to wait)
+                let classes = std::mem::take(&mut self.classes);
+                for &c in &classes {
+                    self.add_to_final(position, c, starts && self.may_start(c));
+                }
+                self.classes = classes;
+                continue;
+            }
             if kernel.edges_into[position].is_empty() {
                 for &c in &self.classes {
                     let acc = self.predecessors(position, c);
@@ -884,6 +897,26 @@ impl<'a> Partition<'a> {
         }
         self.classes = classes;
         Some(())
+    }
+
+    /// An event at a `final_only` position in class c straight into the finals: its aggregate is its
+    /// predecessors' (and one if it starts a trend), with no copy of them on the way.
+    fn add_to_final(&mut self, position: usize, c: usize, start: bool) {
+        let kernel = self.kernel;
+        let sources = &kernel.predecessors[position];
+        // (a running total is there only where trends end: extend drops a zero count)
+        if !start && !sources.iter().any(|&s| self.running[s].contains_key(&c)) {
+            return;
+        }
+        let total = self.finals[kernel.end_slot[position]].entry(c).or_insert_with(|| kernel.zero());
+        for &source in sources {
+            if let Some(running) = self.running[source].get(&c) {
+                kernel.add(total, running);
+            }
+        }
+        if start {
+            total[0].add_assign(&Num::ONE);
+        }
     }
 
     /// Event i's aggregate in class c into the sources of the edges out of its position.

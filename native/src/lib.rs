@@ -218,6 +218,12 @@ impl GraphKernel {
             (1..=parsed_negations.len()).filter(|&k| parsed_negations[k - 1].parent == 0 && f(&parsed_negations[k - 1])).collect()
         };
         let (leading, trailing) = (top(|n| n.previous.is_none()), top(|n| n.following.is_none()));
+        let final_only = (0..n)
+            .map(|p| {
+                is_end[p] && !is_source[p] && edges_into[p].is_empty() && edges_from[p].is_empty() && updates[p].is_empty()
+                    && resets.is_empty() && trailing.is_empty() && semantics == ANY
+            })
+            .collect();
         let members: Vec<Member> = members
             .into_iter()
             .map(|(within, slide, first, last)| Member { within, slide, first, last })
@@ -234,6 +240,7 @@ impl GraphKernel {
             is_end,
             end_slot,
             member_slot,
+            final_only,
             places,
             required,
             positional,
