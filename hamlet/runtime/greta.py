@@ -1,6 +1,7 @@
 """Strategy ``greta`` (GRETA, each query on its own: one trend graph per stream partition and query), and the
-graphs of ``hamlet``'s non-shared plan: one per stream partition and ``graph_key``, shared by queries that
-differ only in windows or aggregates."""
+graphs of ``static``'s and ``hamlet``'s non-shared plan: one per stream partition and ``graph_key``, shared by
+queries that differ only in windows or aggregates, and one per merged template of queries that share every
+position but the end (``partition.merged_groups``)."""
 
 from __future__ import annotations
 

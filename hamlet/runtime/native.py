@@ -1,6 +1,7 @@
 """The one door to the compiled engine (``native/``, the ``hamlet_native`` extension): every strategy runs there.
 
-``NativeGraph`` is the GRETA graph of one ``GraphGroup`` (queries that build equal graphs); ``NativeSet``
+``NativeGraph`` is the GRETA graph of one ``GraphGroup`` (queries that build equal graphs, or that share
+every position but the end on one merged template, each member reading its own end's finals); ``NativeSet``
 takes a stream partition's events whole for all graphs of a sharable query set, local predicates included,
 and runs them, sharing the bursts of the Kleene types its queries share in HAMLET's graphlets where the
 strategy says so (``sharing``: "none" for greta, "static", "hamlet"; ``native/src/burst.rs``,

@@ -94,7 +94,8 @@ pub struct Event {
     pub raw: usize,       // its index among the partition's events as read (`RawEvent`)
 }
 
-/// The graph of one pattern (`hamlet.runtime.partition.graph_key`) for the queries that share it.
+/// The graph of one pattern (`hamlet.runtime.partition.graph_key`) for the queries that share it, or of a
+/// merged template for queries that share every position but the end (`partition.merged_groups`).
 pub struct Graph {
     pub types: Vec<String>, // by position
     pub negations: Vec<Negation>, // every negative sub-pattern, numbered from 1 in this order
