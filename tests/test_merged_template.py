@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
@@ -20,6 +21,7 @@ from hamlet.api import evaluate_table, evaluate_with, finalize_table, prepare
 from hamlet.explain import explain
 from hamlet.runtime.aggregates import algebra_for
 from hamlet.runtime.greta import graph_groups
+from hamlet.runtime.partition import merge_obstacle
 from hamlet.runtime.shared import run_shared
 from hamlet.stats import EvaluationStats
 
@@ -189,3 +191,25 @@ def test_merged_graph_reads_each_end_on_its_own_under_predicates_on_the_end():
         in_python = partial(run_shared, sharing=strategy, native=False) if strategy != "greta" else None
         if in_python is not None:
             assert evaluate_with(workload, stream, in_python) == expected, f"{strategy} in Python"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "where", "reason"),
+    [
+        ("SEQ(A, B+, NOT F, {e})", "", "a NOT"),
+        ("SEQ(A, B+, {e})", " WHERE B.x < NEXT({e}).x", "an edge predicate"),
+        ("SEQ(A, B+, {e}) SEMANTICS NEXT", "", "SEMANTICS NEXT"),
+        ("SEQ(A, B+, {e}?)", "", "an optional part"),
+        ("SEQ(A, B+, {e}) OR SEQ(G, B+, {e})", "", "position states"),
+        ("SEQ(A, B+, {e}+)", "", "under a Kleene plus"),
+    ],
+)
+def test_what_never_merges_keeps_its_own_graph_with_the_reason(pattern, where, reason):
+    """Two queries alike but for their ends, each with what a merged template does not keep apart."""
+    text = "\n".join(
+        f"q{i}: RETURN COUNT(*) PATTERN {pattern.format(e=end)}{where.format(e=end)} WITHIN 10"
+        for i, end in enumerate("CD")
+    )
+    workload = parse_workload(text)
+    assert all(reason in (merge_obstacle(q) or "") for q in workload.queries)
+    assert merged_names(text, []) == []
