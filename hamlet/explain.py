@@ -6,11 +6,11 @@ import re
 
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
-from hamlet.analysis.template import canonical
+from hamlet.analysis.template import canonical, merge_ends
 from hamlet.analysis.windows import seconds_text
 from hamlet.analysis.workload import Workload, sharing_obstacle
 from hamlet.runtime.native import graphlet_obstacle, kernel_obstacle, predicates_obstacle
-from hamlet.runtime.partition import graph_key
+from hamlet.runtime.partition import graph_key, merge_obstacle, merged_groups
 
 
 def explain(workload: Workload) -> str:
@@ -101,6 +101,29 @@ def _sharing_plan(workload: Workload) -> list[str]:
         out.append(
             f"    {{{', '.join(s.queries)}}}: one graph for queries that differ only in windows or aggregates: {shared}"
         )
+        out.extend(_merged_templates(list(graphs.values()), queries))
+    return out
+
+
+def _merged_templates(graphs: list[list[str]], queries: list[AnalyzedQuery]) -> list[str]:
+    """Which graphs ``static`` and ``hamlet`` merge into one of a merged template (``partition.merged_groups``),
+    and why a query's graph is never merged (``partition.merge_obstacle``)."""
+    by_name = {q.name: q for q in queries}
+    out = [
+        "    one graph of a merged template for queries that share every position but the end, each reading"
+        + " its own end's finals (static and hamlet; greta keeps one graph per query):"
+    ]
+    merged = [part for part in merged_groups([[by_name[n] for n in g] for g in graphs]) if len(part) > 1]
+    for part in merged:
+        names = ", ".join(q.name for group in part for q in group)
+        template = merge_ends([group[0].pattern.template for group in part])
+        out.append(f"      {{{names}}}: {template.describe()}")
+    if not merged:
+        out.append("      none")
+    for q in queries:
+        why = merge_obstacle(q)
+        if why is not None:
+            out.append(f"      {q.name} not merged: {why}")
     return out
 
 

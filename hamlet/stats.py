@@ -15,6 +15,8 @@ class EvaluationStats:
     one per burst and set of events its sharers match), graphlet ``splits`` and
         ``merges`` (§4.2), snapshots created at graphlet level (Definition 3.9) and at event level
         (Definition 3.11), and the time the optimizer spent deciding. GRETA fills only ``events``.
+        ``merged_graphs``: graphs ``static`` and ``hamlet`` built on a merged template, for queries that share
+        every position but the end (``partition.merged_groups``), per sharable query set evaluated.
     """
 
     strategy: str = ""
@@ -28,6 +30,7 @@ class EvaluationStats:
     graphlet_snapshots: int = 0
     event_snapshots: int = 0
     decision_seconds: float = 0.0
+    merged_graphs: int = 0
 
     def add(self, other: EvaluationStats) -> None:
         for f in fields(self):

@@ -15,6 +15,7 @@ class GraphKernel:
         edges: list[tuple[int, int, list[tuple], tuple[str, tuple, tuple] | None, int | None]],
         semantics: int = 0,  # 0 skip-till-any-match, 1 skip-till-next-match (plain transitions only)
         required: list[int] | None = None,  # positions whose type every trend holds (default: all)
+        member_ends: list[int] | None = None,  # per member its end position, on a merged template
     ) -> None: ...
     def run(self, events: list[Any], substream: list[int] | None = None) -> list[tuple[int, int, int, Any]] | None: ...
 

@@ -8,6 +8,7 @@ unless optional parts (``P?``, ``P*``) give it several.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -66,6 +67,17 @@ class Template:
     def describe(self) -> str:
         arrows = ", ".join(f"{t.source} -{t.label}-> {t.target}" for t in self.transitions) or "none"
         return f"start {' | '.join(self.starts)}, end {' | '.join(self.ends)}; transitions: {arrows}"
+
+
+def merge_ends(templates: Sequence[Template]) -> Template:
+    """HAMLET's merged template (§2, Figure 3(b)) of templates that are equal but for their end types
+    (``partition.prefix_key``): the shared positions once, then each template's end, with every transition
+    of each. A trend of the merged template ending at one template's end is a trend of that template."""
+    first = templates[0]
+    ends = tuple(t.end for t in templates)
+    types = tuple(t for t in first.types if t != first.end) + ends
+    transitions = tuple(dict.fromkeys(tr for t in templates for tr in t.transitions))
+    return Template(types, first.starts, ends, transitions)
 
 
 # Start types, end types and emptiness of a pattern (its Glushkov automaton: each type appears once, so a state

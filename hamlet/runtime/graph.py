@@ -101,6 +101,8 @@ class TrendGraph:
         self.sources = [s for ss in self.outgoing.values() for s in ss]
         # Final aggregates per window class; with a trailing NOT, END contributions wait for the window's end.
         self.finals: dict[int, Any] = {}
+        # Per end type, the finals its events add to: all the same unless ``ends_apart``.
+        self.finals_of: dict[str, dict[int, Any]] = dict.fromkeys(self.template.ends, self.finals)
         self.pending_ends: dict[int, list[tuple[Any, Any]]] = {}
         self.trailing_results: dict[int, tuple[int, Any, Any]] = {}  # class → (ends seen, limit, result)
         if windowed and not classes:
@@ -115,6 +117,11 @@ class TrendGraph:
         )
         # ``hamlet trends`` (trends.py) keeps the edges of the root graph to walk its trends; None: not kept.
         self.recorder: Any = None
+
+    def ends_apart(self) -> None:
+        """Each end type's finals on their own: on a merged template (``greta.GraphGroup.template``) each
+        query reads only the trends that end at its own end type."""
+        self.finals_of = {t: {} for t in self.template.ends}
 
     def graphs(self) -> Iterator[TrendGraph]:
         yield self
@@ -235,19 +242,23 @@ class TrendGraph:
                 self.pending_ends.setdefault(k, []).append((event.time, agg))
             return
         add = self.algebra.add
+        finals = self.finals_of[event.type]
         for k, agg in aggregates.items():
-            current = self.finals.get(k)
-            self.finals[k] = agg if current is None else add(current, agg)
+            current = finals.get(k)
+            finals[k] = agg if current is None else add(current, agg)
 
-    def close_runs(self, first: int, last: int, classes: WindowClasses) -> Iterator[tuple[range, Any]]:
+    def close_runs(self, first: int, last: int, classes: WindowClasses,
+                   end: str | None = None) -> Iterator[tuple[range, Any]]:  # fmt: skip
         """Close windows first..last of one query (``classes``: of its windows; they close in ascending
         order, all at the current time): (windows, final aggregate) per class among them whose final is not
-        None (a trend matched). ``release`` drops the classes afterwards."""
+        None (a trend matched). ``end``: the query's end type where the ends are apart (``ends_apart``).
+        ``release`` drops the classes afterwards."""
+        finals = self.finals if end is None else self.finals_of[end]
         k = first
         while k <= last:
             label, through = classes.class_of(k)
             through = min(last, through)
-            final = self._trailing_final(label) if self.trailing else self.finals.get(label)
+            final = self._trailing_final(label) if self.trailing else finals.get(label)
             if final is not None:
                 yield range(k, through + 1), final
             k = through + 1
@@ -260,7 +271,8 @@ class TrendGraph:
             dead = live.popleft()
             for src in self.sources:
                 src.close(dead)
-            self.finals.pop(dead, None)
+            for finals in self.finals_of.values():
+                finals.pop(dead, None)
             self.pending_ends.pop(dead, None)
             self.trailing_results.pop(dead, None)
 

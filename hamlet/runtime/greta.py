@@ -1,6 +1,7 @@
 """Strategy ``greta`` (GRETA, each query on its own: one trend graph per stream partition and query), and the
-graphs of ``hamlet``'s non-shared plan: one per stream partition and ``graph_key``, shared by queries that
-differ only in windows or aggregates."""
+graphs of ``static``'s and ``hamlet``'s non-shared plan: one per stream partition and ``graph_key``, shared by
+queries that differ only in windows or aggregates, and one per merged template of queries that share every
+position but the end (``partition.merged_groups``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from itertools import groupby
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
+from hamlet.analysis.split import SubPattern
+from hamlet.analysis.template import Template, merge_ends
 from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, Projection, shared_algebra
@@ -22,9 +25,10 @@ from hamlet.runtime.partition import (
     PartitionRunner,
     graph_key,
     groupings,
-    local_tests,
-    match_key,
+    match_key_of,
     matched_events,
+    merged_groups,
+    merged_tests,
 )
 from hamlet.stats import EvaluationStats
 
@@ -35,10 +39,12 @@ class _Windows:
     """One query's windows over a graph it may share with queries of other windows: the open ones, kept
     as disjoint ascending runs [first, last] of consecutive indexes."""
 
-    __slots__ = ("classes", "name", "next_close", "open", "project", "window")
+    __slots__ = ("classes", "end", "name", "next_close", "open", "project", "window")
 
-    def __init__(self, query: AnalyzedQuery, classes: WindowClasses, project: Projection | None) -> None:
+    def __init__(self, query: AnalyzedQuery, classes: WindowClasses, project: Projection | None,
+                 end: str | None = None) -> None:  # fmt: skip
         self.name, self.window, self.classes, self.project = query.name, query.window, classes, project
+        self.end = end  # the end type whose finals it reads, on a merged template (else None: the graph's)
         self.open: list[list[int]] = []
         self.next_close: Any = None  # end of the oldest open window
 
@@ -56,21 +62,28 @@ class QueryRun:
     windows close by runs of one window class (graph.py): a short partition in windows sliding every
     minute costs O(classes), not O(windows). ``classes``: the partition's, shared by its runs (default:
     over ``events``); ``projections`` turn the graph's aggregate into each query's own where the graph
-    aggregates more (``aggregates.shared_algebra``).
+    aggregates more (``aggregates.shared_algebra``). ``template``: a merged template of queries that share
+    every position but the end (``GraphGroup.template``): each query reads the finals of its own end.
     """
 
     def __init__(self, queries: Sequence[AnalyzedQuery], algebra: Algebra, events: Sequence[Event],
                  plain_scan: bool = False, classes: PartitionClasses | None = None,
-                 projections: Sequence[Projection | None] = ()) -> None:  # fmt: skip
+                 projections: Sequence[Projection | None] = (), template: Template | None = None) -> None:  # fmt: skip
         classes = PartitionClasses([e.time for e in events]) if classes is None else classes
         projections = projections or [None] * len(queries)
-        self.members = [_Windows(q, classes.of(q.window), p) for q, p in zip(queries, projections)]
+        ends = [None if template is None else q.pattern.template.end for q in queries]
+        self.members = [
+            _Windows(q, classes.of(q.window), p, end) for q, p, end in zip(queries, projections, ends)
+        ]
         query = queries[0]
         self.query = query
         events = placed(query, events)
         served = tuple({m.classes: None for m in self.members})
         horizon = query.window.within if len(queries) == 1 else max(q.window.within for q in queries)
-        self.root = TrendGraph(query, query.pattern, algebra, events, True, plain_scan, served, horizon)
+        part = query.pattern if template is None else SubPattern(query.pattern.pattern, template, ())
+        self.root = TrendGraph(query, part, algebra, events, True, plain_scan, served, horizon)
+        if template is not None:
+            self.root.ends_apart()
         self.graphs_by_type: dict[str, list[TrendGraph]] = {}
         for graph in self.root.graphs():
             for t in graph.template.types:
@@ -105,7 +118,7 @@ class QueryRun:
         while runs and runs[0][0] <= last_closing:
             first, last = runs[0]
             through = min(last, last_closing)
-            for ks, final in self.root.close_runs(first, through, member.classes):
+            for ks, final in self.root.close_runs(first, through, member.classes, member.end):
                 yield name, ks, final if project is None else project(final)
             if through == last:
                 del runs[0]
@@ -147,10 +160,11 @@ class QueryRun:
 
 def run_partition(queries: Sequence[AnalyzedQuery], algebra: Algebra, events: Sequence[Event],
                   plain_scan: bool = False, classes: PartitionClasses | None = None,
-                  projections: Sequence[Projection | None] = ()) -> Iterator[WindowRun]:  # fmt: skip
-    """(query, windows, final aggregate) for every run of windows of the queries (of one ``graph_key``)
-    with the same final, in which a trend matched; ``events`` sorted by time."""
-    run = QueryRun(queries, algebra, events, plain_scan, classes, projections)
+                  projections: Sequence[Projection | None] = (),
+                  template: Template | None = None) -> Iterator[WindowRun]:  # fmt: skip
+    """(query, windows, final aggregate) for every run of windows of the queries (of one ``graph_key``, or
+    of one merged ``template``) with the same final, in which a trend matched; ``events`` sorted by time."""
+    run = QueryRun(queries, algebra, events, plain_scan, classes, projections, template)
     for time, batch in groupby(events, key=lambda e: e.time):
         yield from run.advance_runs(time)
         run.step(list(batch))
@@ -159,23 +173,27 @@ def run_partition(queries: Sequence[AnalyzedQuery], algebra: Algebra, events: Se
 
 @dataclass(frozen=True)
 class GraphGroup:
-    """Queries of a set that build equal graphs on any partition (``graph_key``), and their shared algebra."""
+    """Queries of a set that build equal graphs on any partition (``graph_key``), and their shared algebra;
+    or those of several such groups that share every position but the end, on one merged ``template``
+    (``partition.merged_groups``)."""
 
     queries: tuple[AnalyzedQuery, ...]
     algebra: Algebra
     projections: tuple[Projection | None, ...]
     key: tuple  # their ``match_key``: the events they read
     native: NativeGraph | None = None  # their graph compiled, where it applies (native.py)
+    template: Template | None = None  # their merged template (None: the queries' own, all equal)
 
     @cached_property
     def positive(self) -> frozenset[str]:
-        """The types every trend of the group holds (``AnalyzedQuery.required_types``)."""
-        return frozenset(self.queries[0].required_types)
+        """The types every trend of the group holds (``AnalyzedQuery.required_types``; on a merged template,
+        those every member's trends hold: a partition may end trends of one member and not another's)."""
+        return frozenset.intersection(*(frozenset(q.required_types) for q in self.queries))
 
     @cached_property
     def tests(self) -> LocalTests:
         """The local predicates' tests of the events the group reads (``partition.matched_events``)."""
-        return local_tests(self.queries[0])
+        return merged_tests(self.queries)
 
     @cached_property
     def windows(self) -> tuple[Window, ...]:
@@ -187,18 +205,23 @@ class GraphGroup:
         return any(w.indexes(first).start < w.indexes(last).stop for w in self.windows)
 
 
-def graph_groups(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
-                 share: bool = True, native: bool = False) -> list[GraphGroup]:  # fmt: skip
-    """The queries by ``graph_key`` (one query per group unless ``share``), compiled where ``native`` asks
-    for it and the kernel applies."""
+def graph_groups(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], share: bool = True,
+                 native: bool = False, merge: bool = False) -> list[GraphGroup]:  # fmt: skip
+    """The queries by ``graph_key`` (one query per group unless ``share``), with ``merge`` the groups that
+    share every position but the end on one merged template (``partition.merged_groups``), compiled where
+    ``native`` asks for it and the kernel applies."""
     by_key: dict[Any, list[AnalyzedQuery]] = {}
     for q in queries:
         by_key.setdefault(graph_key(q) if share else q.name, []).append(q)
+    parts = merged_groups(list(by_key.values())) if merge else [[members] for members in by_key.values()]
     groups = []
-    for members in by_key.values():
+    for part in parts:
+        members = [q for equal in part for q in equal]
+        template = merge_ends([equal[0].pattern.template for equal in part]) if len(part) > 1 else None
         algebra, projections = shared_algebra([algebras[q.name] for q in members])  # type: ignore[misc]
-        kernel = kernel_for(members, algebra, projections) if native else None
-        groups.append(GraphGroup(tuple(members), algebra, tuple(projections), match_key(members[0]), kernel))
+        kernel = kernel_for(members, algebra, projections, template) if native else None
+        key = match_key_of(members)
+        groups.append(GraphGroup(tuple(members), algebra, tuple(projections), key, kernel, template))
     return groups
 
 
@@ -208,7 +231,10 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     """Strategy ``greta``: the runner of a query set over its stream partitions, one graph per partition
     and query over the events it matches (GRETA shares a graph among a query's windows, §6); finals by runs
     of windows (see ``hamlet.api.Executor``). With ``share_graphs`` (``hamlet``'s non-shared plan), one
-    graph per ``graph_key``: queries that differ only in windows or aggregates share it as windows do.
+    graph per ``graph_key``: queries that differ only in windows or aggregates share it as windows do, and
+    queries that share every position but the end share one graph of their merged template (HAMLET's
+    merged template, Figure 3(b), over a shared prefix: ``partition.merged_groups``); GRETA proper keeps
+    one graph per query.
     ``native``: run the graphs the compiled kernel takes on it (``native.py``; never in ``plain_scan``, the
     reference mode), the others in Python; the compiled set sums a partition's finals itself when the caller
     numbers its groups (``PartitionRunner``). ``sharing`` ("static", "hamlet"): the compiled set shares
@@ -216,7 +242,8 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     ``shares`` then says that the whole set runs there (partitions the kernel leaves to Python do not
     share)."""
 
-    groups = graph_groups(queries, algebras, share_graphs, native and not plain_scan)
+    groups = graph_groups(queries, algebras, share_graphs, native and not plain_scan, merge=share_graphs)
+    stats.merged_graphs += sum(g.template is not None for g in groups)
     grouping = {g: i for i, g in enumerate(groupings(queries))}
     compiled_set = set_kernel_for(groups, grouping) if native and not plain_scan else None
 
@@ -307,4 +334,6 @@ def _then_in_python(
     yield from runs
     classes = PartitionClasses([e.time for e in events]) if in_python else None
     for group, mine in in_python:
-        yield from run_partition(group.queries, group.algebra, mine, plain_scan, classes, group.projections)
+        yield from run_partition(
+            group.queries, group.algebra, mine, plain_scan, classes, group.projections, group.template
+        )

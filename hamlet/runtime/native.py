@@ -1,6 +1,7 @@
 """The one door to the compiled engine (``native/``, the ``hamlet_native`` extension): every strategy runs there.
 
-``NativeGraph`` is the GRETA graph of one ``GraphGroup`` (queries that build equal graphs); ``NativeSet``
+``NativeGraph`` is the GRETA graph of one ``GraphGroup`` (queries that build equal graphs, or that share
+every position but the end on one merged template, each member reading its own end's finals); ``NativeSet``
 takes a stream partition's events whole for all graphs of a sharable query set, local predicates included,
 and runs them, sharing the bursts of the Kleene types its queries share in HAMLET's graphlets where the
 strategy says so (``sharing``: "none" for greta, "static", "hamlet"; ``native/src/burst.rs``,
@@ -44,7 +45,7 @@ from typing import Any, Protocol
 from hamlet.analysis.predicates import EdgePredicate, attribute_versus_literal, index_sides
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
-from hamlet.analysis.template import canonical
+from hamlet.analysis.template import Template, canonical
 from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.language.nodes import (
@@ -186,9 +187,9 @@ def set_kernel_for(
     key_of = []
     for group in groups:
         if group.key not in keys:
-            if predicates_obstacle(group.queries[0]) is not None:
+            if any(predicates_obstacle(q) is not None for q in group.queries):
                 return None
-            keys[group.key] = (len(keys), _tests_program(group.queries[0]))
+            keys[group.key] = (len(keys), _tests_program(group.queries))
         key_of.append(keys[group.key][0])
     graphs = [g.native for g in groups if g.native is not None]
     grouping_of = [[grouping[q.group_by] for q in g.queries] for g in groups]
@@ -225,12 +226,17 @@ class GraphGroupLike(Protocol):  # ``greta.GraphGroup`` (which imports this modu
     def native(self) -> NativeGraph | None: ...
 
 
-def _tests_program(query: AnalyzedQuery) -> dict[str, list]:
-    """Per type the query reads, its local predicates as the kernel's programs (``predicates.rs``)."""
-    tests: dict[str, list] = {t: [] for t in query.types}
-    for predicate in query.local_predicates:
-        assert predicate.expression is not None  # (predicates_obstacle is None)
-        tests[predicate.event_type].append(_program(predicate.expression))
+def _tests_program(queries: Sequence[AnalyzedQuery]) -> dict[str, list]:
+    """Per type a graph of ``queries`` reads, its local predicates as the kernel's programs
+    (``predicates.rs``), those of the first query that reads it (``partition.merged_tests``)."""
+    tests: dict[str, list] = {}
+    for query in queries:
+        mine: dict[str, list] = {t: [] for t in query.types if t not in tests}
+        for predicate in query.local_predicates:
+            if predicate.event_type in mine:
+                assert predicate.expression is not None  # (predicates_obstacle is None)
+                mine[predicate.event_type].append(_program(predicate.expression))
+        tests.update(mine)
     return tests
 
 
@@ -308,19 +314,21 @@ def predicates_obstacle(query: AnalyzedQuery) -> str | None:
     return None
 
 
-def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
-               projections: Sequence[Projection | None]) -> NativeGraph | None:  # fmt: skip
-    """The compiled graph of queries that share one (``partition.graph_key``), or None where it does not
-    apply (``kernel_obstacle``) or the extension is not installed."""
+def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra, projections: Sequence[Projection | None],
+               merged: Template | None = None) -> NativeGraph | None:  # fmt: skip
+    """The compiled graph of queries that share one (``partition.graph_key``; or, with ``merged``, their merged
+    template: ``partition.merged_groups``), or None where it does not apply (``kernel_obstacle``) or the
+    extension is not installed."""
     if hamlet_native is None or any(kernel_obstacle(q) is not None for q in queries):
         return None
     query = queries[0]  # (the group's queries have the same pattern and predicates: ``partition.graph_key``)
     # A position template (``query.states``) runs its states; every state of a type reads that type's fields.
-    part = (
-        query.pattern
-        if query.states is None
-        else SubPattern(query.pattern.pattern, query.states.template, ())
-    )
+    if merged is not None:
+        part = SubPattern(query.pattern.pattern, merged, ())
+    elif query.states is None:
+        part = query.pattern
+    else:
+        part = SubPattern(query.pattern.pattern, query.states.template, ())
     template = part.template
     position = {t: i for i, t in enumerate(template.types)}
     type_of = (lambda t: t) if query.states is None else query.states.state_type.__getitem__
@@ -333,11 +341,14 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra,
     members = [m for q in queries if (m := _member(q.window)) is not None]  # (all: no obstacle)
     negations: list[tuple] = []
     plain, edges = _transitions(query, part, negations, 0)
-    required = [places[t][0] for t in query.required_types]
+    # (on a merged template, the types of the shared positions: each member's end is its own)
+    every = frozenset.intersection(*(frozenset(q.required_types) for q in queries))
+    required = [places[t][0] for t in query.required_types if t in every]
+    ends = None if merged is None else [position[q.pattern.template.end] for q in queries]
     kernel = hamlet_native.GraphKernel(
         [type_of(t) for t in template.types], [position[t] for t in template.starts],
         [position[t] for t in template.ends], plain, negations, fields, isinstance(algebra, CountAlgebra),
-        members, edges, SEMANTICS_CODES[query.semantics], required,
+        members, edges, SEMANTICS_CODES[query.semantics], required, ends,
     )  # fmt: skip
     return NativeGraph(kernel, [q.name for q in queries], projections, query.semantics == "CONT")
 

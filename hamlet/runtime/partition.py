@@ -117,7 +117,85 @@ def graph_key(query: AnalyzedQuery) -> tuple:
     return query.pattern.key(), match_key(query), edges, query.semantics, alone
 
 
+def merge_obstacle(query: AnalyzedQuery) -> str | None:
+    """Why the query's graph is never merged with others that share every position but the end (None: it
+    may be). A merged template gives each member its own end position and shares everything before it, so
+    the end must be a single type that nothing follows, and nothing may make the shared positions differ
+    per query or read the end's position in a way the merge does not keep apart."""
+    if query.states is not None:
+        return "position states (a type at several places, P{n,}, OR or AND: dissertation §12)"
+    if query.optional:
+        return "an optional part (P? or P*): several start or end types"
+    if query.pattern.negations:
+        return "a NOT (its place in the pattern is per query)"
+    if query.edge_predicates:
+        return "an edge predicate"
+    if query.semantics != "ANY":
+        return f"SEMANTICS {query.semantics} (edges depend on every position of the pattern)"
+    template = query.pattern.template
+    end = template.end
+    if end in template.starts:
+        return "the pattern is one type: no position before its end"
+    if any(t.source == end for t in template.transitions):
+        return f"the end type {end} is under a Kleene plus (its events lead on to others)"
+    return None
+
+
+def prefix_key(query: AnalyzedQuery) -> tuple | None:
+    """Queries with equal keys share every position but the end: the same types, transitions (those into
+    the end by their sources) and local predicates before it. Their graph groups (``graph_key``) with
+    distinct ends share one graph of their merged template (``merged_groups``); None: ``merge_obstacle``."""
+    if merge_obstacle(query) is not None:
+        return None
+    template = query.pattern.template
+    end = template.end
+    transitions = frozenset(
+        (t.source, None if t.target == end else t.target, t.label) for t in template.transitions
+    )
+    predicates = frozenset((p.event_type, p.text) for p in query.local_predicates if p.event_type != end)
+    return tuple(t for t in template.types if t != end), template.starts, transitions, predicates
+
+
+def merged_groups(groups: Sequence[Sequence[AnalyzedQuery]]) -> list[list[Sequence[AnalyzedQuery]]]:
+    """Graph groups (queries of one ``graph_key`` each) by the graph they run on: groups with equal
+    ``prefix_key``s and distinct end types on one merged template (an end type twice, e.g. under two
+    predicates, would be two positions of one type: the later group starts another), the others alone."""
+    out: list[list[Sequence[AnalyzedQuery]]] = []
+    merged: dict[tuple, list[int]] = {}  # prefix key → the indexes in ``out`` of its merged graphs
+    for members in groups:
+        key = prefix_key(members[0])
+        if key is None:
+            out.append([members])
+            continue
+        end = members[0].pattern.template.end
+        places = merged.setdefault(key, [])
+        place = next((i for i in places if all(g[0].pattern.template.end != end for g in out[i])), None)
+        if place is None:
+            places.append(len(out))
+            out.append([members])
+        else:
+            out[place].append(members)
+    return out
+
+
+def match_key_of(queries: Sequence[AnalyzedQuery]) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """The ``match_key`` of the events a graph of ``queries`` reads (on a merged template, the union of
+    theirs: they agree on the shared positions, and each end type is one query's)."""
+    keys = [match_key(q) for q in queries]
+    return frozenset().union(*(k[0] for k in keys)), frozenset().union(*(k[1] for k in keys))
+
+
 LocalTests = dict[str, tuple[Callable[[Event], Any], ...]]
+
+
+def merged_tests(queries: Sequence[AnalyzedQuery]) -> LocalTests:
+    """``local_tests`` of the events a graph of ``queries`` reads: per type, those of the first query that
+    reads it (``match_key_of``: the others that read it test it alike)."""
+    tests: LocalTests = {}
+    for query in queries:
+        for t, found in local_tests(query).items():
+            tests.setdefault(t, found)
+    return tests
 
 
 def local_tests(query: AnalyzedQuery) -> LocalTests:

@@ -94,7 +94,8 @@ pub struct Event {
     pub raw: usize,       // its index among the partition's events as read (`RawEvent`)
 }
 
-/// The graph of one pattern (`hamlet.runtime.partition.graph_key`) for the queries that share it.
+/// The graph of one pattern (`hamlet.runtime.partition.graph_key`) for the queries that share it, or of a
+/// merged template for queries that share every position but the end (`partition.merged_groups`).
 pub struct Graph {
     pub types: Vec<String>, // by position
     pub negations: Vec<Negation>, // every negative sub-pattern, numbered from 1 in this order
@@ -102,6 +103,15 @@ pub struct Graph {
     pub trailing: Vec<usize>,     // the negations after its end
     pub is_start: Vec<bool>,      // per position: a trend may start there
     pub is_end: Vec<bool>,        // per position: a trend may end there
+    /// Per end position, the finals it adds to (usize::MAX elsewhere); per member, the finals it reads. One
+    /// slot for every end of a graph of one pattern; on a merged template (queries sharing every position
+    /// but the end: `partition.merged_groups`) one per member's end, so each reads only its own trends.
+    pub end_slot: Vec<usize>,
+    pub member_slot: Vec<usize>,
+    /// Per position: its events end trends and do nothing else (no transition or edge from it, nothing they
+    /// aggregate or reset, no trailing NOT, skip-till-any-match), so each goes straight into the finals
+    /// (`Partition::add_to_final`): on the authors' shape, most events are such ends.
+    pub final_only: Vec<bool>,
     /// Per position: every position of its event type, in order. On a position template (dissertation §12,
     /// `hamlet/analysis/automaton.py`) a type has several states and each of its events runs at all of them
     /// (`events`); elsewhere it is the position alone.
@@ -257,6 +267,11 @@ impl Graph {
         out
     }
 
+    /// How many sets of finals the graph keeps (`end_slot`).
+    pub fn slots(&self) -> usize {
+        self.end_slot.iter().filter(|&&s| s != usize::MAX).max().map_or(1, |s| s + 1)
+    }
+
     /// The queries' pane: the gcd of every window's length and slide (no window starts or ends inside one).
     pub fn pane(&self) -> i64 {
         self.members.iter().fold(0, |g, m| gcd(gcd(g, m.within), m.slide))
@@ -378,8 +393,8 @@ pub struct Partition<'a> {
     scales: &'a [Scale],
     times: Vec<i64>,
     running: Vec<HashMap<usize, Agg>>, // per source position: running totals per class
-    finals: HashMap<usize, Agg>,
-    pending: HashMap<usize, Vec<(i64, Agg)>>, // with a trailing NOT: END contributions, read at close
+    finals: Vec<HashMap<usize, Agg>>, // per end slot (`Graph::end_slot`), per class
+    pending: Vec<HashMap<usize, Vec<(i64, Agg)>>>, // with a trailing NOT: END contributions, read at close
     negations: Vec<NegationState>,            // per negation (numbered from 1): its graph here
     open: Vec<VecDeque<(i64, i64)>>,          // per member: open windows as runs [first, last]
     next_close: Vec<Option<i64>>,
@@ -455,8 +470,8 @@ impl<'a> Partition<'a> {
             scales,
             times: events.iter().map(|e| e.time).collect(),
             running: vec![HashMap::default(); kernel.predecessors.len()],
-            finals: HashMap::default(),
-            pending: HashMap::default(),
+            finals: vec![HashMap::default(); kernel.slots()],
+            pending: vec![HashMap::default(); kernel.slots()],
             negations: kernel.negations.iter().map(NegationState::new).collect(),
             open: vec![VecDeque::new(); members],
             next_close: vec![None; members],
@@ -591,8 +606,12 @@ impl<'a> Partition<'a> {
         for totals in &mut self.running {
             totals.retain(|&c, _| c >= frontier);
         }
-        self.finals.retain(|&c, _| c >= frontier);
-        self.pending.retain(|&c, _| c >= frontier);
+        for finals in &mut self.finals {
+            finals.retain(|&c, _| c >= frontier);
+        }
+        for pending in &mut self.pending {
+            pending.retain(|&c, _| c >= frontier);
+        }
         for source in &mut self.sources {
             source.release(frontier);
         }
@@ -697,6 +716,15 @@ impl<'a> Partition<'a> {
                         computed.push((from + i, position, c, agg));
                     }
                 }
+                continue;
+            }
+            if kernel.final_only[position] && self.zero.is_none() {
+                // (read by nothing but `close`: no event of this time can see it, so no need to wait)
+                let classes = std::mem::take(&mut self.classes);
+                for &c in &classes {
+                    self.add_to_final(position, c, starts && self.may_start(c));
+                }
+                self.classes = classes;
                 continue;
             }
             if kernel.edges_into[position].is_empty() {
@@ -872,6 +900,26 @@ impl<'a> Partition<'a> {
         Some(())
     }
 
+    /// An event at a `final_only` position in class c straight into the finals: its aggregate is its
+    /// predecessors' (and one if it starts a trend), with no copy of them on the way.
+    fn add_to_final(&mut self, position: usize, c: usize, start: bool) {
+        let kernel = self.kernel;
+        let sources = &kernel.predecessors[position];
+        // (a running total is there only where trends end: extend drops a zero count)
+        if !start && !sources.iter().any(|&s| self.running[s].contains_key(&c)) {
+            return;
+        }
+        let total = self.finals[kernel.end_slot[position]].entry(c).or_insert_with(|| kernel.zero());
+        for &source in sources {
+            if let Some(running) = self.running[source].get(&c) {
+                kernel.add(total, running);
+            }
+        }
+        if start {
+            total[0].add_assign(&Num::ONE);
+        }
+    }
+
     /// Event i's aggregate in class c into the sources of the edges out of its position.
     fn feed_edges(&mut self, i: usize, position: usize, c: usize, agg: &Agg) -> Option<()> {
         let kernel = self.kernel;
@@ -895,14 +943,15 @@ impl<'a> Partition<'a> {
         if !kernel.is_end[position] {
             return;
         }
+        let slot = kernel.end_slot[position];
         if !kernel.trailing.is_empty() {
-            self.pending.entry(c).or_default().push((time, agg));
+            self.pending[slot].entry(c).or_default().push((time, agg));
             return;
         }
-        match self.finals.get_mut(&c) {
+        match self.finals[slot].get_mut(&c) {
             Some(total) => kernel.add(total, &agg),
             None => {
-                self.finals.insert(c, agg);
+                self.finals[slot].insert(c, agg);
             }
         }
     }
@@ -919,7 +968,7 @@ impl<'a> Partition<'a> {
             while k <= through {
                 let (c, class_through) = self.class_of(&member, k);
                 let run_through = through.min(class_through);
-                if let Some(agg) = self.final_of(c) {
+                if let Some(agg) = self.final_of(self.kernel.member_slot[m], c) {
                     self.out.push((m, k, run_through, agg));
                 }
                 k = run_through + 1;
@@ -933,15 +982,15 @@ impl<'a> Partition<'a> {
         self.next_close[m] = self.open[m].front().map(|&(first, _)| member.end(first));
     }
 
-    /// The final of class c now (None: no trend), with a trailing NOT the END contributions that no negated
-    /// event follows.
-    fn final_of(&self, c: usize) -> Option<Agg> {
+    /// The final of class c at end slot `slot` now (None: no trend), with a trailing NOT the END
+    /// contributions that no negated event follows.
+    fn final_of(&self, slot: usize, c: usize) -> Option<Agg> {
         if self.kernel.trailing.is_empty() {
-            return self.finals.get(&c).cloned();
+            return self.finals[slot].get(&c).cloned();
         }
         let limit = self.kernel.trailing.iter().map(|&k| self.negations[k - 1].latest).max().flatten();
         let mut result: Option<Agg> = None;
-        for (time, agg) in self.pending.get(&c)? {
+        for (time, agg) in self.pending[slot].get(&c)? {
             if limit.is_some_and(|l| *time < l) {
                 continue;
             }

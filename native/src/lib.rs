@@ -110,11 +110,12 @@ impl GraphKernel {
     /// (within, slide, first, last) of each query's windows, in seconds; `edges` (and a negation's): per
     /// other transition, (source, target, [expressions], (op, f, g) when they are one comparison
     /// f(x) op g(y), the number of the negation that guards it); `required`: the positions whose type every
-    /// trend holds (default: all).
+    /// trend holds (default: all); `member_ends`: per member, the end position whose trends it counts, on a
+    /// merged template (queries that share every position but the end; default: every end, for each).
     #[new]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (types, starts, ends, transitions, negations, fields, count_only, members, edges, semantics=0,
-                        required=None))]
+                        required=None, member_ends=None))]
     fn new(
         py: Python<'_>,
         types: Vec<String>,
@@ -128,6 +129,7 @@ impl GraphKernel {
         edges: Vec<EdgeSpec<'_>>,
         semantics: u8,
         required: Option<Vec<usize>>,
+        member_ends: Option<Vec<usize>>,
     ) -> PyResult<Self> {
         let n = types.len();
         let outside = |what: &str, positions: &[usize]| match positions.iter().find(|&&p| p >= n) {
@@ -193,7 +195,10 @@ impl GraphKernel {
             }
         }
         let resets: Vec<usize> = (0..kinds.len()).filter(|&f| kinds[f] == ENDS).collect();
-        let positional = places.iter().any(|p| p.len() > 1) || starts.len() > 1 || ends.len() > 1 || !resets.is_empty();
+        let (end_slot, member_slot) = end_slots(n, &ends, members.len(), member_ends.as_deref())?;
+        // (a merged template's ends are one per member, each a single type: no position template)
+        let several_ends = ends.len() > 1 && member_ends.is_none();
+        let positional = places.iter().any(|p| p.len() > 1) || starts.len() > 1 || several_ends || !resets.is_empty();
         let (parsed_edges, edges_into, edges_from) = parse_edges(n, &edges, &mut attributes)?;
         let mut parsed_negations = Vec::new();
         for (types, start, end, transitions, edges, parent, previous, following) in negations {
@@ -213,6 +218,12 @@ impl GraphKernel {
             (1..=parsed_negations.len()).filter(|&k| parsed_negations[k - 1].parent == 0 && f(&parsed_negations[k - 1])).collect()
         };
         let (leading, trailing) = (top(|n| n.previous.is_none()), top(|n| n.following.is_none()));
+        let final_only = (0..n)
+            .map(|p| {
+                is_end[p] && !is_source[p] && edges_into[p].is_empty() && edges_from[p].is_empty() && updates[p].is_empty()
+                    && resets.is_empty() && trailing.is_empty() && semantics == ANY
+            })
+            .collect();
         let members: Vec<Member> = members
             .into_iter()
             .map(|(within, slide, first, last)| Member { within, slide, first, last })
@@ -227,6 +238,9 @@ impl GraphKernel {
             trailing,
             is_start,
             is_end,
+            end_slot,
+            member_slot,
+            final_only,
             places,
             required,
             positional,
@@ -325,6 +339,23 @@ impl GraphKernel {
         }
         Ok(out)
     }
+}
+
+/// Per position its end slot (`Graph::end_slot`), per member the slot it reads: one slot for all `ends`
+/// without `member_ends`, else one per end position, in the order of `ends`.
+fn end_slots(n: usize, ends: &[usize], members: usize, member_ends: Option<&[usize]>) -> PyResult<(Vec<usize>, Vec<usize>)> {
+    let mut end_slot = vec![usize::MAX; n];
+    let Some(member_ends) = member_ends else {
+        ends.iter().for_each(|&p| end_slot[p] = 0);
+        return Ok((end_slot, vec![0; members]));
+    };
+    if member_ends.len() != members {
+        return Err(PyValueError::new_err("member_ends: one end position per member"));
+    }
+    ends.iter().enumerate().for_each(|(slot, &p)| end_slot[p] = slot);
+    let slot_of = |&p: &usize| ends.iter().position(|&e| e == p);
+    let member_slot: Option<Vec<usize>> = member_ends.iter().map(slot_of).collect();
+    member_slot.ok_or_else(|| PyValueError::new_err("member_ends: a position that is not an end")).map(|m| (end_slot, m))
 }
 
 /// The graphs of one sharable query set (`greta.graph_groups`) and the local predicates of the events each
