@@ -284,8 +284,12 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
     if any(p.denominator != 1 for p in panes):
         return mine, None  # (segments cut at whole seconds: the kernel's times)
     pane_us = math.lcm(*(int(p) for p in panes)) * MICROS
+    hot = None
     if keys:
-        hot = _hot_partitions(mine, keys, plan.segment_events).persist()
+        hot = _hot_partitions(mine, keys, plan.segment_events)
+        if hot is None:
+            return mine, None
+        hot = hot.persist()
         found = hot.select("count").collect()
         hottest, partitions = max((r["count"] for r in found), default=0), len(found)
     else:
@@ -300,7 +304,7 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
     length = math.ceil(span / wanted / pane_us) * pane_us
     segmenting = Segmenting(origin, length, math.ceil(span / length), partitions)
     segment = F.floor((F.unix_micros("event_time") - F.lit(origin)) / F.lit(length)).cast("long")
-    if keys:
+    if hot is not None:  # (keys: only the hot partitions are cut)
         flagged = mine.join(F.broadcast(hot.select(*keys, F.lit(True).alias("_hot"))), list(keys), "left")
         mine = flagged.withColumn("_segment", F.when(F.col("_hot"), segment).otherwise(F.lit(-1))).drop(
             "_hot"
@@ -310,12 +314,13 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
     return mine, segmenting
 
 
-def _hot_partitions(mine: DataFrame, keys: tuple[str, ...], threshold: int) -> DataFrame:
+def _hot_partitions(mine: DataFrame, keys: tuple[str, ...], threshold: int) -> DataFrame | None:
     """The stream partitions of ``mine`` (by ``keys``) of more than ``threshold`` events, with their exact
-    ``count``. Counting every partition would aggregate one row per partition (a trip each: hundreds of
-    thousands) only to find none or a few; a sample of about ``HOT_SAMPLE`` rows per ``threshold`` events finds
-    the candidates (a partition at the threshold has ~HOT_SAMPLE sampled rows; fewer than half of that has a
-    probability below 1e-50), and only they are counted exactly."""
+    ``count``; None when a sample finds no candidate. Counting every partition would aggregate one row per
+    partition (a trip each: hundreds of thousands) only to find none or a few; a sample of about
+    ``HOT_SAMPLE`` rows per ``threshold`` events finds the candidates (a partition at the threshold has
+    ~HOT_SAMPLE sampled rows; fewer than half of that has a probability below 1e-50), and only they are
+    counted exactly."""
     from pyspark.sql import functions as F
 
     fraction = HOT_SAMPLE / threshold
@@ -323,6 +328,8 @@ def _hot_partitions(mine: DataFrame, keys: tuple[str, ...], threshold: int) -> D
         return mine.groupBy(*keys).count().where(F.col("count") > threshold)
     sampled = mine.sample(fraction=fraction, seed=0).groupBy(*keys).count()
     candidates = sampled.where(F.col("count") >= HOT_SAMPLE // 2).select(*keys)
+    if not candidates.take(1):  # (the common case: no exact pass at all)
+        return None
     exact = mine.join(F.broadcast(candidates), list(keys), "left_semi").groupBy(*keys).count()
     return exact.where(F.col("count") > threshold)
 

@@ -140,8 +140,12 @@ def test_hot_partitions_are_found_by_a_sample_and_counted_exactly(spark):
     rows = [(d, r) for (d, r), n in sizes.items() for _ in range(n)]
     rows += [(f"trip{i}", i % 7) for i in range(3_000)]
     events = spark.createDataFrame(rows, "driver string, rider long")
-    hot = _hot_partitions(events, ("driver", "rider"), threshold).collect()
+    found = _hot_partitions(events, ("driver", "rider"), threshold)
+    assert found is not None
+    hot = found.collect()
     assert sorted((r.driver, r.rider, r["count"]) for r in hot) == [("big", 2, 6_000), ("hot", 1, 2_001)]
+    small = events.where("driver NOT IN ('hot', 'big', 'edge')")
+    assert _hot_partitions(small, ("driver", "rider"), threshold) is None
 
 
 def test_three_hourly_runs_equal_one_three_hour_run(spark, events_table, workload_file, tmp_path):
