@@ -85,9 +85,11 @@ MALFORMED = [
         "q1",
         1,
         37,
-        "NOT between two parts of a pattern with a type at several places, P{n,}, OR or AND is not supported: "
-        "a transition between its position states may end the part before the NOT for one parse of a trend and "
-        "lie inside it for another",
+        (
+            "NOT between two parts of a pattern with a type at several places, P{n,}, OR or AND is not supported: "
+            "a transition between its position states may end the part before the NOT for one parse of a trend and "
+            "lie inside it for another"
+        ),
     ),
     (
         "q1: RETURN COUNT(*) PATTERN SEQ(NOT D,\n  (SEQ(A, NOT C, B))+, A) WITHIN 1",
@@ -122,8 +124,10 @@ MALFORMED = [
         "q1",
         1,
         40,
-        "A stands under this NOT and elsewhere in a pattern with a type at several places, P{n,}, OR or AND, "
-        "which is not supported: a negated type must appear once",
+        (
+            "A stands under this NOT and elsewhere in a pattern with a type at several places, P{n,}, OR or AND, "
+            "which is not supported: a negated type must appear once"
+        ),
     ),
     (
         "q1: RETURN COUNT(*) PATTERN SEQ(NOT C, A{2,}, NOT C) WITHIN 1",

@@ -395,7 +395,9 @@ def _type_names(p: Pattern | NegationPattern) -> list[str]:
         return [p.type_name]
     if isinstance(p, (KleenePattern, NegationPattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
         return _type_names(p.inner)
-    return [t for item in (p.operands if isinstance(p, ChoicePattern) else p.items) for t in _type_names(item)]
+    return [
+        t for item in (p.operands if isinstance(p, ChoicePattern) else p.items) for t in _type_names(item)
+    ]
 
 
 def _kleene_subpatterns(p: Pattern | NegationPattern) -> list[str]:
