@@ -26,9 +26,11 @@ from workloads import (
     multi_query_workloads,
     optional_patterns,
     position_queries,
+    position_queries_with_ends,
     probe,
     queries,
     sharing_workloads,
+    split_items,
     table_of,
     typed,
     types_of,
@@ -122,17 +124,6 @@ def negated_somewhere(draw, patterns):
     return draw(st.sampled_from([pattern, negated]))
 
 
-def split_items(text):
-    """The top-level items of a SEQ's inside, split at the commas outside parentheses."""
-    items, depth, start = [], 0, 0
-    for i, c in enumerate(text):
-        depth += (c == "(") - (c == ")")
-        if c == "," and not depth:
-            items.append(text[start:i].strip())
-            start = i + 1
-    return items + [text[start:].strip()]
-
-
 @given(st.data())
 def test_position_templates_equal_bruteforce(data):
     """A type at several places, ``P{n,}``, ``P OR Q`` and ``P AND Q`` (dissertation §12), with local and edge
@@ -144,6 +135,22 @@ def test_position_templates_equal_bruteforce(data):
         lines.append(data.draw(with_semantics(data.draw(workloads(max_queries=others)))))
     text = "\n".join(lines)
     stream = data.draw(events(types_of(text), max_events=10, min_events=4))
+    check(text, stream)
+    check_positions_compiled(text, stream)
+
+
+@given(st.data())
+def test_leading_and_trailing_not_on_position_templates_equal_bruteforce(data):
+    """A leading NOT, a trailing NOT or both around a type at several places or ``P{n,}`` (``SEQ(NOT D, A+, B,
+    A)``, ``SEQ(A{2,}, B, NOT E)``), with local and edge predicates, groups and windows, next to 0-2 ordinary
+    queries under any semantics: every query equals the oracle in every strategy, in Python and compiled,
+    through the API and the Arrow path."""
+    lines = [data.draw(position_queries_with_ends(f"p{i}")) for i in range(data.draw(st.integers(1, 2)))]
+    others = data.draw(st.integers(0, 2))
+    if others:
+        lines.append(data.draw(with_semantics(data.draw(workloads(max_queries=others)))))
+    text = "\n".join(lines)
+    stream = data.draw(events(types_of(text, every=2), max_events=10, min_events=4))
     check(text, stream)
     check_positions_compiled(text, stream)
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from hamlet import Event, parse_workload
 from hamlet.analysis.query import AnalyzedQuery
+from hamlet.errors import QueryError
 
 TYPES = "ABCDEF"
 
@@ -533,6 +534,50 @@ def position_queries(draw, name: str) -> str:
     predicates = [] if draw(st.booleans()) else None
     return draw(queries(name, pattern=draw(position_patterns()), partition=partition, window=window,
                         predicates=predicates))  # fmt: skip
+
+
+@st.composite
+def position_patterns_with_ends(draw) -> str:
+    """A ``position_patterns`` pattern (no OR or AND: the grammar allows them only as the whole pattern) as
+    the positive part of a top-level SEQ with a leading NOT, a trailing NOT or both, over types the positive
+    part lacks (D, E: a negated type appears once), each NOT a type, a Kleene type or a sequence."""
+    core = draw(position_patterns().filter(lambda p: " OR " not in p and " AND " not in p))
+    core_items = split_items(core[4:-1]) if core.startswith("SEQ(") else [core]
+    lead, trail = draw(st.sampled_from([("D", ""), ("", "E"), ("D", "E"), ("D+", "E"), ("SEQ(D, E)", ""),
+                                        ("", "SEQ(E, D+)"), ("E", "D+")]))  # fmt: skip
+    items = ([f"NOT {lead}"] if lead else []) + core_items + ([f"NOT {trail}"] if trail else [])
+    return "SEQ(" + ", ".join(items) + ")"
+
+
+def split_items(text: str) -> list[str]:
+    """The top-level comma-separated items of ``text``."""
+    items, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += c in "({"
+        depth -= c in ")}"
+        if c == "," and not depth:
+            items.append(text[start:i].strip())
+            start = i + 1
+    return items + [text[start:].strip()]
+
+
+def analyses(pattern: str) -> bool:
+    """Whether the pattern is one the analysis takes (a NOT next to an optional part is refused)."""
+    try:
+        probe(pattern)
+    except QueryError:
+        return False
+    return True
+
+
+@st.composite
+def position_queries_with_ends(draw, name: str) -> str:
+    """``position_queries`` on ``position_patterns_with_ends``."""
+    pattern = draw(position_patterns_with_ends().filter(analyses))
+    partition = draw(st.sampled_from([((), ())] * 3 + [(("k",), ()), ((), ("g",)), (("k",), ("g",))]))
+    window = draw(st.sampled_from([(15, 15), (16, 8), (10, 5), (6, 6)]))
+    predicates = [] if draw(st.booleans()) else None
+    return draw(queries(name, pattern=pattern, partition=partition, window=window, predicates=predicates))
 
 
 # Around the B+ that ``sharing_workloads`` share: queries on position templates that must share nothing.
