@@ -208,3 +208,34 @@ def test_leading_and_trailing_not_around_position_templates_by_hand():
             assert compiled_queries(workload, stream, strategy) == {"qr", "qt", "qm", "ql"}, strategy
             assert evaluate(text, stream, strategy) == rows, strategy
             assert finalize_table(workload, evaluate_table(workload, table, strategy)) == rows, strategy
+
+
+def test_contiguous_semantics_on_position_templates_by_hand():
+    """``SEMANTICS CONT`` (Definition 2.4) on position templates over a1 b2 a3 c4 a5 a6 b7 a8 (one window),
+    counted by hand: a trend is a run of consecutive events of the stream (c4, which no pattern but the
+    NOTs names, breaks every run across it).
+
+    * ``SEQ(A+, B, A)``: (a1, b2, a3), (a5, a6, b7, a8), (a6, b7, a8) — 3;
+    * ``A{2,}``: (a5, a6) — 1;
+    * ``SEQ(A, A) OR SEQ(A, B, A)``: (a1, b2, a3), (a5, a6), (a6, b7, a8) — 3;
+    * ``SEQ(NOT C, A+, B, A)``: only (a1, b2, a3) starts before c4 — 1;
+    * ``SEQ(A+, B, A, NOT C)``: (a5, a6, b7, a8) and (a6, b7, a8) end after c4 — 2."""
+    text = """
+    qr: RETURN COUNT(*) PATTERN SEQ(A+, B, A) SEMANTICS CONT WITHIN 100 SLIDE 100
+    qm: RETURN COUNT(*) PATTERN A{2,} SEMANTICS contiguous WITHIN 100 SLIDE 100
+    qo: RETURN COUNT(*) PATTERN SEQ(A, A) OR SEQ(A, B, A) SEMANTICS CONT WITHIN 100 SLIDE 100
+    ql: RETURN COUNT(*) PATTERN SEQ(NOT C, A+, B, A) SEMANTICS CONT WITHIN 100 SLIDE 100
+    qt: RETURN COUNT(*) PATTERN SEQ(A+, B, A, NOT C) SEMANTICS CONT WITHIN 100 SLIDE 100
+    """
+    stream = [Event(t, time, {}) for time, t in enumerate("ABACAABA", 1)]
+    expected = {"qr": 3, "qm": 1, "qo": 3, "ql": 1, "qt": 2}
+    workload = parse_workload(text)
+    rows = evaluate_bruteforce(workload, stream)
+    assert {r.query: r.value for r in rows} == expected
+    assert evaluate_with(workload, stream, partial(run_greta, native=False)) == rows, "Python's graph"
+    table = table_of(stream)
+    with python_graph_refuses_position_templates():
+        for strategy in STRATEGIES:
+            assert compiled_queries(workload, stream, strategy) == set(expected), strategy
+            assert evaluate(text, stream, strategy) == rows, strategy
+            assert finalize_table(workload, evaluate_table(workload, table, strategy)) == rows, strategy
