@@ -268,17 +268,17 @@ class _Analyzer:
                                 "the part before the NOT for one parse of a trend and lie inside it for another, "
                                 "so no guard on it is exact; only a leading or trailing NOT of the top-level "
                                 "SEQ is")  # fmt: skip
-        self._not_empty(q.pattern)
-        positive, negations = split_ends(q.pattern, self.fail)
         counted: dict[str, int] = {}
         for t in _type_names(q.pattern):
             counted[t] = counted.get(t, 0) + 1
-        for negation in negations:
-            for t in negation.part.all_types():
+        for negation in _negations(q.pattern):
+            for t in _type_names(negation.inner):
                 if counted[t] > 1:
-                    raise self.fail(_negation_of(q.pattern, negation.text), f"{t} stands under this NOT and "
-                                    "elsewhere in a pattern with a type at several places, P{n,}, OR or AND, "
-                                    "which is not supported: a negated type must appear once")  # fmt: skip
+                    raise self.fail(negation, f"{t} stands under this NOT and elsewhere in a pattern with a type "
+                                    "at several places, P{n,}, OR or AND, which is not supported: a negated type "
+                                    "must appear once")  # fmt: skip
+        self._not_empty(q.pattern)
+        positive, negations = split_ends(q.pattern, self.fail)
         if q.semantics is not None and q.semantics.kind == "NEXT":
             # A contiguous trend has no sub-stream event between its own (Definition 2.4), so no longer
             # trend holds it and CONT's test is per edge and event, whatever the states. NEXT's is not: a
@@ -388,11 +388,6 @@ def _negations(p: Pattern | NegationPattern) -> list[NegationPattern]:
     if isinstance(p, (KleenePattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
         return _negations(p.inner)
     return [n for item in (p.operands if isinstance(p, ChoicePattern) else p.items) for n in _negations(item)]
-
-
-def _negation_of(p: Pattern, text: str) -> NegationPattern:
-    """The NOT of the pattern written as ``text`` (canonical)."""
-    return next(n for n in _negations(p) if canonical(n) == text)
 
 
 def _type_names(p: Pattern | NegationPattern) -> list[str]:
