@@ -153,7 +153,7 @@ def _placings(query: AnalyzedQuery, stream: list[Event]) -> Iterator[Event]:
     """Each event of ``stream`` as often as ``placed`` places it, in the same order."""
     states = query.states
     for event in stream:
-        for _ in states.states_of.get(event.type, ()) if states is not None else (event.type,):
+        for _ in states.states_of.get(event.type, (event.type,)) if states is not None else (event.type,):
             yield event
 
 

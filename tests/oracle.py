@@ -36,7 +36,8 @@ The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by s
    ``[window start, first event of the trend)``. A trailing ``NOT N``: no match of N in
    ``(last event of the trend, window end)``. A match of N is a trend of N by the same rules (its own
    nested NOTs, predicates and partition); a match that crosses a window bound does not count. Inside a
-   Kleene plus, each iteration's P1 → P2 boundary is checked.
+   Kleene plus, each iteration's P1 → P2 boundary is checked. A pattern that parses a trend in several ways
+   (a type at several places, ``P{n,}``) matches it when one parse passes every NOT.
 7. **Event matching semantics** (dissertation §2.4), applied to the trends of step 6 in one window and
    partition. ``ANY`` (Definition 2.2): all of them. ``NEXT`` (Definition 2.3): a trend tr is kept unless
    another trend tr' has the same first and the same last event and a strict superset of tr's middle

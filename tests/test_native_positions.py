@@ -5,6 +5,8 @@ refusing them, so every number here is the kernel's."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import hamlet_native
 import pytest
 from hypothesis import given, note
@@ -20,6 +22,7 @@ from workloads import events, position_queries, table_of, types_of, workloads
 
 from hamlet import STRATEGIES, Event, evaluate, parse_workload
 from hamlet.api import evaluate_table, evaluate_with, finalize_table
+from hamlet.runtime.greta import run_greta
 from hamlet.runtime.native import kernel_obstacle
 
 
@@ -171,3 +174,68 @@ def test_the_graph_kernel_names_a_position_outside_its_template():
         kernel([0], [2], [trends, ("count", [0, 5], None, False)])
     with pytest.raises(ValueError, match=r"^a template needs a start and an end position$"):
         kernel([], [2], [trends])
+
+
+def test_leading_and_trailing_not_around_position_templates_by_hand():
+    """Over a1 c2 a3 b4 a5 c6 a7 (x = time), counted by hand, in every strategy, compiled and in Python.
+
+    * ``SEQ(NOT C, A+, B, A)`` in [0, 100): c2 lies before any first event but a1, so trends start at a1:
+      (a1) or (a1, a3), then b4, then a5 or a7 — 4 trends, 2 + 2 + 3 + 3 = 10 A events, A.x summing to
+      6 + 8 + 9 + 11 = 34.
+    * ``SEQ(A+, B, A, NOT C)``: c6 follows a5, so the last a is a7: 3 non-empty subsets of {a1, a3}, b4, a7.
+    * ``SEQ(A{2,}, NOT C)``: two or more a's ending at a7 (c6 follows a5 and every earlier a): the 7
+      non-empty subsets of {a1, a3, a5}, then a7.
+    * ``SEQ(NOT C, A{2,})`` in tumbling windows of 4: [0, 4) holds (a1, a3) (nothing before a1);
+      [4, 8) holds (a5, a7) only (c6 lies before a7 and after the window's start)."""
+    text = """
+    qr: RETURN COUNT(*), COUNT(A), SUM(A.x) PATTERN SEQ(NOT C, A+, B, A) WITHIN 100 SLIDE 100
+    qt: RETURN COUNT(*) PATTERN SEQ(A+, B, A, NOT C) WITHIN 100 SLIDE 100
+    qm: RETURN COUNT(*) PATTERN SEQ(A{2,}, NOT C) WITHIN 100 SLIDE 100
+    ql: RETURN COUNT(*) PATTERN SEQ(NOT C, A{2,}) WITHIN 4 SLIDE 4
+    """
+    stream = [Event(t, time, {"x": time}) for time, t in enumerate("ACABACA", 1)]
+    expected = [("qr", 0, "COUNT(*)", 4), ("qr", 0, "COUNT(A)", 10), ("qr", 0, "SUM(A.x)", 34),
+                ("qt", 0, "COUNT(*)", 3), ("qm", 0, "COUNT(*)", 7), ("ql", 0, "COUNT(*)", 1),
+                ("ql", 4, "COUNT(*)", 1)]  # fmt: skip
+    workload = parse_workload(text)
+    assert position_queries_of(workload) == {"qr", "qt", "qm", "ql"}
+    rows = evaluate_bruteforce(workload, stream)
+    assert [(r.query, r.window_start, r.aggregate, r.value) for r in rows] == expected
+    assert evaluate_with(workload, stream, partial(run_greta, native=False)) == rows, "Python's graph"
+    table = table_of(stream)
+    with python_graph_refuses_position_templates():
+        for strategy in STRATEGIES:
+            assert compiled_queries(workload, stream, strategy) == {"qr", "qt", "qm", "ql"}, strategy
+            assert evaluate(text, stream, strategy) == rows, strategy
+            assert finalize_table(workload, evaluate_table(workload, table, strategy)) == rows, strategy
+
+
+def test_contiguous_semantics_on_position_templates_by_hand():
+    """``SEMANTICS CONT`` (Definition 2.4) on position templates over a1 b2 a3 c4 a5 a6 b7 a8 (one window),
+    counted by hand: a trend is a run of consecutive events of the stream (c4, which no pattern but the
+    NOTs names, breaks every run across it).
+
+    * ``SEQ(A+, B, A)``: (a1, b2, a3), (a5, a6, b7, a8), (a6, b7, a8) — 3;
+    * ``A{2,}``: (a5, a6) — 1;
+    * ``SEQ(A, A) OR SEQ(A, B, A)``: (a1, b2, a3), (a5, a6), (a6, b7, a8) — 3;
+    * ``SEQ(NOT C, A+, B, A)``: only (a1, b2, a3) starts before c4 — 1;
+    * ``SEQ(A+, B, A, NOT C)``: (a5, a6, b7, a8) and (a6, b7, a8) end after c4 — 2."""
+    text = """
+    qr: RETURN COUNT(*) PATTERN SEQ(A+, B, A) SEMANTICS CONT WITHIN 100 SLIDE 100
+    qm: RETURN COUNT(*) PATTERN A{2,} SEMANTICS contiguous WITHIN 100 SLIDE 100
+    qo: RETURN COUNT(*) PATTERN SEQ(A, A) OR SEQ(A, B, A) SEMANTICS CONT WITHIN 100 SLIDE 100
+    ql: RETURN COUNT(*) PATTERN SEQ(NOT C, A+, B, A) SEMANTICS CONT WITHIN 100 SLIDE 100
+    qt: RETURN COUNT(*) PATTERN SEQ(A+, B, A, NOT C) SEMANTICS CONT WITHIN 100 SLIDE 100
+    """
+    stream = [Event(t, time, {}) for time, t in enumerate("ABACAABA", 1)]
+    expected = {"qr": 3, "qm": 1, "qo": 3, "ql": 1, "qt": 2}
+    workload = parse_workload(text)
+    rows = evaluate_bruteforce(workload, stream)
+    assert {r.query: r.value for r in rows} == expected
+    assert evaluate_with(workload, stream, partial(run_greta, native=False)) == rows, "Python's graph"
+    table = table_of(stream)
+    with python_graph_refuses_position_templates():
+        for strategy in STRATEGIES:
+            assert compiled_queries(workload, stream, strategy) == set(expected), strategy
+            assert evaluate(text, stream, strategy) == rows, strategy
+            assert finalize_table(workload, evaluate_table(workload, table, strategy)) == rows, strategy

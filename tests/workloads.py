@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from hamlet import Event, parse_workload
 from hamlet.analysis.query import AnalyzedQuery
+from hamlet.errors import QueryError
 
 TYPES = "ABCDEF"
 
@@ -434,13 +435,14 @@ SEMANTICS_CLAUSES = ["", " SEMANTICS ANY", " SEMANTICS NEXT", " SEMANTICS CONT",
 
 
 @st.composite
-def with_semantics(draw, text: str, weight_any: int = 1) -> str:
+def with_semantics(draw, text: str, weight_any: int = 1, clauses: list[str] = SEMANTICS_CLAUSES) -> str:
     """``text`` with a SEMANTICS clause (or none: skip-till-any-match) drawn for each query, written right
     after its pattern: workloads that mix the three semantics (dissertation §2.4). ``weight_any``: how much
-    more often a query keeps skip-till-any-match (shared paths still run for those)."""
+    more often a query keeps skip-till-any-match (shared paths still run for those); ``clauses``: those to
+    draw from, the first two skip-till-any-match."""
     out = []
     for line in text.splitlines():
-        clause = draw(st.sampled_from(SEMANTICS_CLAUSES[:2] * weight_any + SEMANTICS_CLAUSES[2:]))
+        clause = draw(st.sampled_from(clauses[:2] * weight_any + clauses[2:]))
         m = re.search(r" (WHERE|GROUP-BY|WITHIN) ", line)
         assert m is not None, line
         out.append(line[: m.start()] + clause + line[m.start() :])
@@ -525,14 +527,66 @@ def position_patterns(draw) -> str:
 
 
 @st.composite
-def position_queries(draw, name: str) -> str:
+def position_queries(draw, name: str, kernel: bool = True) -> str:
     """A query on a ``position_patterns`` pattern, mostly over the whole stream in long windows and without
-    predicates, so that trends are many (repeated types and P{n,} need several events of one type)."""
+    predicates, so that trends are many (repeated types and P{n,} need several events of one type), under
+    skip-till-any-match or contiguous semantics; ``kernel``: only queries the compiled kernel takes (no
+    contiguous semantics with an edge predicate: ``native.kernel_obstacle``)."""
     partition = draw(st.sampled_from([((), ())] * 3 + [(("k",), ()), ((), ("g",)), (("k",), ("g",))]))
     window = draw(st.sampled_from([(15, 15), (16, 8), (10, 5), (6, 6)]))
     predicates = [] if draw(st.booleans()) else None
-    return draw(queries(name, pattern=draw(position_patterns()), partition=partition, window=window,
+    text = draw(queries(name, pattern=draw(position_patterns()), partition=partition, window=window,
                         predicates=predicates))  # fmt: skip
+    return text if kernel and "NEXT(" in text else draw(with_semantics(text, clauses=POSITION_SEMANTICS))
+
+
+# Position templates run under skip-till-any-match and contiguous semantics (``query._positions``).
+POSITION_SEMANTICS = ["", " SEMANTICS ANY", " SEMANTICS CONT", " SEMANTICS contiguous"]
+
+
+@st.composite
+def position_patterns_with_ends(draw) -> str:
+    """A ``position_patterns`` pattern (no OR or AND: the grammar allows them only as the whole pattern) as
+    the positive part of a top-level SEQ with a leading NOT, a trailing NOT or both, over types the positive
+    part lacks (D, E: a negated type appears once), each NOT a type, a Kleene type or a sequence."""
+    core = draw(position_patterns().filter(lambda p: " OR " not in p and " AND " not in p))
+    core_items = split_items(core[4:-1]) if core.startswith("SEQ(") else [core]
+    lead, trail = draw(st.sampled_from([("D", ""), ("", "E"), ("D", "E"), ("D+", "E"), ("SEQ(D, E)", ""),
+                                        ("", "SEQ(E, D+)"), ("E", "D+")]))  # fmt: skip
+    items = ([f"NOT {lead}"] if lead else []) + core_items + ([f"NOT {trail}"] if trail else [])
+    return "SEQ(" + ", ".join(items) + ")"
+
+
+def split_items(text: str) -> list[str]:
+    """The top-level comma-separated items of ``text``."""
+    items, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += c in "({"
+        depth -= c in ")}"
+        if c == "," and not depth:
+            items.append(text[start:i].strip())
+            start = i + 1
+    return items + [text[start:].strip()]
+
+
+def analyses(pattern: str) -> bool:
+    """Whether the pattern is one the analysis takes (a NOT next to an optional part is refused)."""
+    try:
+        probe(pattern)
+    except QueryError:
+        return False
+    return True
+
+
+@st.composite
+def position_queries_with_ends(draw, name: str) -> str:
+    """``position_queries(kernel=False)`` on ``position_patterns_with_ends``."""
+    pattern = draw(position_patterns_with_ends().filter(analyses))
+    partition = draw(st.sampled_from([((), ())] * 3 + [(("k",), ()), ((), ("g",)), (("k",), ("g",))]))
+    window = draw(st.sampled_from([(15, 15), (16, 8), (10, 5), (6, 6)]))
+    predicates = [] if draw(st.booleans()) else None
+    text = draw(queries(name, pattern=pattern, partition=partition, window=window, predicates=predicates))
+    return draw(with_semantics(text, clauses=POSITION_SEMANTICS))
 
 
 # Around the B+ that ``sharing_workloads`` share: queries on position templates that must share nothing.

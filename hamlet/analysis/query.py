@@ -20,7 +20,7 @@ from hamlet.analysis.predicates import (
     is_boolean,
     references,
 )
-from hamlet.analysis.split import SubPattern, split_pattern
+from hamlet.analysis.split import Negation, SubPattern, split_ends, split_pattern
 from hamlet.analysis.template import canonical, has_optional, nullable, required_types
 from hamlet.analysis.windows import Window
 from hamlet.errors import QueryError
@@ -37,6 +37,7 @@ from hamlet.language.nodes import (
     Node,
     OptionalPattern,
     Pattern,
+    SeqPattern,
     StarPattern,
     expression_text,
 )
@@ -171,13 +172,14 @@ class _Analyzer:
     def run(self) -> AnalyzedQuery:
         q = self.query
         self._collect_types(q.pattern, negated=False)
-        states = self._positions(q) if needs_positions(q.pattern) else None
-        if states is None:
+        if needs_positions(q.pattern):
+            states, negations = self._positions(q)
+            pattern = SubPattern(q.pattern, states.type_template(), negations)
+        else:
+            states = None
             # (the split's errors about NOT first: SEQ(NOT A) is empty too, but its NOT is what is wrong)
             pattern = split_pattern(q.pattern, self.fail)
             self._not_empty(q.pattern)
-        else:  # (no NOT: ``_positions`` refuses it)
-            pattern = SubPattern(q.pattern, states.type_template(), ())
         self.positive = set(pattern.template.types)
         calls = [item for item in q.returns if isinstance(item, AggregateCall)]
         aggregates = tuple(self._aggregate(item) for item in calls)
@@ -242,23 +244,56 @@ class _Analyzer:
             raise self.fail(pattern, f"the pattern {canonical(pattern)} matches the empty sequence: every part "
                             "of it is optional (P? or P*); a trend needs at least one event")  # fmt: skip
 
-    def _positions(self, q: nodes.Query) -> StateTemplate:
-        """The position template of a pattern that needs one; what it cannot be combined with is refused
-        here, where it is written."""
+    def _positions(self, q: nodes.Query) -> tuple[StateTemplate, tuple[Negation, ...]]:
+        """The position template of a pattern that needs one, and its leading and trailing NOTs; what it
+        cannot be combined with is refused here, where it is written.
+
+        A leading NOT reads only the trend's first time and the window's start, a trailing one only its last
+        time and the window's end (SEMANTICS.md): which states a trend passes does not matter, so they hold
+        at every start and end state. A NOT between two parts is refused: one transition of the
+        deterministic template may be the boundary between those parts for one parse of a trend and inside
+        one of them for another (``SEQ(A+, NOT C, A+)``), so no guard on the transition is exact."""
+        items = q.pattern.items if isinstance(q.pattern, SeqPattern) else ()
+        ends = {id(item) for item in items[:1] + items[-1:] if isinstance(item, NegationPattern)}
+        for negation in _negations(q.pattern):
+            if needs_positions(negation.inner):
+                raise self.fail(negation, "NOT of a pattern with a type at several places or P{n,} is not "
+                                "supported: a negated pattern runs on GRETA's template of types")  # fmt: skip
+            if isinstance(q.pattern, ChoicePattern):
+                raise self.fail(negation, f"NOT inside an operand of {q.pattern.op} is not supported: a NOT stands "
+                                "first or last in the top-level SEQ only")  # fmt: skip
+            if id(negation) not in ends:
+                raise self.fail(negation, "NOT between two parts of a pattern with a type at several places, P{n,}, "
+                                "OR or AND is not supported: a transition between its position states may end "
+                                "the part before the NOT for one parse of a trend and lie inside it for another, "
+                                "so no guard on it is exact; only a leading or trailing NOT of the top-level "
+                                "SEQ is")  # fmt: skip
+        counted: dict[str, int] = {}
+        for t in _type_names(q.pattern):
+            counted[t] = counted.get(t, 0) + 1
+        for negation in _negations(q.pattern):
+            for t in _type_names(negation.inner):
+                if counted[t] > 1:
+                    raise self.fail(negation, f"{t} stands under this NOT and elsewhere in a pattern with a type "
+                                    "at several places, P{n,}, OR or AND, which is not supported: a negated type "
+                                    "must appear once")  # fmt: skip
         self._not_empty(q.pattern)
-        negation = _first_negation(q.pattern)
-        if negation is not None:
-            raise self.fail(negation, "NOT in a pattern with a type at several places, P{n,}, OR or AND is not "
-                            "supported: a NOT is anchored to one type before and after it (GRETA §5)")  # fmt: skip
-        if q.semantics is not None and q.semantics.kind != "ANY":
-            raise self.fail(q.semantics, f"SEMANTICS {q.semantics.text} with a type at several places, P{{n,}}, "
-                            "OR or AND is not supported; those run under skip-till-any-match only")  # fmt: skip
+        positive, negations = split_ends(q.pattern, self.fail)
+        if q.semantics is not None and q.semantics.kind == "NEXT":
+            # A contiguous trend has no sub-stream event between its own (Definition 2.4), so no longer
+            # trend holds it and CONT's test is per edge and event, whatever the states. NEXT's is not: a
+            # trend is dropped for a longer one that may run along other states (SEQ(A, A) OR SEQ(A, B, A):
+            # (a1, b2, a3) drops (a1, a3), whose a3 is at another state than b2's successor).
+            raise self.fail(q.semantics, "SEMANTICS NEXT (skip-till-next-match) with a type at several places, "
+                            "P{n,}, OR or AND is not supported: whether a trend is kept depends on longer trends that "
+                            "may run along other position states, which no edge of the graph tells; those run "
+                            "under skip-till-any-match or contiguous only")  # fmt: skip
         if isinstance(q.pattern, ChoicePattern) and q.pattern.op == "AND":
             for item in q.returns:
                 if isinstance(item, AggregateCall) and item.target is not None:
                     raise self.fail(item, f"{item.text()} is not defined for P AND Q: a conjunction matches pairs "
                                     "of trends, and the dissertation (§12) defines only their number, COUNT(*)")  # fmt: skip
-        return build_states(q.pattern, self.fail)
+        return build_states(positive, self.fail), negations
 
     def _collect_types(self, p: Pattern | NegationPattern, negated: bool) -> None:
         """Types and aliases. A type may stand at several places (dissertation §12); predicates and
@@ -344,18 +379,26 @@ class _Analyzer:
         )
 
 
-def _first_negation(p: Pattern | NegationPattern) -> NegationPattern | None:
+def _negations(p: Pattern | NegationPattern) -> list[NegationPattern]:
+    """Every NOT of the pattern that stands outside any other NOT."""
     if isinstance(p, NegationPattern):
-        return p
+        return [p]
     if isinstance(p, EventTypePattern):
-        return None
+        return []
     if isinstance(p, (KleenePattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
-        return _first_negation(p.inner)
-    for item in p.operands if isinstance(p, ChoicePattern) else p.items:
-        found = _first_negation(item)
-        if found is not None:
-            return found
-    return None
+        return _negations(p.inner)
+    return [n for item in (p.operands if isinstance(p, ChoicePattern) else p.items) for n in _negations(item)]
+
+
+def _type_names(p: Pattern | NegationPattern) -> list[str]:
+    """Every place of an event type in the pattern, positive or negated."""
+    if isinstance(p, EventTypePattern):
+        return [p.type_name]
+    if isinstance(p, (KleenePattern, NegationPattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
+        return _type_names(p.inner)
+    return [
+        t for item in (p.operands if isinstance(p, ChoicePattern) else p.items) for t in _type_names(item)
+    ]
 
 
 def _kleene_subpatterns(p: Pattern | NegationPattern) -> list[str]:

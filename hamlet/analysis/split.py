@@ -25,6 +25,7 @@ from hamlet.errors import QueryError
 from hamlet.language.nodes import (
     EventTypePattern,
     KleenePattern,
+    MinimalLengthPattern,
     NegationPattern,
     Node,
     OptionalPattern,
@@ -79,11 +80,21 @@ def split_pattern(pattern: Pattern, fail: Fail) -> SubPattern:
     return _split(pattern, fail, top_level=True)
 
 
-def _split(pattern: Pattern, fail: Fail, top_level: bool) -> SubPattern:
+def split_ends(pattern: Pattern, fail: Fail) -> tuple[Pattern, tuple[Negation, ...]]:
+    """The positive pattern of a pattern on a position template (automaton.py) and its leading and trailing
+    negations, anchored to types (``query._positions`` refuses any other NOT first). Its template is the
+    caller's: position states, which GRETA's Algorithm 1 cannot build."""
+    if not isinstance(pattern, SeqPattern) or not any(isinstance(i, NegationPattern) for i in pattern.items):
+        return pattern, ()
+    split = _split(pattern, fail, top_level=True, typed=False)
+    return split.pattern, split.negations
+
+
+def _split(pattern: Pattern, fail: Fail, top_level: bool, typed: bool = True) -> SubPattern:
     negations: list[Negation] = []
 
     def strip(p: Pattern, is_root: bool) -> Pattern:
-        if isinstance(p, EventTypePattern):
+        if isinstance(p, EventTypePattern) or (isinstance(p, MinimalLengthPattern) and not typed):
             return p
         if isinstance(p, (KleenePattern, OptionalPattern, StarPattern)):
             return type(p)(p.line, p.column, strip(p.inner, False))
@@ -135,4 +146,5 @@ def _split(pattern: Pattern, fail: Fail, top_level: bool) -> SubPattern:
         return SeqPattern(p.line, p.column, tuple(positives))
 
     positive = strip(pattern, True)
-    return SubPattern(positive, build_template(positive), tuple(negations))
+    template = build_template(positive) if typed else Template((), (), (), ())
+    return SubPattern(positive, template, tuple(negations))

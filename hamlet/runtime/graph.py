@@ -296,17 +296,19 @@ def placed(query: AnalyzedQuery, events: Iterable[Event]) -> list[Event]:
     """The events a graph of ``query`` runs: on a position template (``query.states``, dissertation §12),
     each event once per state of its type, as an event whose type is the state (it may start a trend at
     one place and extend trends at another; all copies share its time, so none precedes another). An
-    event placed already (its type a state) stays as it is, so a caller may place events itself."""
+    event of another type (negated, or only in the sub-stream) and an event placed already (its type a
+    state) stay as they are, so a caller may place events itself."""
     states = query.states
     if states is None:
         return events if isinstance(events, list) else list(events)
-    of, placed_already = states.states_of, states.state_type
+    of = states.states_of
     out: list[Event] = []
-    for e in events:  # (a stream event's type is never a state: ``matched_events`` keeps the pattern's types)
-        if e.type in placed_already:
+    for e in events:  # (a stream event's type is never a state: state names hold a '#')
+        places = of.get(e.type)
+        if places is None:
             out.append(e)
         else:
-            out.extend(Event(state, e.time, e.attributes) for state in of.get(e.type, ()))
+            out.extend(Event(state, e.time, e.attributes) for state in places)
     return out
 
 

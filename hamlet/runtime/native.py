@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from hamlet.analysis.predicates import EdgePredicate, attribute_versus_literal, index_sides
@@ -323,12 +323,12 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra, projections: 
         return None
     query = queries[0]  # (the group's queries have the same pattern and predicates: ``partition.graph_key``)
     # A position template (``query.states``) runs its states; every state of a type reads that type's fields.
-    if merged is not None:
+    if merged is not None:  # (merging refuses NOTs and position templates: ``partition.merged_groups``)
         part = SubPattern(query.pattern.pattern, merged, ())
     elif query.states is None:
         part = query.pattern
     else:
-        part = SubPattern(query.pattern.pattern, query.states.template, ())
+        part = _on_states(query.pattern, query.states.template)
     template = part.template
     position = {t: i for i, t in enumerate(template.types)}
     type_of = (lambda t: t) if query.states is None else query.states.state_type.__getitem__
@@ -351,6 +351,15 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra, projections: 
         members, edges, SEMANTICS_CODES[query.semantics], required, ends,
     )  # fmt: skip
     return NativeGraph(kernel, [q.name for q in queries], projections, query.semantics == "CONT")
+
+
+def _on_states(pattern: SubPattern, states: Template) -> SubPattern:
+    """A pattern's position template with its leading and trailing NOTs (the only ones ``query.py`` lets
+    stand next to one) anchored to a start and an end state: they apply at every start and end state, so
+    the anchor only tells leading from trailing."""
+    negations = tuple(replace(n, previous=n.previous and states.ends[0], following=n.following and states.starts[0])
+                      for n in pattern.negations)  # fmt: skip
+    return SubPattern(pattern.pattern, states, negations)
 
 
 def _fields(algebra: Algebra, position: Mapping[str, int], places: Mapping[str, list[int]]
