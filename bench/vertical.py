@@ -2,7 +2,7 @@
 run whole in one task (``--segment-events 0``) against cut into time segments (the job's default).
 
     .venv/bin/python bench/vertical.py [--rates 1000000 3000000] [--master local[2]] [--repeat 1] [--dir var/bench]
-                                       [--workload count|heavy]
+                                       [--workload count|heavy] [--segment-events N]
 
 For each rate R it generates two hours of rideshare events (the measured hour holds R events; the hour
 before feeds the windows that reach back into it) and runs the job over the measured hour with each mode,
@@ -88,6 +88,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--dir", default=str(ROOT / "var/bench"))
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="count")
+    parser.add_argument("--segment-events", help="the segments mode's --segment-events (default: the job's)")
     args = parser.parse_args()
     text = WORKLOADS[args.workload]
 
@@ -111,7 +112,7 @@ def main() -> None:
         for round_ in range(args.repeat):
             # Segments first: Spark reuses its Python workers, and what the whole partition's task left in one
             # would count as the segments' peak.
-            for mode, threshold in (("segments", None), ("whole", "0")):
+            for mode, threshold in (("segments", args.segment_events), ("whole", "0")):
                 out = str(base / f"out_{mode}_{round_}")
                 argv = ["--workload", str(workload), "--start", HOUR.isoformat(),
                         "--end", (HOUR + timedelta(hours=1)).isoformat(), "--events-table", events,

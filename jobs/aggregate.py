@@ -68,9 +68,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
 
-# A stream partition of more events than this runs in time segments (``--segment-events``): on local[2], one
-# of 1M events took 2.4 CPU s in one task (bench/results/vertical.md).
-SEGMENT_EVENTS = 200_000
+# A stream partition of more events than this runs in time segments (``--segment-events``), each of about as
+# many: at 1M events a task of the heavier query (SUM, AVG, MAX, a trailing NOT) peaked at 6.4 GB whole,
+# 1.3 GB in segments of 200,000 and 644 MB in segments of 100,000 (bench/results/vertical.md).
+SEGMENT_EVENTS = 100_000
 MAX_SEGMENTS = 64
 HOT_SAMPLE = 1000  # sampled rows expected per --segment-events events, to find the hot stream partitions
 
