@@ -47,7 +47,9 @@ def retried(commit: Callable[[], T], what: str, attempts: int = ATTEMPTS,
             if attempt == attempts:
                 raise
             pause = first_pause * 2 ** (attempt - 1) * (1 + jitter.random())
-            print(f"{what}: {type(conflict).__name__} (a concurrent commit won); trying again in {pause:.1f} s "
+            condition = _condition(conflict)
+            name = type(conflict).__name__ + (f"[{condition}]" if condition in also else "")
+            print(f"{what}: {name} (a concurrent commit won); trying again in {pause:.1f} s "
                   f"({attempt + 1} of {attempts})", file=sys.stderr)  # fmt: skip
             time.sleep(pause)
     raise AssertionError("unreachable")  # the loop returns or raises
