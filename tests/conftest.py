@@ -3,14 +3,29 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-# CI runs the property tests with at least 500 examples each, derandomized so a failure reproduces.
+# CI runs the property tests with at least 500 examples each, derandomized so a failure reproduces
+# (scripts/test sets the profile when CI is set; HYPOTHESIS_PROFILE=ci scripts/test does the same here).
+# A developer's run draws 100 fresh ones each time, so ``scripts/test -m "not slow"`` stays a quick loop
+# and, run after run, still covers new ground.
 settings.register_profile(
     "ci", max_examples=500, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
-    "dev", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+# A test that asks for one of these starts a JVM or Airflow's metadata DB (directly or through a fixture that
+# does): it is slow whatever its own marks say, so ``scripts/test -m "not slow"`` never waits for one.
+JVM_OR_AIRFLOW = frozenset(
+    {"spark", "spark_server", "events_table", "clean_events", "airflow_home", "cluster"}
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if JVM_OR_AIRFLOW & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,7 @@ def airflow_setting(section: str, key: str, env: dict[str, str]) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.slow  # Airflow's API server in a process of its own
 def test_the_api_server_listens_on_127_0_0_1_unless_a_host_is_set(tmp_path):
     from jobs.airflow_home import environment
 
@@ -38,6 +39,7 @@ def test_the_api_server_listens_on_127_0_0_1_unless_a_host_is_set(tmp_path):
         assert airflow_setting("api", "host", {**base, **variables}) == expected
 
 
+@pytest.mark.slow  # Airflow processes of their own
 def test_the_generated_admin_password_file_is_readable_by_its_owner_only(tmp_path):
     home = tmp_path / "airflow"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
@@ -90,6 +92,7 @@ spark.stop()
 """
 
 
+@pytest.mark.slow  # a local Spark job: a JVM
 @pytest.mark.parametrize("opened", [False, True])
 def test_the_spark_ui_of_a_local_job_listens_on_127_0_0_1_unless_spark_local_ip_is_set(opened):
     port = free_port()
