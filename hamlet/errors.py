@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 EXCERPT_WIDTH = 100  # characters of the offending line an error shows
 
 
@@ -67,3 +70,16 @@ class EventError(HamletError):
 
 class EvaluationError(HamletError):
     """Data that breaks a query at run time, e.g. a non-numeric value summed by SUM."""
+
+
+def regular_file(path: str, what: str) -> None:
+    """Refuse to read ``path`` (``what``: "workload", "events") unless it is a regular file: a device such as
+    /dev/zero never ends and a FIFO blocks until someone writes to it."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise HamletError(f"cannot read {what} {path}: {e.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise HamletError(f"cannot read {what} {path}: is a directory")
+    if not stat.S_ISREG(mode):
+        raise HamletError(f"cannot read {what} {path}: not a regular file (a device, a FIFO or a socket)")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from typing import IO, Any
 import pyarrow as pa
 
 from hamlet.api import event_time
-from hamlet.errors import EventError, HamletError
+from hamlet.errors import EventError, HamletError, regular_file
 from hamlet.events import Event
 from hamlet.partials import int_text
 from hamlet.results import ResultRow
@@ -89,6 +88,7 @@ def open_csv(path: str) -> IO[str]:
     """An events CSV for ``csv_records``: UTF-8 with or without a byte order mark; a byte that is not UTF-8
     is kept (as a surrogate) for ``csv_records`` to report with its line and column instead of stopping the
     whole file."""
+    regular_file(path, "events")
     return open(path, encoding="utf-8-sig", errors="surrogateescape", newline="")
 
 
@@ -190,10 +190,7 @@ def read_events_arrow(path: str) -> pa.Table:
     import pyarrow.parquet as pq
     from pyarrow import feather
 
-    if os.path.isdir(path):  # (pyarrow would read a folder as an empty Parquet dataset, or say only its name)
-        raise HamletError(f"cannot read events {path}: is a directory, not a Parquet or Arrow file")
-    if not os.path.exists(path):
-        raise HamletError(f"cannot read events {path}: no such file")
+    regular_file(path, "events")  # (pyarrow would read a folder as an empty Parquet dataset)
     try:
         if path.lower().endswith(".parquet"):
             return pq.read_table(path)

@@ -103,6 +103,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> PipelineConfig:
     """The settings of ``path``, else of ``$HAMLET_PIPELINE_CONF``, else of ``conf/pipeline.toml``; relative
     paths in it are relative to the repo root."""
     source = Path(path or os.environ.get(CONF_VARIABLE) or DEFAULT_CONF)
+    if source.exists() and not source.is_file():  # a device or a FIFO: a read that never ends or blocks
+        raise PipelineError(f"cannot read pipeline settings {source}: not a regular file")
     try:
         data = tomllib.loads(source.read_text(encoding="utf-8"))
     except OSError as e:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 from contextlib import contextmanager
 
@@ -262,9 +263,41 @@ def test_output_and_event_paths_that_cannot_be_used_are_errors_not_tracebacks(tm
     )
     assert main([*args, str(tmp_path / "missing.parquet")]) == 1
     assert (
-        capsys.readouterr().err == f"error: cannot read events {tmp_path / 'missing.parquet'}: no such file\n"
+        capsys.readouterr().err
+        == f"error: cannot read events {tmp_path / 'missing.parquet'}: No such file or directory\n"
     )
     assert main([*args, str(tmp_path / "folder.parquet")]) == 1
     assert capsys.readouterr().err == (
-        f"error: cannot read events {tmp_path / 'folder.parquet'}: is a directory, not a Parquet or Arrow file\n"
+        f"error: cannot read events {tmp_path / 'folder.parquet'}: is a directory\n"
+    )
+
+
+def test_devices_fifos_and_huge_workloads_are_refused_before_any_read(tmp_path, capsys):
+    """/dev/zero never ends and a FIFO blocks until someone writes: neither may make a command hang."""
+    (tmp_path / "w.hamlet").write_text(WORKLOAD)
+    (tmp_path / "e.csv").write_text("event_type,event_time,v,k\nA,1,2,1\n")
+    os.mkfifo(tmp_path / "fifo")
+    special = "not a regular file (a device, a FIFO or a socket)"
+    for path in ("/dev/zero", str(tmp_path / "fifo")):
+        assert main(["check", path]) == 1
+        assert capsys.readouterr().err == f"error: cannot read workload {path}: {special}\n"
+        for events in (path, path + ".parquet") if path == "/dev/zero" else (path,):
+            argv = ["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", events]
+            assert main(argv) == 1
+            err = capsys.readouterr().err
+            assert (
+                err
+                == f"error: cannot read events {events}: "
+                + (special if events == path else "No such file or directory")
+                + "\n"
+            )
+        assert (
+            main(["trends", "--workload", str(tmp_path / "w.hamlet"), "--events", path, "--query", "q1"]) == 1
+        )
+        assert capsys.readouterr().err == f"error: cannot read events {path}: {special}\n"
+    (tmp_path / "huge.hamlet").write_text(WORKLOAD + " " * (1 << 20))
+    assert main(["check", str(tmp_path / "huge.hamlet")]) == 1
+    assert capsys.readouterr().err == (
+        f"error: cannot read workload {tmp_path / 'huge.hamlet'}: larger than 1 MiB (a workload is queries, a few "
+        "hundred bytes each)\n"
     )

@@ -96,3 +96,15 @@ def test_data_docs_retention_must_be_a_positive_number(tmp_path):
     with pytest.raises(PipelineError) as error:
         load_config(path)
     assert str(error.value) == f"{path}: [validation] data_docs_keep_runs must be a positive integer, not 0"
+
+
+def test_settings_that_are_not_a_regular_file_are_refused_before_any_read(tmp_path):
+    """A device never ends and a FIFO blocks: HAMLET_PIPELINE_CONF=/dev/zero must not hang a task."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    for path in ("/dev/zero", tmp_path / "fifo", tmp_path):
+        with pytest.raises(
+            PipelineError, match=f"^cannot read pipeline settings {path}: not a regular file$"
+        ):
+            load_config(path)

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 
 from hamlet.analysis.query import AnalyzedQuery, analyze_query
 from hamlet.analysis.template import Label
 from hamlet.analysis.windows import pane_size
-from hamlet.errors import HamletError, QueryError
+from hamlet.errors import HamletError, QueryError, regular_file
 from hamlet.language.parser import parse_workload_text
 
 
@@ -180,6 +179,7 @@ def _sharing_signature(q: AnalyzedQuery) -> tuple[frozenset, frozenset[str]]:
 # many per event is refused where its SLIDE is written (parse_workload's max_windows_per_event, the
 # commands' --max-windows-per-event). 10,000 admits e.g. WITHIN 1 d SLIDE 10 s or WITHIN 1 h SLIDE 1 s.
 MAX_WINDOWS_PER_EVENT = 10_000
+MAX_WORKLOAD_BYTES = 1 << 20  # a workload file is read whole: bounded, so /dev/zero cannot fill memory
 
 
 def parse_workload(text: str, max_windows_per_event: int | None = MAX_WINDOWS_PER_EVENT) -> Workload:
@@ -212,10 +212,15 @@ def _check_windows_per_event(query: AnalyzedQuery, limit: int, source: str) -> N
 def load_workload_file(path: str, max_windows_per_event: int | None = MAX_WINDOWS_PER_EVENT) -> Workload:
     """``parse_workload`` on a file; any problem is a HamletError that names ``path:line:column``, the
     query and what is wrong, with the offending line and a caret under the column."""
+    regular_file(path, "workload")
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            data = f.read(MAX_WORKLOAD_BYTES + 1)
     except OSError as e:
         raise HamletError(f"cannot read workload {path}: {e.strerror}") from None
+    if len(data) > MAX_WORKLOAD_BYTES:
+        raise HamletError(f"cannot read workload {path}: larger than {MAX_WORKLOAD_BYTES >> 20} MiB (a workload is "
+                          "queries, a few hundred bytes each)")  # fmt: skip
     try:
         text = data.decode("utf-8-sig")  # a byte order mark is not part of the text
     except UnicodeDecodeError as e:
