@@ -48,7 +48,7 @@ impl Graphlet {
             if u.kind == MIN || u.kind == MAX {
                 let mut found: Option<Num> = None;
                 for e in events {
-                    if let Some(w) = graph.weight(u, &e.values, scales) {
+                    if let Some(w) = graph.weight(u, e.values(), scales) {
                         match found.as_mut() {
                             Some(x) => extreme(u.kind, x, &w),
                             None => found = Some(w),
@@ -62,7 +62,7 @@ impl Graphlet {
             for &m in &self.sizes {
                 let mut weights = Num::ZERO;
                 for e in &events[i..i + m] {
-                    if let Some(w) = graph.weight(u, &e.values, scales) {
+                    if let Some(w) = graph.weight(u, e.values(), scales) {
                         weights.add_assign(&w);
                     }
                 }
