@@ -557,6 +557,15 @@ impl<'a> Partition<'a> {
             while j < self.events.len() && self.times[j] == time {
                 j += 1;
             }
+            let alone = &self.events[i];
+            let position = alone.position as usize;
+            if j == i + 1 && alone.graph == 0 && self.kernel.final_only[position] && self.zero.is_none() {
+                // An event alone at its time that only ends trends: straight into the finals, as `step`
+                // would put it, without its per-timestamp setup (most events of the authors' shape).
+                self.add_to_finals(position);
+                i = j;
+                continue;
+            }
             self.step(i, j)?;
             i = j;
         }
@@ -732,11 +741,7 @@ impl<'a> Partition<'a> {
             }
             if kernel.final_only[position] && self.zero.is_none() {
                 // (read by nothing but `close`: no event of this time can see it, so no need to wait)
-                let classes = std::mem::take(&mut self.classes);
-                for &c in &classes {
-                    self.add_to_final(position, c, starts && self.may_start(c));
-                }
-                self.classes = classes;
+                self.add_to_finals(position);
                 continue;
             }
             if kernel.edges_into[position].is_empty() {
@@ -916,20 +921,29 @@ impl<'a> Partition<'a> {
     /// predecessors' (and one if it starts a trend), with no copy of them on the way.
     fn add_to_final(&mut self, position: usize, c: usize, start: bool) {
         let kernel = self.kernel;
-        let sources = &kernel.predecessors[position];
+        let running = &self.running;
+        let mut totals = kernel.predecessors[position].iter().filter_map(|&s| running[s].get(&c)).peekable();
         // (a running total is there only where trends end: extend drops a zero count)
-        if !start && !sources.iter().any(|&s| self.running[s].contains_key(&c)) {
+        if !start && totals.peek().is_none() {
             return;
         }
         let total = self.finals[kernel.end_slot[position]].entry(c).or_insert_with(|| kernel.zero());
-        for &source in sources {
-            if let Some(running) = self.running[source].get(&c) {
-                kernel.add(total, running);
-            }
+        for running in totals {
+            kernel.add(total, running);
         }
         if start {
             total[0].add_assign(&Num::ONE);
         }
+    }
+
+    /// An event at a `final_only` position into the finals of every class of its time.
+    fn add_to_finals(&mut self, position: usize) {
+        let starts = self.kernel.is_start[position];
+        let classes = std::mem::take(&mut self.classes);
+        for &c in &classes {
+            self.add_to_final(position, c, starts && self.may_start(c));
+        }
+        self.classes = classes;
     }
 
     /// Event i's aggregate in class c into the sources of the edges out of its position.
