@@ -11,11 +11,15 @@ kernel says it did (the exact decisions of one burst are in test_hamlet.py and t
 
 from __future__ import annotations
 
+from functools import partial
+
 from hypothesis import given
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
 
 from hamlet import Event, evaluate, parse_workload
+from hamlet.api import evaluate_with
+from hamlet.runtime.greta import run_greta
 from hamlet.stats import EvaluationStats
 
 SHAPES = [
@@ -85,3 +89,32 @@ def test_a_burst_too_large_for_any_fixed_width_is_shared_exactly():
                         ("q2", "COUNT(*)", 2**200 - 1), ("q2", "AVG(B.x)", xs / 200)]  # fmt: skip
         shared = (0, 0) if strategy == "greta" else (1, 1)
         assert (stats.shared_bursts, stats.graphlets) == shared
+
+
+@given(
+    st.sampled_from([1, 70, 130]),
+    st.lists(st.lists(st.integers(-3, 3), min_size=1, max_size=4), min_size=1, max_size=6),
+)
+def test_a_snapshot_beyond_128_bits_is_scaled_by_the_graphlet_exactly(head, burst):
+    """A shared burst whose snapshot x counts ~2^head trends (the Bs before it, cut off by a C): the kernel
+    scales x by the graphlet's C in place (``Num::mul_assign``: a big value times one word) and adds x·U for
+    the linear fields; every strategy equals the Python engine's ints. ``burst``: the x values of each of
+    its timestamps (several events at one time: C = Π(1 + m_g) − 1)."""
+    text = (
+        "q1: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WITHIN 1000\n"
+        "q2: RETURN COUNT(*), AVG(B.x) PATTERN SEQ(C, B+) WITHIN 1000"
+    )
+    stream = [Event("A", 0), Event("C", 1)] + [Event("B", 2 + i, {"x": i % 3 - 1}) for i in range(head)]
+    t = 2 + head
+    stream.append(Event("C", t))
+    for xs in burst:
+        t += 1
+        stream.extend(Event("B", t, {"x": x}) for x in xs)
+    workload = parse_workload(text)
+    expected = evaluate_with(workload, stream, partial(run_greta, native=False))
+    assert expected[0].value >= 2**head - 1
+    for strategy in ("static", "hamlet", "greta"):
+        stats = EvaluationStats()
+        assert evaluate(workload, stream, strategy, stats) == expected, strategy
+        if strategy == "static":
+            assert stats.shared_bursts == 2  # (the head and the burst after the C)

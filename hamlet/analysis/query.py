@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 
 from hamlet.analysis.automaton import StateTemplate, build_states, needs_positions
 from hamlet.analysis.predicates import (
@@ -90,9 +91,10 @@ class AnalyzedQuery:
     states: StateTemplate | None = None
     choice: str | None = None  # "OR" or "AND" between the pattern's operands, else None
 
-    @property
+    @cached_property
     def required_types(self) -> tuple[str, ...]:
-        """The positive types every trend holds: a partition without one of them has no trend."""
+        """The positive types every trend holds: a partition without one of them has no trend (once per
+        query: an evaluation's setup asks for each graph and partition)."""
         return required_types(self.pattern.pattern)
 
     syntax: nodes.Query | None = field(compare=False, default=None)  # the query as written
@@ -108,9 +110,9 @@ class AnalyzedQuery:
         an event the pattern does not mention still breaks contiguity (dissertation Example 2.7's c5)."""
         return self.semantics == "CONT"
 
-    @property
+    @cached_property
     def types(self) -> tuple[str, ...]:
-        """Every event type the query reads, positive and negated."""
+        """Every event type the query reads, positive and negated (once per query)."""
         return self.pattern.all_types()
 
     def local_predicates_of(self, event_type: str) -> tuple[LocalPredicate, ...]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 from hamlet.analysis.query import AnalyzedQuery, analyze_query
 from hamlet.analysis.template import Label
@@ -115,6 +116,12 @@ class Workload:
         return pairs
 
     def sharable_query_sets(self) -> tuple[SharableQuerySet, ...]:
+        """The workload's sharable query sets (Definition 3.2, transitively), computed once: the workload is
+        immutable, and every evaluation of it asks (an O(queries²) analysis, ~1 ms for 50 queries)."""
+        return self._sharable_query_sets
+
+    @cached_property
+    def _sharable_query_sets(self) -> tuple[SharableQuerySet, ...]:
         parent = {q.name: q.name for q in self.queries}
 
         def find(x: str) -> str:

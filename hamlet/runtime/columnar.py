@@ -63,8 +63,21 @@ def sorted_events(table: pa.Table) -> pa.Table:
     """Rows by (time, event id): the engine's result does not depend on the order of equal times, and this
     makes every run see the same order whatever the shuffle did (strings in UTF-8 byte order, which is code
     point order as in Python)."""
-    keys = [(TIME, "ascending")] + ([(ID, "ascending")] if ID in table.column_names else [])
+    by_id = ID in table.column_names
+    if _ascending(table.column(TIME), strictly=by_id):
+        return table  # (the common case: a stream comes in time order; a stable sort would not move a row)
+    keys = [(TIME, "ascending")] + ([(ID, "ascending")] if by_id else [])
     return table.take(pc.sort_indices(table, sort_keys=keys))
+
+
+def _ascending(column: pa.ChunkedArray, strictly: bool) -> bool:
+    """Whether the values never decrease (with ``strictly``, always increase): one comparison per row,
+    against a sort and a copy of every column."""
+    n = len(column)
+    if n < 2:
+        return True
+    compare = pc.less if strictly else pc.less_equal
+    return bool(pc.all(compare(column.slice(0, n - 1), column.slice(1))).as_py())
 
 
 def micros_of(table: pa.Table) -> pa.Array:
@@ -164,8 +177,11 @@ def _check_timestamps(time: pa.ChunkedArray) -> None:
 
 def whole_seconds(table: pa.Table) -> bool:
     """Every time a whole second (the kernel's times)."""
-    if pa.types.is_floating(table.column(TIME).type):
+    kind = table.column(TIME).type
+    if pa.types.is_floating(kind):
         return False
+    if pa.types.is_integer(kind):
+        return True  # (seconds as integers: whole by their type, no pass over the column)
     micros = micros_of(table)
     return bool(pc.all(pc.equal(pc.multiply(pc.divide(micros, MICROS), MICROS), micros)).as_py())
 
@@ -346,6 +362,8 @@ def set_rows(table: pa.Table, types: frozenset[str] | None, attributes: Sequence
         if a not in table.column_names:
             return table.slice(0, 0)
         mask = pc.and_(mask, pc.invert(pc.is_null(table.column(a), nan_is_null=True)))  # (NaN: a null here)
+    if pc.all(mask).as_py():
+        return table  # (every row: no copy of the columns)
     return table.filter(mask)
 
 

@@ -20,8 +20,6 @@
 //! needed), so the groups are decided independently: by Theorem 4.5 a query joins its group exactly when
 //! sharing pays, and by Theorem 4.3 queries that add no snapshot (the same events) are always in it.
 
-use rustc_hash::FxHashMap as HashMap;
-
 use crate::events::RawEvent;
 use crate::graph::{Event, Graph, Partition, Role};
 use crate::graphlet::Graphlet;
@@ -122,22 +120,37 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
     if sharing == Sharing::None || pane <= 0 {
         return plan;
     }
-    let mut last: HashMap<(usize, usize), bool> = HashMap::default(); // (graph, type) → shared its last burst
+    // What the decision reads per burst, set up once per partition: per graph and type number, the Kleene
+    // position at which the graph takes the type's bursts at once (`Graph::burst_position`), and per
+    // graph and type whether it shared its last burst (0: none yet, for splits and merges).
+    let types = shared.len();
+    let kleene: Vec<Option<usize>> = readers
+        .iter()
+        .flat_map(|reader| {
+            (0..types).map(move |kind| {
+                let p = reader.roles.get(kind).copied().flatten().and_then(Role::positive);
+                p.filter(|&p| shared[kind] && reader.graph.burst_position(p))
+            })
+        })
+        .collect();
+    let mut last = vec![0u8; readers.len() * types];
     let mut cursor = vec![0usize; readers.len()]; // per graph: its first event at or after the burst
     let mut classes: Vec<(i64, usize)> = vec![(i64::MIN, 0); readers.len()]; // per graph: (pane, classes)
+    // Per burst, the graphs that read it at a Kleene position as (graph, position, from, to), and each one's
+    // group: the first of them that matches the same events (buffers reused from burst to burst).
+    let mut members: Vec<(usize, usize, usize, usize)> = Vec::new();
+    let mut group_of: Vec<usize> = Vec::new();
+    let mut group: Vec<(usize, usize, usize, usize)> = Vec::new();
+    let mut times: Vec<i64> = Vec::new();
     for (kind, first, end) in bursts(raw, pane) {
         if !shared[kind] {
             continue;
         }
         plan.decisions.bursts += 1;
-        // The graphs that read the burst at a Kleene position, by the events of it they match: (graph,
-        // position, from, to) each, the first member's events standing for the group's.
-        let mut groups: Vec<Vec<(usize, usize, usize, usize)>> = Vec::new();
+        members.clear();
+        group_of.clear();
         for (g, reader) in readers.iter().enumerate() {
-            let Some(p) = reader.roles[kind].and_then(Role::positive) else { continue };
-            if !reader.graph.burst_position(p) {
-                continue;
-            }
+            let Some(p) = kleene[g * types + kind] else { continue };
             let events = reader.events;
             // (bursts come in order: each graph's events are walked once over the partition)
             let mut from = cursor[g];
@@ -152,26 +165,31 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
             if from == to {
                 continue;
             }
-            let same = |members: &&mut Vec<(usize, usize, usize, usize)>| {
-                let (h, _, f, t) = members[0];
+            let same = |&(h, _, f, t): &(usize, usize, usize, usize)| {
                 t - f == to - from && readers[h].events[f..t].iter().zip(&events[from..to]).all(|(a, b)| a.raw == b.raw)
             };
-            match groups.iter_mut().find(same) {
-                Some(members) => members.push((g, p, from, to)),
-                None => groups.push(vec![(g, p, from, to)]),
-            }
+            // (a group is named by its first member, which comes first: readers are in order)
+            let leader = (0..members.len()).find(|&m| group_of[m] == m && same(&members[m]));
+            group_of.push(leader.unwrap_or(members.len()));
+            members.push((g, p, from, to));
         }
         let time = raw[first].time;
         let mut any = false;
-        for members in groups {
+        for leader in 0..members.len() {
+            if group_of[leader] != leader {
+                continue;
+            }
+            group.clear();
+            group.extend((leader..members.len()).filter(|&m| group_of[m] == leader).map(|m| members[m]));
             let share = match sharing {
-                Sharing::Hamlet => pays(&members, readers, time, &mut classes, pane),
+                Sharing::Hamlet => pays(&group, readers, time, &mut classes, pane),
                 _ => true,
             };
-            for &(g, ..) in &members {
-                match last.insert((g, kind), share) {
-                    Some(true) if !share => plan.decisions.splits += 1,
-                    Some(false) if share => plan.decisions.merges += 1,
+            for &(g, ..) in &group {
+                let before = std::mem::replace(&mut last[g * types + kind], if share { 1 } else { 2 });
+                match before {
+                    1 if !share => plan.decisions.splits += 1,
+                    2 if share => plan.decisions.merges += 1,
                     _ => {}
                 }
             }
@@ -179,11 +197,12 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
                 continue;
             }
             any = true;
-            let (g, _, from, to) = members[0];
-            let times: Vec<i64> = readers[g].events[from..to].iter().map(|e| e.time).collect();
+            let (g, _, from, to) = group[0];
+            times.clear();
+            times.extend(readers[g].events[from..to].iter().map(|e| e.time));
             plan.graphlets.push(Graphlet::new(&times));
             plan.decisions.graphlets += 1;
-            for (g, _, from, to) in members {
+            for &(g, _, from, to) in &group {
                 plan.bursts[g].push((from, to, plan.graphlets.len() - 1));
             }
         }

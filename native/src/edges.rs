@@ -293,7 +293,7 @@ impl Source {
 
     /// A source event's aggregate in class c (events are inserted in time order).
     pub fn insert(&mut self, graph: &Graph, edge: &Edge, event: &Event, i: usize, c: usize, agg: &Agg) -> Result<(), ()> {
-        let x = &event.fields;
+        let x = event.fields();
         match self {
             Source::Scan(events) => {
                 match events.last_mut() {

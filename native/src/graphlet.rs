@@ -48,7 +48,7 @@ impl Graphlet {
             if u.kind == MIN || u.kind == MAX {
                 let mut found: Option<Num> = None;
                 for e in events {
-                    if let Some(w) = graph.weight(u, &e.values, scales) {
+                    if let Some(w) = graph.weight(u, e.values(), scales) {
                         match found.as_mut() {
                             Some(x) => extreme(u.kind, x, &w),
                             None => found = Some(w),
@@ -62,7 +62,7 @@ impl Graphlet {
             for &m in &self.sizes {
                 let mut weights = Num::ZERO;
                 for e in &events[i..i + m] {
-                    if let Some(w) = graph.weight(u, &e.values, scales) {
+                    if let Some(w) = graph.weight(u, e.values(), scales) {
                         weights.add_assign(&w);
                     }
                 }
@@ -79,21 +79,28 @@ impl Graphlet {
 
     /// What the burst adds to a query's aggregate in one window, from its snapshot `x` (x[0] counts the
     /// trends the burst's events extend or start) and the graph's `own` coefficients.
-    pub fn total(&self, graph: &Graph, x: Agg, own: &[(usize, u8, Option<Num>)]) -> Agg {
-        let count = x[0].clone();
-        let mut out: Agg = x
-            .into_iter()
-            .zip(&graph.kinds)
-            .map(|(xf, &kind)| if kind == MIN || kind == MAX { xf } else { xf.mul(&self.trends) })
-            .collect();
-        for (field, kind, value) in own {
-            let Some(value) = value else { continue };
-            if *kind == MIN || *kind == MAX {
-                extreme(*kind, &mut out[*field], value);
-            } else {
-                out[*field].add_assign(&count.mul(value));
+    ///
+    /// x is the snapshot, as long as the counts (thousands of digits): it is scaled by C where it lies (C is
+    /// one word for any burst of fewer than 64 timestamps, and 1 for a single one, which leaves x as it is),
+    /// and its count is copied only when a linear field of the graph needs it for x·U.
+    pub fn total(&self, graph: &Graph, mut x: Agg, own: &[(usize, u8, Option<Num>)]) -> Agg {
+        let linear = |kind: u8| kind != MIN && kind != MAX;
+        let count = own.iter().any(|(_, kind, value)| value.is_some() && linear(*kind)).then(|| x[0].clone());
+        if self.trends != Num::ONE {
+            for (xf, &kind) in x.iter_mut().zip(&graph.kinds) {
+                if linear(kind) {
+                    xf.mul_assign(&self.trends);
+                }
             }
         }
-        out
+        for (field, kind, value) in own {
+            let Some(value) = value else { continue };
+            if !linear(*kind) {
+                extreme(*kind, &mut x[*field], value);
+            } else if let Some(count) = &count {
+                x[*field].add_assign(&count.mul(value));
+            }
+        }
+        x
     }
 }

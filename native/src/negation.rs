@@ -60,7 +60,7 @@ impl NegationState {
             let edge = &negation.edges[e];
             let threshold = edge.guard.and_then(&latest_of);
             for &(j, time, latest) in &self.stored[e] {
-                if threshold.is_some_and(|l| time < l) || !edge.holds(&events[j].fields, &event.fields)? {
+                if threshold.is_some_and(|l| time < l) || !edge.holds(events[j].fields(), event.fields())? {
                     continue;
                 }
                 acc = acc.max(Some(latest));

@@ -92,6 +92,21 @@ impl Num {
         }
     }
 
+    /// self ·= other. A big self times a small factor (a graphlet's C, Table 3: ≤ 2^b − 1 for a burst of b
+    /// timestamps, so one machine word for any burst below 64 of them) scales its digits where they are, with
+    /// no copy of the thousands of digits a count reaches; `mul` would copy them first.
+    pub fn mul_assign(&mut self, other: &Num) {
+        match (&mut *self, other) {
+            (Num::Big(a), Num::Small(b)) => {
+                **a *= *b;
+                if a.bits() <= 128 {
+                    *self = Num::from_big(std::mem::take(&mut **a)); // (i128 while it fits, as `mul` keeps it)
+                }
+            }
+            _ => *self = self.mul(other),
+        }
+    }
+
     /// self · 2^bits.
     pub fn shl(&self, bits: u32) -> Num {
         if let Num::Small(x) = self {
@@ -161,6 +176,30 @@ mod tests {
         assert_eq!(Num::Small(i128::MIN).neg().big(), -BigInt::from(i128::MIN));
         assert_eq!(Num::Small(-5).shl(3), Num::Small(-40));
         assert_eq!(Num::Small(1).shl(126).big(), BigInt::from(1) << 126usize);
+    }
+
+    #[test]
+    fn multiplies_in_place_exactly() {
+        // Every pair of a few hundred values around the word and i128 boundaries, both signs, small and big.
+        let mut values: Vec<BigInt> = Vec::new();
+        for bits in [0usize, 1, 2, 31, 32, 63, 64, 65, 126, 127, 128, 129, 200, 4000] {
+            for delta in [-1i64, 0, 1] {
+                let x = (BigInt::from(1) << bits) + delta;
+                values.push(x.clone());
+                values.push(-x);
+            }
+        }
+        values.push(BigInt::from(i128::MIN));
+        values.push(BigInt::from(i128::MAX));
+        for x in &values {
+            for y in &values {
+                let mut got = Num::from_big(x.clone());
+                got.mul_assign(&Num::from_big(y.clone()));
+                assert_eq!(got.big(), x * y, "{x} * {y}");
+                assert_eq!(got, Num::from_big(x * y), "{x} * {y}: i128 while it fits"); // (Big only beyond it)
+                assert_eq!(got, Num::from_big(x.clone()).mul(&Num::from_big(y.clone())));
+            }
+        }
     }
 
     #[test]

@@ -169,7 +169,7 @@ pub fn segment(
         }
         running.push(end.running.get(&0).cloned());
     }
-    let first_of = |negations: &[usize]| events.iter().find(|e| negations.contains(&e.graph)).map(|e| e.time);
+    let first_of = |negations: &[usize]| events.iter().find(|e| negations.contains(&(e.graph as usize))).map(|e| e.time);
     let mut windows: Vec<_> = finals
         .into_iter()
         .map(|((m, k), mut by_column)| {
