@@ -65,6 +65,14 @@ def as_number(value: Fraction | Number) -> Number:
     return int(value) if value.denominator == 1 else float(value)
 
 
+def before(time: Number, span: Fraction | Number) -> Fraction | Number:
+    """``time - span`` exactly: an event at or before it shares no window of length ``span`` with one at
+    ``time``. A float time minus a Fraction would be taken in floats and rounded (1767600000.55 - 0.3 is
+    1767600000.25 in floats, but the double written 1767600000.55 lies below .55: the events are less than
+    0.3 s apart); comparisons of floats with Fractions are exact."""
+    return Fraction(time) - span if type(time) is float else time - span
+
+
 def seconds_text(value: Fraction) -> str:
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
         if value >= size and (value / size).denominator == 1:

@@ -37,7 +37,7 @@ from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
-from hamlet.analysis.windows import Window
+from hamlet.analysis.windows import Window, before
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, LatestStartAlgebra
 from hamlet.runtime.sources import IndexedSource, QueueSource, RunningSource, ScanSource, Source, Threshold
@@ -377,7 +377,7 @@ class SemanticsEdges:
         reach = self.pending.pop(id(event), None)
         if self.kind != "NEXT" or not stored:
             return
-        oldest = event.time - self.horizon
+        oldest = before(event.time, self.horizon)
         committed = self.committed
         while committed and committed[0][0] <= oldest:  # no window holds it and a new event
             _, n, ident = committed.popleft()

@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 import time as clock
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from fractions import Fraction
 from itertools import groupby
 from math import floor, prod
 from operator import attrgetter
@@ -172,7 +173,11 @@ class SharingPlan:
 
     def pane_of(self, time: Any) -> int:
         whole = self.whole_pane
-        return time // whole if whole and type(time) is int else floor(time / self.pane)
+        if whole and type(time) is int:
+            return time // whole
+        # Exactly (a float time over a Fraction pane would be divided in floats and may round into the next
+        # pane: then a burst spans two panes' windows).
+        return floor(Fraction(time) / self.pane)
 
     def segment_readers(self, layout: Layout, events: list[Event]) -> tuple[list[SegmentReaders], int]:
         """What ``CostModel.sharing_pays`` weighs, per segment of the partition (``_spans``, in order): a

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from hamlet.analysis.predicates import EdgeFn, LocalFn, is_number
+from hamlet.analysis.windows import before
 from hamlet.events import Event, Number
 from hamlet.runtime.aggregates import Algebra
 
@@ -248,7 +249,7 @@ class ScanSource:
     def collect(self, event: Event, windows: Sequence[int]) -> list[Any]:
         stored = self.stored
         limit = self.threshold() if self.threshold is not None else None
-        oldest = event.time - self.horizon
+        oldest = before(event.time, self.horizon)
         while stored and (stored[0][0].time <= oldest or (limit is not None and stored[0][0].time < limit)):
             stored.popleft()
         add, tests = self.algebra.add, self.tests
@@ -268,7 +269,7 @@ class ScanSource:
         newest back, so a contiguous query looks at one timestamp's events, not at the window's)."""
         stored = self.stored
         limit = self.threshold() if self.threshold is not None else None
-        oldest = event.time - self.horizon
+        oldest = before(event.time, self.horizon)
         while stored and (stored[0][0].time <= oldest or (limit is not None and stored[0][0].time < limit)):
             stored.popleft()
         tests = self.tests
