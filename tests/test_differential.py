@@ -87,6 +87,25 @@ def wide_edge(x: str, y: str) -> list[str]:
 
 
 @st.composite
+def wide_returns(draw, positive: list[str], conjunction: bool) -> list[str]:
+    """The aggregates of a query over ``positive`` types: COUNT(*) and up to four of the others, or (a
+    conjunction's pairs define only the count) COUNT(*) alone."""
+    returns = ["COUNT(*)"]
+    if conjunction:
+        return returns
+    for _ in range(draw(st.integers(0, 4))):
+        t = draw(st.sampled_from(positive))
+        a = draw(st.sampled_from(["x", "x", "y"]))
+        returns.append(draw(st.sampled_from([f"COUNT({t})", f"SUM({t}.{a})", f"AVG({t}.{a})",
+                                             f"MIN({t}.{a})", f"MAX({t}.{a})"])))  # fmt: skip
+    returns = list(dict.fromkeys(returns))
+    if draw(st.integers(0, 4)) == 0:
+        returns.remove("COUNT(*)")
+        returns = returns or [f"COUNT({positive[0]})"]
+    return returns
+
+
+@st.composite
 def wide_windows(draw) -> str:
     """WITHIN/SLIDE in seconds (tumbling, sliding, with gaps) or in milliseconds: quarter seconds, whose bounds
     fall on the events' quarter-second times, or tenths, whose bounds no double holds exactly (0.3 s)."""
@@ -117,17 +136,7 @@ def wide_query(draw, name: str) -> str:
     # §12's position templates take neither NOT nor NEXT/CONT (they never have NOT here).
     semantics = draw(st.sampled_from(SEMANTICS)) if family != "position" else ""
     positive = list(probe(pattern).pattern.template.types)
-    returns = ["COUNT(*)"]
-    if " AND " not in pattern:
-        for _ in range(draw(st.integers(0, 4))):
-            t = draw(st.sampled_from(positive))
-            a = draw(st.sampled_from(["x", "x", "y"]))
-            returns.append(draw(st.sampled_from([f"COUNT({t})", f"SUM({t}.{a})", f"AVG({t}.{a})",
-                                                 f"MIN({t}.{a})", f"MAX({t}.{a})"])))  # fmt: skip
-        returns = list(dict.fromkeys(returns))
-        if draw(st.integers(0, 4)) == 0:
-            returns.remove("COUNT(*)")
-            returns = returns or [f"COUNT({positive[0]})"]
+    returns = draw(wide_returns(positive, conjunction=" AND " in pattern))
     equivalence = draw(st.sampled_from([[], [], ["k"], ["g"], ["k", "g"]]))
     grouped = draw(st.sampled_from([[], [], ["g"], ["k"]]))
     where = [f"[{', '.join(equivalence)}]"] if equivalence else []

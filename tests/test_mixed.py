@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
-from test_differential import exactly, wide_edge, wide_local, wide_windows
+from test_differential import exactly, wide_edge, wide_local, wide_returns, wide_windows
 from test_property import negated_somewhere
 from test_trends import expected, listed
 from test_vertical import pane_multiple, segment_workloads, segmented
@@ -146,18 +146,7 @@ def mixed_query(draw, name: str) -> str:
     query = parse_workload(head + " WITHIN 1").queries[0]
     positive = sorted(query.pattern.template.types)
     every = sorted(query.types)
-    conjunction = query.choice == "AND"
-    returns = ["COUNT(*)"]
-    if not conjunction:
-        for _ in range(draw(st.integers(0, 4))):
-            t = draw(st.sampled_from(positive))
-            a = draw(st.sampled_from(["x", "x", "y"]))
-            returns.append(draw(st.sampled_from([f"COUNT({t})", f"SUM({t}.{a})", f"AVG({t}.{a})",
-                                                 f"MIN({t}.{a})", f"MAX({t}.{a})"])))  # fmt: skip
-        returns = list(dict.fromkeys(returns))
-        if draw(st.integers(0, 4)) == 0:
-            returns.remove("COUNT(*)")
-            returns = returns or [f"COUNT({positive[0]})"]
+    returns = draw(wide_returns(positive, conjunction=query.choice == "AND"))
     # Partitions by strings, ints (g: 2 next to 2.0) and floats (y: 0, 0.0 and -0.0 are one value).
     equivalence = draw(st.sampled_from([[]] * 4 + [["k"], ["g"], ["s"], ["y"], ["k", "g"]]))
     grouped = draw(st.sampled_from([[]] * 4 + [["g"], ["k"], ["y"], ["s", "g"]]))
