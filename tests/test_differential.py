@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from functools import partial
 
+import pyarrow as pa
 from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
@@ -141,12 +143,19 @@ def wide_query(draw, name: str) -> str:
     grouped = draw(st.sampled_from([[], [], ["g"], ["k"]]))
     where = [f"[{', '.join(equivalence)}]"] if equivalence else []
     where += draw(conditions(pattern, local=wide_local, edge=wide_edge))
-    text = f"{name}: RETURN {', '.join(grouped + returns)} PATTERN {pattern}{semantics}"
+    return (
+        query_text(name, grouped + returns, pattern + semantics, where, grouped) + " " + draw(wide_windows())
+    )
+
+
+def query_text(name: str, returns: list[str], pattern: str, where: list[str], grouped: list[str]) -> str:
+    """A query up to its window: ``where`` joined by AND."""
+    text = f"{name}: RETURN {', '.join(returns)} PATTERN {pattern}"
     if where:
         text += " WHERE " + " AND ".join(where)
     if grouped:
         text += " GROUP-BY " + ", ".join(grouped)
-    return text + " " + draw(wide_windows())
+    return text
 
 
 @st.composite
@@ -252,15 +261,23 @@ def test_counts_beyond_128_bits_agree_on_every_path(text, factor, stream):
     """Past the oracle's reach (counts of 2^160): every strategy, through the API and the table, equals GRETA
     on Python's graphs (arbitrary-precision ints, no kernel), windows stretched so that bursts fit in them."""
     text = re.sub(r"(WITHIN|SLIDE) (\d+)", lambda m: f"{m.group(1)} {int(m.group(2)) * factor}", text)
+    check_against_python_graphs(text, stream, ["x", "y", "s", "g", "k"])
+
+
+def check_against_python_graphs(text: str, stream: list[Event], attributes: list[str],
+                                make_table: Callable[[list[Event]], pa.Table] = table_of) -> None:  # fmt: skip
+    """Every strategy, through the API and the table (``make_table`` of the stream), equals GRETA on Python's
+    graphs (arbitrary-precision ints, no kernel)."""
     note(text)
     note(repr(stream))
     workload = parse_workload(text)
     on_python_graphs = partial(run_greta, native=False)
     reference = exactly(evaluate_with(workload, stream, on_python_graphs))
-    table = table_of(stream)
+    table = make_table(stream)
     # (Arrow holds x, ints next to floats, as floats: the table's reference reads the table's events)
-    table_reference = exactly(evaluate_with(workload, events_of(sorted_events(table), ["x", "y", "s", "g", "k"]),
-                                            on_python_graphs))  # fmt: skip
+    table_reference = exactly(
+        evaluate_with(workload, events_of(sorted_events(table), attributes), on_python_graphs)
+    )
     for strategy in STRATEGIES:
         assert exactly(evaluate(workload, stream, strategy)) == reference, strategy
         found = finalize_table(workload, evaluate_table(workload, table, strategy))

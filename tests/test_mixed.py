@@ -20,14 +20,21 @@ import os
 import re
 import tempfile
 from contextlib import redirect_stderr, redirect_stdout
-from functools import partial
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
-from test_differential import exactly, wide_edge, wide_local, wide_returns, wide_windows
+from test_differential import (
+    check_against_python_graphs,
+    exactly,
+    query_text,
+    wide_edge,
+    wide_local,
+    wide_returns,
+    wide_windows,
+)
 from test_property import negated_somewhere
 from test_trends import expected, listed
 from test_vertical import pane_multiple, segment_workloads, segmented
@@ -55,11 +62,9 @@ from hamlet import (
     parse_workload,
     segment_obstacle,
 )
-from hamlet.api import evaluate_with
 from hamlet.cli import main
 from hamlet.errors import EventError, QueryError
 from hamlet.runtime.columnar import events_of, sorted_events
-from hamlet.runtime.greta import run_greta
 
 ATTRIBUTES = ["x", "y", "s", "g", "k"]
 # Besides small ints and floats of both signs: doubles whose sums overflow, the smallest subnormal and 0.1
@@ -153,11 +158,7 @@ def mixed_query(draw, name: str) -> str:
     where = [f"[{', '.join(equivalence)}]"] if equivalence else []
     if draw(st.booleans()):
         where += draw(conditions(pattern, local=mixed_local, edge=mixed_edge))
-    text = f"{name}: RETURN {', '.join(grouped + returns)} PATTERN {pattern}{semantics}"
-    if where:
-        text += " WHERE " + " AND ".join(where)
-    if grouped:
-        text += " GROUP-BY " + ", ".join(grouped)
+    text = query_text(name, grouped + returns, pattern + semantics, where, grouped)
     text += " " + draw(st.one_of(wide_windows(), st.sampled_from(WINDOWS)))
     # Aliases: a type (positive or negated) named by an alias in the pattern, which predicates and
     # aggregates then use (or the type itself).
@@ -455,15 +456,4 @@ def test_long_bursts_equal_greta_on_python_graphs(text, data):
     bursts fit in them."""
     text = re.sub(r"(WITHIN|SLIDE) (\d+)", lambda m: f"{m.group(1)} {int(m.group(2)) * 8}", text)
     stream = data.draw(long_mixed_bursts(stream_types(text)))
-    note(text)
-    note(repr(stream))
-    workload = parse_workload(text)
-    on_python_graphs = partial(run_greta, native=False)
-    reference = exactly(evaluate_with(workload, stream, on_python_graphs))
-    table = table_of(stream)
-    read = events_of(sorted_events(table), ATTRIBUTES)
-    table_reference = exactly(evaluate_with(workload, read, on_python_graphs))
-    for strategy in STRATEGIES:
-        assert exactly(evaluate(workload, stream, strategy)) == reference, strategy
-        found = finalize_table(workload, evaluate_table(workload, table, strategy))
-        assert exactly(found) == table_reference, f"{strategy}, table"
+    check_against_python_graphs(text, stream, ATTRIBUTES, table_of)
