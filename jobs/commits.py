@@ -42,12 +42,12 @@ def retried(commit: Callable[[], T], what: str, attempts: int = ATTEMPTS,
         try:
             return commit()
         except Exception as conflict:
-            if not isinstance(conflict, conflicts) and _condition(conflict) not in also:
+            condition = _condition(conflict)
+            if not isinstance(conflict, conflicts) and condition not in also:
                 raise
             if attempt == attempts:
                 raise
             pause = first_pause * 2 ** (attempt - 1) * (1 + jitter.random())
-            condition = _condition(conflict)
             name = type(conflict).__name__ + (f"[{condition}]" if condition in also else "")
             print(f"{what}: {name} (a concurrent commit won); trying again in {pause:.1f} s "
                   f"({attempt + 1} of {attempts})", file=sys.stderr)  # fmt: skip
