@@ -1,7 +1,7 @@
 """The job's engine stage without Spark: the same engine calls as jobs/aggregate.py, timed (and profiled).
 
     .venv/bin/python bench/job_engine.py [--rate 100000] [--buckets 16] [--calls N] [--profile] [--strategy greta]
-                                         [--without-kernel]
+                                         [--without-kernel] [--milliseconds]
 
 Generates the rideshare hour before and the measured hour (``jobs.generate.chunk_table``, seed 1), keeps per
 shuffle group (``jobs.aggregate.shuffle_groups``: sets whose partition attributes have some in common) what
@@ -11,6 +11,7 @@ the ``applyInArrow`` stage does. Prints the CPU seconds per shuffle and per set 
 encoding), a digest of each set's merged results (``jobs.engine.combine``: the same whatever the bucketing,
 strategy or kernel) and, with ``--profile``, a cProfile of one call per shuffle (``SORT``, ``TOP``: its
 order and length). ``--calls N`` runs only the first N groups of each shuffle (a quick look).
+``--milliseconds`` moves every event by 0 to 999 ms (by its row number): timestamps as real feeds have them.
 """
 
 from __future__ import annotations
@@ -48,6 +49,14 @@ def events(rate: int) -> pa.Table:
     return pa.concat_tables(tables)
 
 
+def with_milliseconds(table: pa.Table) -> pa.Table:
+    """Every event moved by (row · 7919) mod 1000 milliseconds, the same for every run."""
+    offsets = pa.array([(i * 7919) % 1000 * 1000 for i in range(table.num_rows)], pa.int64())
+    micros = pc.add(table.column("event_time").cast(pa.int64()), offsets)
+    moved = micros.cast(pa.timestamp("us", "UTC"))
+    return table.set_column(table.column_names.index("event_time"), "event_time", moved)
+
+
 def groups(table: pa.Table, keys: tuple[str, ...], buckets: int) -> list[pa.Table]:
     """The stream partitions of ``table`` hashed into ``buckets`` groups (a stand-in for Spark's xxhash64)."""
     columns = [table.column(k).to_pylist() for k in keys]
@@ -71,11 +80,16 @@ def main() -> None:
         action="store_true",
         help="every graph in Python, as if the compiled kernel (native/) were not installed",
     )
+    parser.add_argument(
+        "--milliseconds", action="store_true", help="times with milliseconds, not whole seconds"
+    )
     args = parser.parse_args()
     if args.without_kernel:
         native.hamlet_native = None
 
     table = events(args.rate)
+    if args.milliseconds:
+        table = with_milliseconds(table)
     workload = load_workload(args.workload)
     sets = plan_sets(workload, table.column_names)
     start, end = HOUR, HOUR + timedelta(hours=1)

@@ -33,12 +33,12 @@ from hamlet.runtime.columnar import (
     algebras_of,
     checked,
     events_of,
+    kernel_micros,
     micros_of,
     partial_rows_table,
     run_compiled,
     set_rows,
     sorted_events,
-    whole_seconds,
     without_negative_zeros,
 )
 from hamlet.runtime.greta import run_greta
@@ -133,8 +133,9 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
     rows = without_negative_zeros(rows, queries)
     runner = executor(queries, algebras_of(queries, rows), stats)
     parts, left = [], rows
-    if runner.compiled_set is not None and whole_seconds(rows):
-        done, fallback, _ = run_compiled(runner.compiled_set, queries, rows, micros_of(rows), query_set.attributes,
+    micros = kernel_micros(rows) if runner.compiled_set is not None else None
+    if runner.compiled_set is not None and micros is not None:
+        done, fallback, _ = run_compiled(runner.compiled_set, queries, rows, micros, query_set.attributes,
                                       groupings(queries), window_ends_us, stats)  # fmt: skip
         parts.append(done)
         left = rows.take(pa.array(fallback, pa.int64()))
@@ -171,7 +172,7 @@ def _set_segment_obstacle(query_set: PreparedSet, runner: PartitionRunner) -> st
     if runner.compiled_set is None:
         queries = query_set.queries
         why = next((f"{q.name}: {w}" for q in queries if (w := kernel_obstacle(q) or predicates_obstacle(q))),
-                   "windows of fractions of seconds")  # fmt: skip
+                   "a graph it does not take")  # fmt: skip
         return f"not on the compiled set kernel ({why})"
     reason: str | None = runner.compiled_set.native.kernel.segment_obstacle()
     return reason
@@ -209,8 +210,9 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
             outside = first if first < segment_us[0] else last
             raise EventError(f"{outside} µs lies outside the segment [{segment_us[0]}, {segment_us[1]}) µs",
                              where="event_time")  # fmt: skip
-        if not whole_seconds(table):
-            raise EventError("a time segment's events need whole-second times", where="event_time")
+        if kernel_micros(table) is None:
+            raise EventError("a time segment's events need times of whole microseconds (seconds as a float "
+                             "hold them only in multiples of 1/64 s: give a timestamp column)", where="event_time")  # fmt: skip
     parts: list[pa.Table] = []
     records: list[dict[str, Any]] = []
     for number, (query_set, runner) in enumerate(zip(prepared.sets, runners)):
@@ -219,12 +221,12 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
             continue
         queries = list(query_set.queries)
         rows = without_negative_zeros(rows, queries)
-        done, fallback, found = run_compiled(runner.compiled_set, queries, rows, micros_of(rows),
+        done, fallback, found = run_compiled(runner.compiled_set, queries, rows, kernel_micros(rows),
                                              query_set.attributes, groupings(queries), window_ends_us, stats,
                                              (t0, t1))  # fmt: skip
         if len(fallback):
             raise EventError("a value only the Python engine computes exactly (an integer beyond 64 bits, -0.0 "
-                             "under MIN or MAX, NaN or an infinity, a time beyond 2^52 s): evaluate this stream "
+                             "under MIN or MAX, NaN or an infinity): evaluate this stream "
                              "without time segments",
                              where=f"the stream partition of the event at {rows.column(TIME)[int(fallback[0])]}")  # fmt: skip
         parts.append(done)

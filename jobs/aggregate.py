@@ -281,10 +281,10 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
 
     if plan.segment_events <= 0 or any(segment_obstacle(s.workload_text, plan.strategy) for s in sets):
         return mine, None
-    panes = [segment_pane(s.workload_text) for s in sets]
-    if any(p.denominator != 1 for p in panes):
-        return mine, None  # (segments cut at whole seconds: the kernel's times)
-    pane_us = math.lcm(*(int(p) for p in panes)) * MICROS
+    panes_us = [segment_pane(s.workload_text) * MICROS for s in sets]
+    if any(p.denominator != 1 for p in panes_us):
+        return mine, None  # (segments cut at whole microseconds: the kernel's times)
+    pane_us = math.lcm(*(int(p) for p in panes_us))
     hot = None
     if keys:
         hot = _hot_partitions(mine, keys, plan.segment_events)

@@ -316,7 +316,8 @@ def verify_commit(config: PipelineConfig, workload: str, start: str, end: str): 
     """The Delta commit of this run for this interval exists (spark-submit's exit status is not trusted)."""
 
     @task(task_id="verify_commit", retries=0)
-    def verify(output_table: str, workload: str, start: str, end: str, run_id: str | None = None) -> dict:
+    def verify(output_table: str, stats_table: str, workload: str, start: str, end: str,
+               run_id: str | None = None) -> dict:  # fmt: skip
         import time
 
         from jobs.pipeline import PipelineError, instant, verify_commit, workload_name
@@ -324,15 +325,18 @@ def verify_commit(config: PipelineConfig, workload: str, start: str, end: str): 
 
         started = time.perf_counter()
         try:
-            commit = verify_commit(output_table, str(run_id), workload_name(workload), start, end)
+            commit = verify_commit(
+                output_table, str(run_id), workload_name(workload), start, end, stats_table
+            )
         except PipelineError as missing:  # the table's history will not change by asking again: no retries
             raise AirflowFailException(str(missing)) from None
+        note = (f"run {run_id} committed version {commit['version']} of {output_table}" if commit["version"] is not None
+                else f"run {run_id} found no trend ending in the interval: nothing to commit to {output_table}")  # fmt: skip
         print(Summary("verify_commit", workload_name(workload), instant(start), instant(end),
-                      time.perf_counter() - started, rows_out=commit["rows"],
-                      note=f"run {run_id} committed version {commit['version']} of {output_table}").line())  # fmt: skip
+                      time.perf_counter() - started, rows_out=commit["rows"], note=note).line())  # fmt: skip
         return commit
 
-    return verify(config.output_table, workload, start, end)
+    return verify(config.output_table, config.stats_table, workload, start, end)
 
 
 def pipeline(config: PipelineConfig, workload: str, start: str, end: str, strategy: str,

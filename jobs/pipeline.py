@@ -345,11 +345,14 @@ def commit_metadata(run_id: str, workload: str, start: datetime, end: datetime) 
                       sort_keys=True)  # fmt: skip
 
 
-def verify_commit(output_table: str, run_id: str, workload: str, start: str | datetime,
-                  end: str | datetime) -> dict[str, Any]:  # fmt: skip
+def verify_commit(output_table: str, run_id: str, workload: str, start: str | datetime, end: str | datetime,
+                  stats_table: str | None = None) -> dict[str, Any]:  # fmt: skip
     """The Delta commit of the aggregation run ``run_id`` for exactly [start, end): its version and row
     count. A PipelineError when it is not in the table's history: spark-submit has been known to exit 0
-    for a job that failed, so success is read from the table, not from the exit status."""
+    for a job that failed, so success is read from the table, not from the exit status. A run with no row
+    to write into an interval that held none makes no commit (Delta commits nothing for a write that adds
+    and removes nothing): ``stats_table``'s rows of the run, all committed with 0 rows written and no
+    output version, say that it finished (version None, 0 rows)."""
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
@@ -357,9 +360,7 @@ def verify_commit(output_table: str, run_id: str, workload: str, start: str | da
     try:
         history = DeltaTable(output_table).history()
     except TableNotFoundError:
-        raise PipelineError(
-            f"no Delta table at {output_table}: the aggregation run {run_id} wrote nothing"
-        ) from None
+        history = []
     for commit in history:
         try:
             metadata = json.loads(commit.get("userMetadata") or "null")
@@ -368,7 +369,28 @@ def verify_commit(output_table: str, run_id: str, workload: str, start: str | da
         if metadata == wanted and commit.get("operation") == "WRITE":
             rows = int(commit.get("operationMetrics", {}).get("numOutputRows", 0))
             return {"version": commit["version"], "rows": rows, "timestamp": commit["timestamp"]}
+    if stats_table is not None and _finished_without_rows(stats_table, run_id, workload, wanted):
+        return {"version": None, "rows": 0, "timestamp": None}
     raise PipelineError(
         f"{output_table} has no commit of run {run_id} for workload {workload} and "
         f"[{wanted['start']}, {wanted['end']}): the Spark job did not write its result"
     )
+
+
+def _finished_without_rows(stats_table: str, run_id: str, workload: str, wanted: dict[str, str]) -> bool:
+    """Whether ``run_stats`` holds rows of the run for exactly the interval, every one committed with no
+    row written and no output version (the job writes them so only after its write returned)."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    columns = ["run_id", "workload", "range_start", "range_end", "status", "rows_written", "output_version"]
+    try:
+        rows = DeltaTable(stats_table).to_pyarrow_table(columns=columns).to_pylist()
+    except TableNotFoundError:
+        return False
+    start, end = instant(wanted["start"]), instant(wanted["end"])
+    mine = [r for r in rows if r["run_id"] == run_id and r["workload"] == workload]
+    return bool(mine) and all(
+        (r["range_start"], r["range_end"], r["status"], r["rows_written"], r["output_version"])
+        == (start, end, "committed", 0, None) for r in mine
+    )  # fmt: skip

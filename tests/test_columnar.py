@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hamlet import HamletError, evaluate
 from hamlet.api import evaluate_table, finalize_table
 from hamlet.partials import AggregateState
-from hamlet.runtime.columnar import PARTIAL_SCHEMA, events_of, sorted_events
+from hamlet.runtime.columnar import PARTIAL_SCHEMA, events_of, kernel_micros, sorted_events
 from hamlet.stats import EvaluationStats
 
 STRATEGIES = ("greta", "static", "hamlet")
@@ -124,6 +124,28 @@ def test_times_that_are_not_whole_seconds_and_values_only_python_reads_take_the_
                   {"u": pa.uint64()})  # fmt: skip
     assert [r.value for r in results(workload.replace("1 SLIDE 1", "10 SLIDE 10"), whole, strategy)] == [
         1, 2**64 - 2]  # fmt: skip
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_millisecond_timestamps_and_windows_run_on_the_kernel(strategy):
+    """A Spark table's timestamps below a second: the kernel reads their microseconds. A at .125 s, Bs at
+    .25, .375 and .625: in [0, .5) 3 trends whose B.x sum to 10, in [.5, 1) none (no A)."""
+    workload = "q: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WITHIN 500 ms SLIDE 500 ms"
+    events = table([("A", 125_000, 1), ("B", 250_000, 2), ("B", 375_000, 3), ("B", 625_000, 4)],
+                   {"x": pa.int64()})  # fmt: skip
+    assert kernel_micros(events).to_pylist() == [125_000, 250_000, 375_000, 625_000]
+    out = evaluate_table(workload, events, strategy)
+    assert sorted(zip(out.column("window_start_us").to_pylist(), out.column("window_end_us").to_pylist(),
+                      out.column("aggregate").to_pylist())) == [(0, 500_000, "COUNT(*)"), (0, 500_000, "SUM(B.x)")]  # fmt: skip
+    assert [(r.window_start, r.value) for r in finalize_table(workload, out)] == [(0, 3), (0, 10)]
+
+
+def test_float_seconds_reach_the_kernel_when_they_are_whole_microseconds():
+    """A double is a whole number of microseconds iff it is one of 1/64 s; 0.1 is not (Python's, exactly)."""
+    eighths = pa.table({"event_type": ["A", "B"], "event_time": [1767600000.125, -0.015625]})
+    assert kernel_micros(eighths).to_pylist() == [1_767_600_000_125_000, -15_625]
+    assert kernel_micros(pa.table({"event_type": ["A", "B"], "event_time": [0.5, 0.1]})) is None
+    assert kernel_micros(pa.table({"event_type": ["A"], "event_time": pa.array([float("nan")])})) is None
 
 
 def test_only_windows_ending_in_the_range_are_kept():

@@ -40,7 +40,8 @@ def groups_of(text: str, stream_events: list[Event]) -> list[tuple[GraphGroup, l
     out = []
     for query_set in prepare(text).sets:
         queries = list(query_set.queries)
-        partitions = partition_stream(query_set.attributes, set(query_set.types), stream_events)
+        types = None if query_set.types is None else set(query_set.types)  # (None: CONT reads every type)
+        partitions = partition_stream(query_set.attributes, types, stream_events)
         everything = [e for p in partitions.values() for e in p]
         algebras = {q.name: algebra_for(q, everything) for q in queries}
         for group in graph_groups(queries, algebras, share=True, native=True):
@@ -248,7 +249,7 @@ def test_what_the_kernel_leaves_to_python_is_still_exact():
     assert group.native is not None and group.native.run(partition) is None
     assert evaluate(text, mixed) == evaluate_bruteforce(parse_workload(text), mixed)
 
-    # Attributes in another Mapping than a dict, times beyond 2^52 s: Python's too.
+    # Attributes in another Mapping than a dict, times beyond 2^60 µs (36,000 years): Python's too.
     proxied = [Event(e.type, e.time, MappingProxyType(dict(e.attributes))) for e in mixed]
     far = [Event(e.type, e.time + 2**53, e.attributes) for e in mixed]
     text = "q: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WITHIN 10"
@@ -271,12 +272,64 @@ def test_what_the_kernel_leaves_to_python_is_still_exact():
     assert rows["SUM(B.x)"] == 130 * 2**129  # each B lies in half of them
 
 
+# Times and windows below a second, in the kernel's microseconds. Epoch-scale times in eighths of a second
+# are doubles of whole microseconds (every multiple of 1/64 s is); A at .125 and Bs at .25, .375, .625:
+# * q1 (WITHIN 500 ms SLIDE 250 ms): window [0, .5) holds (a, b.25), (a, b.375), (a, b.25, b.375): 3 trends
+#   whose B.x sum to 2 + 3 + (2 + 3) = 10; the windows from .25 hold no A;
+# * q2 (WITHIN 1 s SLIDE 500 ms): [-.5, .5) holds q1's 3; [0, 1) holds the 7 trends over a and three Bs, but
+#   c.5 voids those ending before it (a trailing NOT): the 4 that reach b.625;
+# * q3 (CONT, WITHIN 1 s): z.5 breaks contiguity: (a, b.25), (a, b.25, b.375): 2.
+SUB_SECOND = (
+    "q1: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WITHIN 500 ms SLIDE 250 ms\n"
+    "q2: RETURN COUNT(*) PATTERN SEQ(A, B+, NOT C) WITHIN 1 s SLIDE 500 ms\n"
+    "q3: RETURN COUNT(*) PATTERN SEQ(A, B+) SEMANTICS CONT WITHIN 1 s"
+)
+EPOCH = 1767600000
+
+
+def sub_second_stream() -> list[Event]:
+    steps = [("A", 1, 1), ("B", 2, 2), ("B", 3, 3), ("C", 4, 0), ("Z", 4, 0), ("B", 5, 4)]
+    return [Event(t, EPOCH + eighths / 8, {"x": x}) for t, eighths, x in steps]
+
+
+@pytest.mark.parametrize("strategy", ["greta", "static", "hamlet"])
+def test_times_and_windows_below_a_second_run_on_the_kernel_exactly(strategy):
+    stream_events = sub_second_stream()
+    for group, partitions in groups_of(SUB_SECOND, stream_events):
+        assert group.native is not None, kernel_obstacle(group.queries[0])
+        substream = stream_events if group.native.contiguous else None
+        assert all(group.native.run(p, substream) is not None for p in partitions)
+    rows = {
+        (r.query, r.window_start, r.aggregate): r.value for r in evaluate(SUB_SECOND, stream_events, strategy)
+    }
+    assert rows == {
+        ("q1", EPOCH, "COUNT(*)"): 3, ("q1", EPOCH, "SUM(B.x)"): 10,
+        ("q2", EPOCH - 0.5, "COUNT(*)"): 3, ("q2", EPOCH, "COUNT(*)"): 4, ("q3", EPOCH, "COUNT(*)"): 2,
+    }  # fmt: skip
+    assert evaluate(SUB_SECOND, stream_events, strategy) == evaluate_bruteforce(
+        parse_workload(SUB_SECOND), stream_events
+    )
+
+
+def test_float_times_between_two_microseconds_are_pythons():
+    # 0.1 s as a double lies between two microseconds: the kernel declines the partition, Python answers
+    # exactly on the double's own value.
+    text = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 100 ms"
+    stream_events = [Event("A", 0.0, {}), Event("B", 0.1 - 2**-56, {}), Event("B", 0.1, {})]
+    ((group, [partition]),) = groups_of(text, stream_events)
+    assert group.native is not None and group.native.run(partition) is None
+    # (0.1 as a double is 0.1000000000000000055…, past the window [0, 0.1); 0.1 − 2^-56 lies inside it)
+    assert [r.value for r in evaluate(text, stream_events)] == [1]
+
+
 def test_graphs_outside_the_kernel_run_in_python():
     declined = {
         "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x < NEXT(B).x + 9223372036854775808 WITHIN 10": (
             "edge predicate A.x < (NEXT(B).x + 9223372036854775808) (a literal int beyond 64 bits)"
         ),
-        "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 2.5 s": "windows of fractions of a second",
+        "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 0.0000005 s": (
+            "windows that are not a whole number of microseconds (or span 36,000 years)"
+        ),
     }  # fmt: skip
     for text, reason in declined.items():
         ((group, _),) = groups_of(text, stream("a1 b2"))
@@ -436,7 +489,8 @@ def test_the_set_kernel_equals_the_python_graphs(text, data):
     note(text)
     for query_set in prepare(text).sets:
         queries = list(query_set.queries)
-        partitions = partition_stream(query_set.attributes, set(query_set.types), stream_events)
+        types = None if query_set.types is None else set(query_set.types)  # (None: CONT reads every type)
+        partitions = partition_stream(query_set.attributes, types, stream_events)
         everything = [e for p in partitions.values() for e in p]
         algebras = {q.name: algebra_for(q, everything) for q in queries}
         stats, python_stats = EvaluationStats(), EvaluationStats()

@@ -2,7 +2,7 @@
 
 The Spark job hands the engine its ``applyInArrow`` batches; turning each row into an ``Event`` and each
 result into an ``AggregateState`` cost more than the engine itself. Here Arrow compute prepares what the
-kernel reads (per row: its type's number, its time in whole seconds, its stream partition's number, its
+kernel reads (per row: its type's number, its time in microseconds, its stream partition's number, its
 group's number in each GROUP-BY) and the kernel (``native/src/columns.rs``) reads the attribute columns'
 buffers directly, runs every partition, sums the windows of each group and writes their partial states as
 Arrow buffers (``native/src/partials.rs``). Python touches one object per group and per query, never per
@@ -12,8 +12,8 @@ Partitions the kernel cannot compute exactly (``native.py``: a value only Python
 evaluated as ``hamlet.evaluate`` would, on ``Event``s of their rows only, and their partial rows appended:
 rows of one (query, window, group, aggregate) merge (``AggregateState.merge``), so a caller that merges
 partials (the job's second stage, ``merge_partials``) sees the same results either way. A set the kernel
-does not take whole (edge predicates it lacks, windows of fractions of seconds, times that are not whole
-seconds) runs entirely on that path.
+does not take whole (``native.kernel_obstacle``; float times between two microseconds) runs entirely on
+that path.
 """
 
 from __future__ import annotations
@@ -175,8 +175,23 @@ def _check_timestamps(time: pa.ChunkedArray) -> None:
                          "1 to 9999", where=f"the events table, row {row}")  # fmt: skip
 
 
+def kernel_micros(table: pa.Table) -> pa.Array | None:
+    """Event times as the kernel's int64 microseconds (``native/src/events.rs``), or None where one of
+    them is not a whole number of microseconds: seconds as a float between two of them, which only Python
+    holds exactly. Timestamps (``checked``) and integers always are."""
+    column = table.column(TIME)
+    if not pa.types.is_floating(column.type):
+        return micros_of(table)
+    # (10^6 = 2^6 · 5^6 and no binary fraction is a multiple of 1/5: a double is a whole number of
+    # microseconds iff it is one of 1/64 s, and multiplying by 64 is exact)
+    sixty_fourths = pc.multiply(column.cast(pa.float64()), 64.0)
+    if not pc.all(pc.equal(pc.floor(sixty_fourths), sixty_fourths), min_count=0).as_py():
+        return None
+    return pc.multiply_checked(sixty_fourths.cast(pa.int64()), MICROS // 64)
+
+
 def whole_seconds(table: pa.Table) -> bool:
-    """Every time a whole second (the kernel's times)."""
+    """Every time a whole second (``events_of`` makes them ints)."""
     kind = table.column(TIME).type
     if pa.types.is_floating(kind):
         return False
@@ -406,9 +421,9 @@ def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros:
                  attributes: Sequence[str], by: Sequence[tuple[str, ...]],
                  window_ends_us: tuple[int, int] | None, stats: EvaluationStats,
                  segment: tuple[int, int] | None = None) -> tuple[pa.Table, np.ndarray, list]:  # fmt: skip
-    """``table`` (a set's rows, sorted by time, every time whole seconds) on the set kernel: its partial rows,
-    the numbers of the rows whose partitions the kernel left to Python, and with ``segment`` (a time segment
-    [t0, t1) in seconds: ``vertical.py``) the records of its partitions for composition, as (partition key,
+    """``table`` (a set's rows, sorted by time; ``micros``: their times, ``kernel_micros``) on the set kernel:
+    its partial rows, the numbers of the rows whose partitions the kernel left to Python, and with
+    ``segment`` (a time segment [t0, t1) in microseconds: ``vertical.py``) the records of its partitions for composition, as (partition key,
     ``vertical.Record``)."""
     types = pc.dictionary_encode(table.column(TYPE).combine_chunks())
     partition, count = codes(table, attributes)
@@ -417,11 +432,11 @@ def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros:
     columns = [
         (name, column_spec(table.column(name))) for name in table.column_names if name not in (TYPE, TIME)
     ]
-    time_seconds = pc.divide(micros, MICROS).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    times = micros.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     ends = window_ends_us if window_ends_us is not None else (-(1 << 63), (1 << 63) - 1)
     n, query, group, start, end, aggregate, offsets_out, data, fallback, matched, decisions, raw_records = (
         compiled.native.kernel.run_columns(
-            types.dictionary.to_pylist(), _words(types.indices.cast(pa.int64()).to_numpy()), _words(time_seconds),
+            types.dictionary.to_pylist(), _words(types.indices.cast(pa.int64()).to_numpy()), _words(times),
             _words(partition), count, [_words(g) for g in groups], offsets, columns, specs, ends, compiled.sharing,
             segment,
         )

@@ -24,13 +24,14 @@ shows it):
 * any local predicate, and edge predicates (``native/src/edges.rs``: a scan, or an ordered index for one
   comparison f(x) op g(y)), whose literals are ints within 64 bits;
 * COUNT(*), COUNT(E), SUM, AVG, MIN and MAX;
-* windows of whole seconds.
+* windows of whole microseconds (the kernel's times: a timestamp's microseconds, or seconds that are
+  ints or floats of whole microseconds).
 
 Counts and sums are exact at any size (``native/src/num.rs``: i128, promoted to a big integer on
 overflow). A sum over floats, which Python keeps as a whole number of 2^-1074 (``aggregates.py``), is kept
 in units of 2^-E, E the finest unit a value of the partition needs, and shifted to Python's units on the
 way out. Per partition, a graph hands back to Python (``run`` returns None) only what it cannot compute
-exactly: a time that is not an int, a value that is neither an int within 64 bits nor a finite float, ints
+exactly: a float time between two microseconds, a value that is neither an int within 64 bits nor a finite float, ints
 and floats under one MIN or MAX, arithmetic in a predicate that overflows 64 bits. Without the extension
 ``hamlet`` does not import (never a silently slower engine).
 """
@@ -40,6 +41,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any, Protocol
 
 from hamlet.analysis.predicates import EdgePredicate, attribute_versus_literal, index_sides
@@ -71,7 +73,9 @@ except ImportError as missing:  # never a silently slower engine: say what to bu
         f"Python ({sys.executable}): run scripts/bootstrap, which builds it with cargo, or pip install ./native"
     ) from missing
 
-UNBOUNDED = 1 << 62  # window indexes of an unclipped window: every k (times are seconds since 1970)
+UNBOUNDED = 1 << 62  # window indexes of an unclipped window: every k
+MICROS = 1_000_000
+TIME_LIMIT = 1 << 60  # the kernel's times and windows are whole microseconds below it (native/src/events.rs)
 
 
 class NativeGraph:
@@ -91,10 +95,7 @@ class NativeGraph:
         if self.contiguous:
             if substream is None:
                 return None
-            times = [e.time for e in substream]
-            if not all(type(t) is int and -(1 << 52) < t < 1 << 52 for t in times):
-                return None
-            runs = self.kernel.run(events, times)
+            runs = self.kernel.run(events, [e.time for e in substream])
         else:
             runs = self.kernel.run(events)
         return None if runs is None else [self.answer(*run) for run in runs]
@@ -199,16 +200,17 @@ def set_kernel_for(
     return NativeSet(kernel, graphs)
 
 
-def segment_costs_for(readers: Mapping[str, tuple[int, int, int, int]], sharers: Iterable[str], pane: int,
+def segment_costs_for(readers: Mapping[str, tuple[int, int, int, int]], sharers: Iterable[str], pane: Fraction,
                       model: CostModel) -> Any | None:  # fmt: skip
     """``SharingPlan.segment_readers`` weighed by ``model`` (``CostModel.saved_steps``), compiled for one
     ``Layout``: ``readers`` per type (queries that apply its bursts at once, members and windows of shape
-    groups, readers on compiled graphs), the Kleene types queries share, the pane in whole seconds (0: not
-    whole, no kernel)."""
-    if hamlet_native is None or not pane:
+    groups, readers on compiled graphs), the Kleene types queries share, the pane in seconds (None where it
+    is not a whole number of the kernel's microseconds)."""
+    pane_us = pane * MICROS
+    if hamlet_native is None or pane_us.denominator != 1 or pane_us >= TIME_LIMIT:
         return None
     return hamlet_native.SegmentCosts(
-        dict(readers), list(sharers), pane, model.burst_break_even, model.group_event
+        dict(readers), list(sharers), int(pane_us), model.burst_break_even, model.group_event
     )
 
 
@@ -279,7 +281,7 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     if query.states is None and len(set(template.types)) != len(template.types):
         return "a type at two places of the pattern"
     if _member(query.window) is None:
-        return "windows of fractions of a second"
+        return "windows that are not a whole number of microseconds (or span 36,000 years)"
     return None
 
 
@@ -454,10 +456,12 @@ def _expression(expr: Expression) -> tuple | None:
 
 
 def _member(window: Window) -> tuple[int, int, int, int] | None:
-    """(within, slide, first, last) of windows of whole seconds; None for others."""
-    if window.within.denominator != 1 or window.slide.denominator != 1:
+    """(within, slide, first, last) of windows of whole microseconds (the kernel's times) within
+    ``TIME_LIMIT``; None for others."""
+    within, slide = window.within * MICROS, window.slide * MICROS
+    if within.denominator != 1 or slide.denominator != 1 or max(within, slide) >= TIME_LIMIT:
         return None
     first, last = -UNBOUNDED, UNBOUNDED
     if isinstance(window, ClippedWindow):
         first, last = max(window.first, -UNBOUNDED), min(window.last, UNBOUNDED)
-    return int(window.within), int(window.slide), first, last
+    return int(within), int(slide), first, last

@@ -247,7 +247,7 @@ class Layout:
             for t, r in self.types.items()
         }
         self.segment_costs = (
-            segment_costs_for(readers, self.sharers, plan.whole_pane, plan.model) if plan.native else None
+            segment_costs_for(readers, self.sharers, plan.pane, plan.model) if plan.native else None
         )
 
 

@@ -76,7 +76,7 @@ def segment_algebras(queries: Sequence[AnalyzedQuery], floating: Iterable[str]) 
 class Record:
     """One graph's record of one segment (``vertical::SegmentRecord``), decoded."""
 
-    end: int  # the segment's end, in seconds
+    end: int  # the segment's end, in the kernel's microseconds
     graph: int
     groups: list[str]  # the partition's group key in each grouping of the set
     leading: int | None
@@ -176,7 +176,7 @@ def compose(records: Iterable[Record], layouts: Sequence[Layout],
             end_of: Any) -> Iterator[tuple[int, int, int, Vector]]:  # fmt: skip
     """One stream partition's records, in time order, composed: (graph, member, window, final) of every
     window with a trend. ``layouts``: per graph, its vector's; ``end_of(graph, member, k)``: the end of
-    window k in seconds."""
+    window k in the records' microseconds."""
     states: dict[int, dict[tuple[int, int], WindowState]] = {}
     by_segment: dict[int, list[Record]] = {}
     for record in records:
@@ -274,7 +274,7 @@ def partial_rows(groups: Sequence[Any], records: Sequence[Record], algebras: dic
     layouts = [_layout(group.algebra) for group in groups]
 
     def end_of(g: int, m: int, k: int) -> Fraction:
-        return groups[g].queries[m].window.end(k)
+        return groups[g].queries[m].window.end(k) * 1_000_000  # (the kernel's microseconds, as Record.end)
 
     for g, m, k, vector in compose(records, layouts, end_of):
         graph = groups[g]
@@ -309,8 +309,8 @@ def microsecond_pair(value: Any, what: str) -> tuple[int, int]:
 
 
 def check_segment(segment_us: tuple[int, int], panes: Sequence[Fraction]) -> tuple[int, int]:
-    """The segment in whole seconds, its bounds on every set's pane (no window starts or ends inside a
-    pane, so every window lies on one side of a cut or holds it)."""
+    """The segment in whole microseconds (the kernel's times), its bounds on every set's pane (no window
+    starts or ends inside a pane, so every window lies on one side of a cut or holds it)."""
     t0_us, t1_us = microsecond_pair(segment_us, "segment")
     if not t0_us < t1_us:
         raise HamletError(f"segment [{t0_us}, {t1_us}) µs: its start must lie before its end")
@@ -318,4 +318,4 @@ def check_segment(segment_us: tuple[int, int], panes: Sequence[Fraction]) -> tup
         for bound in segment_us:
             if Fraction(bound, 1_000_000) % pane:
                 raise HamletError(f"segment bound {bound} µs is not on a pane boundary (pane {pane} s)")
-    return t0_us // 1_000_000, t1_us // 1_000_000
+    return t0_us, t1_us

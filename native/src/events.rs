@@ -1,14 +1,39 @@
 //! A partition's events read from Python (`hamlet.events.Event`) once, for every graph and predicate.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 use std::collections::HashMap;
 
 use crate::values::{exact_int, Raw};
 
+/// The engine's times are whole microseconds (`micros`): a Spark timestamp's own unit, so sub-second
+/// times and windows of milliseconds run compiled. Below 2^60 µs (36,000 years) every window bound the
+/// kernel computes, a time plus or minus a WITHIN or SLIDE of the same limit, stays within i64.
+pub const TIME_LIMIT: i64 = 1 << 60;
+const MICROS: i64 = 1_000_000;
+
+/// An event time in seconds (an int, or a float that is a whole number of microseconds) as the engine's
+/// microseconds; None where only Python holds it exactly: any other float (its binary value lies between
+/// two microseconds) or a time beyond `TIME_LIMIT`.
+pub fn micros(time: &Bound<'_, PyAny>) -> Option<i64> {
+    let micros = if let Some(seconds) = exact_int(time) {
+        seconds.checked_mul(MICROS)?
+    } else {
+        let seconds = time.cast::<PyFloat>().ok()?.value();
+        // (10^6 = 2^6 · 5^6 and no binary fraction is a multiple of 1/5: a double is a whole number of
+        // microseconds iff it is one of 1/64 s, and multiplying by 64 is exact)
+        let sixty_fourths = seconds * 64.0;
+        if !(sixty_fourths.fract() == 0.0 && sixty_fourths.abs() < (TIME_LIMIT / 15_625) as f64) {
+            return None;
+        }
+        sixty_fourths as i64 * 15_625
+    };
+    (micros.abs() < TIME_LIMIT).then_some(micros)
+}
+
 pub struct RawEvent {
     pub kind: usize, // the type's number in the reader's table
-    pub time: i64,
+    pub time: i64,   // microseconds
     pub values: Vec<Raw>, // by the reader's attribute numbers; only those its type needs are read
 }
 
@@ -29,8 +54,8 @@ impl Reader {
         }
     }
 
-    /// None when the partition is Python's: a time that is not an int below 2^52 s (beyond it window
-    /// arithmetic could overflow), attributes in another Mapping than a dict.
+    /// None when the partition is Python's: a time `micros` does not take, attributes in another Mapping
+    /// than a dict.
     pub fn read(&self, py: Python<'_>, events: &Bound<'_, PyList>) -> PyResult<Option<Vec<RawEvent>>> {
         let (type_name, time_name, attributes_name) = (
             pyo3::intern!(py, "type"),
@@ -46,8 +71,7 @@ impl Reader {
             let Some(&kind) = self.types.get(kind.to_str()?) else {
                 continue;
             };
-            let time = event.getattr(time_name)?;
-            let Some(time) = exact_int(&time).filter(|t| t.abs() < 1 << 52) else {
+            let Some(time) = micros(&event.getattr(time_name)?) else {
                 return Ok(None);
             };
             let mut values = Vec::new();

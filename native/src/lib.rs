@@ -10,7 +10,7 @@
 //! 2^-E with E the finest any value of the partition needs (Python: 2^-1074), and scaled to Python's units
 //! on the way out. MIN and MAX compare ints as ints and floats by an order-preserving key. A value only
 //! Python compares or sums exactly (an int beyond 64 bits, ints and floats under one MIN, a NaN, a string
-//! summed, a time that is not an int) makes a graph decline the partition, and the caller runs it on the
+//! summed, a time that is not a whole number of microseconds: `events::micros`) makes a graph decline the partition, and the caller runs it on the
 //! Python engine.
 
 mod burst;
@@ -107,7 +107,7 @@ impl GraphKernel {
     /// positions whose events update it, attribute or None, scaled) of the aggregate vector, field 0 the
     /// trend count, scaled for a sum kept in units of 2^-1074, kind "ends" a conjunction's class of the
     /// trends ending at those positions; `count_only`: finals are the count itself (CountAlgebra); `members`:
-    /// (within, slide, first, last) of each query's windows, in seconds; `edges` (and a negation's): per
+    /// (within, slide, first, last) of each query's windows, in microseconds (`events::micros`); `edges` (and a negation's): per
     /// other transition, (source, target, [expressions], (op, f, g) when they are one comparison
     /// f(x) op g(y), the number of the negation that guards it); `required`: the positions whose type every
     /// trend holds (default: all); `member_ends`: per member, the end position whose trends it counts, on a
@@ -284,16 +284,23 @@ impl GraphKernel {
         &self,
         py: Python<'py>,
         events: &Bound<'py, PyList>,
-        substream: Option<Vec<i64>>,
+        substream: Option<Bound<'py, PyList>>,
     ) -> PyResult<Option<Vec<Bound<'py, PyTuple>>>> {
         if self.graph.semantics == CONT && substream.is_none() {
             return Err(PyValueError::new_err("a contiguous graph needs the partition's substream times"));
         }
+        let substream = match substream {
+            Some(times) => match times.iter().map(|t| events::micros(&t)).collect::<Option<Vec<i64>>>() {
+                Some(times) => times,
+                None => return Ok(None),
+            },
+            None => Vec::new(),
+        };
         let Some(raw) = self.reader.read(py, events)? else {
             return Ok(None);
         };
         let all: Vec<usize> = (0..raw.len()).collect();
-        let Some((runs, scales)) = self.compute(&raw, &all, &self.roles, &self.attribute_at, substream.unwrap_or_default()) else {
+        let Some((runs, scales)) = self.compute(&raw, &all, &self.roles, &self.attribute_at, substream) else {
             return Ok(None);
         };
         self.to_python(py, runs, &scales)?
@@ -564,7 +571,7 @@ impl SetKernel {
     /// A table's events on the set kernel, with no Python object per event or per result: the events of
     /// every stream partition of the call as Arrow buffers (`hamlet/runtime/columnar.py`), their partial
     /// aggregates as Arrow buffers. Rows are sorted by time; `types`: per row, its number in `type_names`;
-    /// `times`: whole seconds; `partitions`: per row, its partition's number (dense from 0, `count` of
+    /// `times`: microseconds (`events::micros`); `partitions`: per row, its partition's number (dense from 0, `count` of
     /// them); `groups`: per grouping, per row, its group's number, which `group_offsets` turns into the
     /// caller's group code; `columns`: the attribute columns by name (`columns.rs`); `members`: per graph,
     /// per member, (query code, [(aggregate code, function, fields)]). Windows are kept where they end in
@@ -646,7 +653,7 @@ impl SetKernel {
                 let Some(kind) = usize::try_from(types[row]).ok().and_then(|t| kind_of.get(t).copied().flatten()) else {
                     continue;
                 };
-                if times[row].abs() >= 1 << 52 {
+                if times[row].abs() >= events::TIME_LIMIT {
                     fallback.push(p);
                     continue 'partitions;
                 }

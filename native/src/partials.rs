@@ -7,8 +7,6 @@ use crate::num::Num;
 use crate::sums::GraphSums;
 use crate::values::key_float;
 
-const MICROS: i64 = 1_000_000;
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Function {
     Count,
@@ -126,8 +124,8 @@ impl PartialColumns {
     fn window(&mut self, graph: &Graph, sums: &GraphSums, member: usize, spec: &MemberSpec, group: i64, k: i64,
               agg: &[Num], ends: (i64, i64)) {
         let windows = &graph.members[member];
-        let start = k * windows.slide * MICROS;
-        let end = start + windows.within * MICROS;
+        let start = k * windows.slide;
+        let end = start + windows.within;
         if !(ends.0 < end && end <= ends.1) {
             return;
         }

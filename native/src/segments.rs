@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 use std::collections::HashMap;
 
-use crate::values::exact_int;
+use crate::events::micros;
 
 /// Who reads a type in one layout: (queries that apply its bursts at once on their own graph, members of
 /// shape groups that read it, windows those reads update per event, queries that read it on a compiled
@@ -28,7 +28,7 @@ pub struct SegmentCosts {
 #[pymethods]
 impl SegmentCosts {
     /// `readers`: per type the layout reads, its `Readers`; `sharers`: the Kleene types queries share;
-    /// `pane`: the pane in whole seconds; the model's `burst_break_even` and `group_event`.
+    /// `pane`: the pane in whole microseconds (the engine's times: `events::micros`); the model's `burst_break_even` and `group_event`.
     #[new]
     fn new(
         readers: HashMap<String, Readers>,
@@ -39,7 +39,7 @@ impl SegmentCosts {
     ) -> PyResult<Self> {
         if pane <= 0 {
             return Err(pyo3::exceptions::PyValueError::new_err(
-                "pane: a positive number of seconds",
+                "pane: a positive number of microseconds",
             ));
         }
         let mut costs = SegmentCosts {
@@ -63,8 +63,8 @@ impl SegmentCosts {
 
     /// (GRETA steps the shared path saves on the partition against GRETA's graphs in Python, summed over
     /// its segments in order as Python sums them; the steps of those segments on compiled graphs; bursts of
-    /// a type queries share), or None when an event's time is not an int (or its type not a string): Python
-    /// weighs it. `events`: one stream partition, sorted by time.
+    /// a type queries share), or None when an event's time is not one the engine takes (`events::micros`)
+    /// or its type not a string: Python weighs it. `events`: one stream partition, sorted by time.
     fn saved(&self, py: Python<'_>, events: &Bound<'_, PyList>) -> PyResult<Option<(f64, i64, usize)>> {
         let (type_name, time_name) = (pyo3::intern!(py, "type"), pyo3::intern!(py, "time"));
         let mut others: HashMap<String, usize> = HashMap::new(); // types no query of the layout reads
@@ -82,7 +82,7 @@ impl SegmentCosts {
                     *others.entry(kind.to_owned()).or_insert(next)
                 }
             };
-            let Some(time) = exact_int(&event.getattr(time_name)?) else {
+            let Some(time) = micros(&event.getattr(time_name)?) else {
                 return Ok(None);
             };
             read.push((time, number));

@@ -190,12 +190,23 @@ def test_rerunning_an_hour_leaves_the_same_rows(spark, events_table, workload_fi
 def test_an_hour_without_events_succeeds_and_writes_nothing(
     spark, events_table, workload_file, hour_run, tmp_path
 ):
+    from jobs.pipeline import PipelineError, verify_commit
+
     out = tmp_path / "trend_aggregates"
     empty_start = START + timedelta(hours=30)  # far beyond the generated hours: nothing to read
-    assert aggregate(events_table, out, workload_file, empty_start, empty_start + timedelta(hours=1)) == 0
+    empty_end = empty_start + timedelta(hours=1)
+    assert aggregate(events_table, out, workload_file, empty_start, empty_end, "--run-id", "quiet-hour") == 0
     assert table(spark, out).count() == 0
     stats = table(spark, tmp_path / "run_stats").collect()
     assert [(s.events_read, s.set_events, s.rows_written) for s in stats] == [(0, 0, 0)] * 2
+    # Delta made no commit (nothing added, nothing removed): the pipeline's check reads the finished run
+    # from run_stats, and still fails a run that left no trace
+    stats_path = str(tmp_path / "run_stats")
+    assert verify_commit(str(out), "quiet-hour", "trips", empty_start, empty_end, stats_path) == {
+        "version": None, "rows": 0, "timestamp": None}  # fmt: skip
+    for run_id, stats_table in (("quiet-hour", None), ("another-run", stats_path)):
+        with pytest.raises(PipelineError, match=f"has no commit of run {run_id} for workload trips"):
+            verify_commit(str(out), run_id, "trips", empty_start, empty_end, stats_table)
     # and into a table that has other hours: those stay as they were
     hour_out, _, _ = hour_run
     before = table(spark, hour_out).count()
