@@ -19,7 +19,7 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window, as_number, pane_size
 from hamlet.analysis.workload import Workload, parse_workload
 from hamlet.errors import EventError, HamletError
-from hamlet.events import TIME_RANGE, Event, Number
+from hamlet.events import TIME_RANGE, Event, Number, Time
 from hamlet.partials import AggregateState, PartialRow
 from hamlet.results import ResultRow, group_key
 from hamlet.runtime import vertical
@@ -37,6 +37,7 @@ from hamlet.runtime.columnar import (
     micros_of,
     partial_rows_table,
     run_compiled,
+    seconds,
     set_rows,
     sorted_events,
     without_negative_zeros,
@@ -499,7 +500,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def event_time(value: Any, where: str) -> Number:
+def event_time(value: Any, where: str) -> Time:
     """Seconds since the epoch from a number, a datetime (naive means UTC) or a pandas Timestamp."""
     if _plain(value) is None:  # (None, NaN, or pandas' NaT, which passes for a datetime)
         raise EventError("event_time is empty", where=where)
@@ -509,8 +510,7 @@ def event_time(value: Any, where: str) -> Number:
         if value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
         delta = value - datetime(1970, 1, 1, tzinfo=UTC)
-        micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
-        return micros // 1_000_000 if micros % 1_000_000 == 0 else micros / 1_000_000
+        return seconds((delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds)
     value = _plain(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise EventError(f"event_time {value!r} is neither a number of seconds nor a datetime", where=where)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 Number = int | float
+# A timestamp with a fraction of a second is the exact Fraction of its microseconds: as a float it would
+# be the double nearest it (10:00:00.1 just before 10:00:00.1), and fall into the window that ends there.
+Time = int | float | Fraction
 
 # Seconds from 0001-01-01 to 9999-12-31T23:59:59 UTC: the times a datetime can show. Beyond them windows are
 # not times any more (and ISO-8601 output fails), so such an event_time is an error that names its input.
@@ -15,10 +19,11 @@ TIME_RANGE = (-62_135_596_800, 253_402_300_799)
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One event. ``time`` is seconds since the epoch (or any origin the user picks), int or float."""
+    """One event. ``time`` is seconds since the epoch (or any origin the user picks): an int, a float, or
+    the exact Fraction of a timestamp's microseconds."""
 
     type: str
-    time: Number
+    time: Time
     attributes: Mapping[str, Any] = field(default_factory=dict)
 
     def get(self, attribute: str) -> Any:

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from hamlet.api import event_time
 from hamlet.errors import EventError, HamletError, regular_file
-from hamlet.events import Event
+from hamlet.events import Event, Time
 from hamlet.partials import int_text
 from hamlet.results import ResultRow
 
@@ -58,7 +58,7 @@ def parse_value(text: str) -> int | float | str | None:
     return text if number is None else number
 
 
-def parse_time(text: str, where: str) -> int | float:
+def parse_time(text: str, where: str) -> Time:
     try:
         value = parse_value(text.strip())
     except ValueError as e:

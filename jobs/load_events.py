@@ -44,6 +44,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/lo
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hamlet.errors import EventError
+from hamlet.events import Time
 from hamlet.io import csv_records, open_csv, parse_number, parse_time, shown
 from jobs.commits import retried
 from jobs.schema import (
@@ -144,7 +145,7 @@ def _cell(kind: str, name: str, text: str) -> Any:
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _micros_in(seconds: float, text: str, time_range: tuple[datetime, datetime]) -> int:
+def _micros_in(seconds: Time, text: str, time_range: tuple[datetime, datetime]) -> int:
     """The time in microseconds since 1970, when it lies in ``time_range``; ValueError naming both."""
     micros = round(seconds * 1_000_000)
     first, end = (round((t - EPOCH) / timedelta(microseconds=1)) for t in time_range)

@@ -244,6 +244,21 @@ def typed_tables(draw) -> pa.Table:
     return pa.table(columns)
 
 
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_dictionary_column_whose_dictionary_holds_values_of_other_rows_groups_exactly(strategy):
+    """GROUP-BY g over a dictionary column whose dictionary holds "ü", the value of a C event only: the set
+    reads A and B, and grouping once numbered its rows by the whole dictionary (ArrowIndexError). Group u:
+    A0 A0 B1 make 2 trends in each window that holds both times, [-5, 5) and [0, 10)."""
+    g = pa.DictionaryArray.from_arrays(pa.array([0, 1, 1, None, 1], pa.int32()), pa.array(["ü", "u"]))
+    events = pa.table(
+        {"event_type": ["C", "A", "A", "A", "B"], "event_time": pa.array([0, 0, 0, 0, 1]), "g": g}
+    )
+    workload = "q: RETURN g, COUNT(*) PATTERN SEQ(A, B+) WHERE [g] GROUP-BY g WITHIN 10 SLIDE 5"
+    out = results(workload, events, strategy)
+    assert [(r.window_start, r.group, r.value) for r in out] == [(-5, {"g": "u"}, 2), (0, {"g": "u"}, 2)]
+    assert out == evaluate(workload, as_events(events), strategy)
+
+
 TYPED_WORKLOADS = [
     "q: RETURN g, COUNT(*), SUM(B.x), MIN(B.x), MAX(B.x) PATTERN SEQ(A, B+) WHERE [g] GROUP-BY g WITHIN 10 SLIDE 5",
     "q: RETURN COUNT(*), AVG(B.x) PATTERN SEQ(A, B+) WHERE B.x > 0 WITHIN 10 SLIDE 10\n"

@@ -5,8 +5,8 @@ the others are refused with the reason (``hamlet.segment_obstacle``)."""
 
 from __future__ import annotations
 
-import math
 import re
+from fractions import Fraction
 from itertools import pairwise
 
 import pyarrow as pa
@@ -36,6 +36,7 @@ from hamlet import (
     parse_workload,
     segment_obstacle,
 )
+from hamlet.api import segment_pane
 from hamlet.errors import EventError
 from hamlet.runtime.columnar import events_of, sorted_events
 from hamlet.runtime.vertical import floating_columns
@@ -43,23 +44,23 @@ from hamlet.runtime.vertical import floating_columns
 MICROS = 1_000_000
 
 
-def segmented(workload, table: pa.Table, cuts: list[int], strategy: str):
-    """``table`` cut at ``cuts`` (seconds), each segment evaluated on its own, the records composed: the
-    results as ``finalize_table`` gives them."""
-    seconds = pc.divide(table.column("event_time").cast(pa.int64()), MICROS)
+def segmented(workload, table: pa.Table, cuts: list[Fraction], strategy: str):
+    """``table`` cut at ``cuts`` (seconds, on the pane), each segment evaluated on its own, the records
+    composed: the results as ``finalize_table`` gives them."""
+    micros = table.column("event_time").cast(pa.int64())
     parts, records = [], []
-    for t0, t1 in pairwise(cuts):
-        rows = table.filter(pc.and_(pc.greater_equal(seconds, t0), pc.less(seconds, t1)))
-        partials, found = evaluate_segment(workload, rows, (t0 * MICROS, t1 * MICROS), strategy)
+    for t0, t1 in pairwise(int(cut * MICROS) for cut in cuts):
+        rows = table.filter(pc.and_(pc.greater_equal(micros, t0), pc.less(micros, t1)))
+        partials, found = evaluate_segment(workload, rows, (t0, t1), strategy)
         parts.append(partials)
         records.append(found)
     composed = compose_segments(workload, pa.concat_tables(records), floating_columns(table.schema), strategy)
     return finalize_table(workload, pa.concat_tables([*parts, composed]))
 
 
-def pane_multiple(workload) -> int:
-    """A length every segment bound may be a multiple of: on every window's pane."""
-    return math.lcm(*(math.gcd(int(q.window.within), int(q.window.slide)) for q in workload.queries))
+def pane_multiple(workload) -> Fraction:
+    """A length every segment bound may be a multiple of: on every set's pane (milliseconds too)."""
+    return segment_pane(workload)
 
 
 @st.composite

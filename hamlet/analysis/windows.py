@@ -3,28 +3,33 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
-from hamlet.events import Number
+from hamlet.events import Number, Time
 
 
 @dataclass(frozen=True)
 class Window:
     within: Fraction
     slide: Fraction
+    # (WITHIN, SLIDE) in whole microseconds, the compiled engine's times; None when they are not whole
+    micros: tuple[int, int] | None = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Whole-second windows (the common case) use int arithmetic: Fractions are slow on the hot path.
         integral = self.within.denominator == 1 and self.slide.denominator == 1
         object.__setattr__(self, "_ints", (int(self.within), int(self.slide)) if integral else None)
         object.__setattr__(self, "_hash", hash((self.within, self.slide)))
+        within, slide = self.within * 1_000_000, self.slide * 1_000_000
+        whole = within.denominator == 1 and slide.denominator == 1
+        object.__setattr__(self, "micros", (int(within), int(slide)) if whole else None)
 
     def __hash__(self) -> int:
         # Windows key the per-partition window classes: hashing two Fractions on every lookup is slow.
         return self._hash  # type: ignore[attr-defined,no-any-return]
 
-    def indexes(self, time: Number) -> range:
+    def indexes(self, time: Time) -> range:
         """The k of every window that contains ``time`` (WITHIN/SLIDE of them, rounded up, or none)."""
         ints = self._ints  # type: ignore[attr-defined]
         if ints is not None and type(time) is int:
@@ -33,7 +38,7 @@ class Window:
         t = Fraction(time)
         return range(math.floor((t - self.within) / self.slide) + 1, math.floor(t / self.slide) + 1)
 
-    def last_ending_by(self, time: Number) -> int:
+    def last_ending_by(self, time: Time) -> int:
         """The last window index whose end is at or before ``time``."""
         ints = self._ints  # type: ignore[attr-defined]
         if ints is not None and type(time) is int:
@@ -65,7 +70,7 @@ def as_number(value: Fraction | Number) -> Number:
     return int(value) if value.denominator == 1 else float(value)
 
 
-def before(time: Number, span: Fraction | Number) -> Fraction | Number:
+def before(time: Time, span: Fraction | Number) -> Fraction | Number:
     """``time - span`` exactly: an event at or before it shares no window of length ``span`` with one at
     ``time``. A float time minus a Fraction would be taken in floats and rounded (1767600000.55 - 0.3 is
     1767600000.25 in floats, but the double written 1767600000.55 lies below .55: the events are less than

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from hamlet.analysis.windows import Window
-from hamlet.events import Number
+from hamlet.events import Number, Time
 
 WindowEnds = tuple[Number, Number]  # (lo, hi]: keep windows whose end e satisfies lo < e <= hi
 
@@ -24,7 +24,7 @@ class ClippedWindow(Window):
 
     __hash__ = Window.__hash__  # (a dataclass would make its own, over every field)
 
-    def indexes(self, time: Number) -> range:
+    def indexes(self, time: Time) -> range:
         ints = self._ints  # type: ignore[attr-defined]
         if ints is not None and type(time) is int:  # the hot path, inlined: one call per event and query
             w, s = ints

@@ -201,10 +201,10 @@ def whole_seconds(table: pa.Table) -> bool:
     return bool(pc.all(pc.equal(pc.multiply(pc.divide(micros, MICROS), MICROS), micros)).as_py())
 
 
-def seconds(micros: int) -> int | float:
-    """A timestamp as the engine wants it: whole seconds as an int (the exact, fast path), else a float."""
+def seconds(micros: int) -> int | Fraction:
+    """A timestamp as ``Event.time``: whole seconds as an int (the fast path), else the exact Fraction."""
     whole, rest = divmod(micros, MICROS)
-    return whole if rest == 0 else micros / MICROS
+    return whole if rest == 0 else Fraction(micros, MICROS)
 
 
 def to_micros(value: float | Fraction) -> int:
@@ -263,6 +263,8 @@ def codes(table: pa.Table, attributes: Sequence[str]) -> tuple[np.ndarray, int]:
     rows = table.num_rows
     for attribute in attributes:
         column = table.column(attribute).combine_chunks()
+        if pa.types.is_dictionary(column.type):  # (its dictionary may hold values no row here has: not dense)
+            column = column.dictionary_decode()
         if pa.types.is_floating(column.type):
             column = pc.add(column, 0.0)  # -0.0 + 0.0 is 0.0: one key, as in Python, where 0.0 == -0.0
         if pa.types.is_nested(column.type):

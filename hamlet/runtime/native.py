@@ -458,10 +458,10 @@ def _expression(expr: Expression) -> tuple | None:
 def _member(window: Window) -> tuple[int, int, int, int] | None:
     """(within, slide, first, last) of windows of whole microseconds (the kernel's times) within
     ``TIME_LIMIT``; None for others."""
-    within, slide = window.within * MICROS, window.slide * MICROS
-    if within.denominator != 1 or slide.denominator != 1 or max(within, slide) >= TIME_LIMIT:
+    if window.micros is None or max(window.micros) >= TIME_LIMIT:
         return None
+    within, slide = window.micros
     first, last = -UNBOUNDED, UNBOUNDED
     if isinstance(window, ClippedWindow):
         first, last = max(window.first, -UNBOUNDED), min(window.last, UNBOUNDED)
-    return int(within), int(slide), first, last
+    return within, slide, first, last

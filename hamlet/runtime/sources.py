@@ -24,7 +24,7 @@ from typing import Any
 
 from hamlet.analysis.predicates import EdgeFn, LocalFn, is_number
 from hamlet.analysis.windows import before
-from hamlet.events import Event, Number
+from hamlet.events import Event, Time
 from hamlet.runtime.aggregates import Algebra
 
 Threshold = Callable[[], Any]  # the current latest negative-match start, or None
@@ -59,15 +59,15 @@ class _TwoStackQueue:
 
     def __init__(self, add: Callable[[Any, Any], Any], zero: Any) -> None:
         self.add, self.zero = add, zero
-        self.front: list[tuple[Number, Any]] = []  # (time, aggregate of this and all newer items in front)
-        self.back: list[tuple[Number, Any]] = []
+        self.front: list[tuple[Time, Any]] = []  # (time, aggregate of this and all newer items in front)
+        self.back: list[tuple[Time, Any]] = []
         self.back_total = zero
 
-    def push(self, time: Number, agg: Any) -> None:
+    def push(self, time: Time, agg: Any) -> None:
         self.back.append((time, agg))
         self.back_total = agg if len(self.back) == 1 else self.add(self.back_total, agg)
 
-    def drop_before(self, time: Number) -> None:
+    def drop_before(self, time: Any) -> None:
         while True:
             if not self.front:
                 if not self.back:

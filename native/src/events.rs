@@ -1,7 +1,7 @@
 //! A partition's events read from Python (`hamlet.events.Event`) once, for every graph and predicate.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 use std::collections::HashMap;
 
 use crate::values::{exact_int, Raw};
@@ -12,21 +12,30 @@ use crate::values::{exact_int, Raw};
 pub const TIME_LIMIT: i64 = 1 << 60;
 const MICROS: i64 = 1_000_000;
 
-/// An event time in seconds (an int, or a float that is a whole number of microseconds) as the engine's
-/// microseconds; None where only Python holds it exactly: any other float (its binary value lies between
-/// two microseconds) or a time beyond `TIME_LIMIT`.
+/// An event time in seconds (an int, a float or a `fractions.Fraction` that is a whole number of
+/// microseconds) as the engine's microseconds; None where only Python holds it exactly: any other float
+/// (its binary value lies between two microseconds) or fraction, or a time beyond `TIME_LIMIT`.
 pub fn micros(time: &Bound<'_, PyAny>) -> Option<i64> {
     let micros = if let Some(seconds) = exact_int(time) {
         seconds.checked_mul(MICROS)?
-    } else {
-        let seconds = time.cast::<PyFloat>().ok()?.value();
+    } else if let Ok(seconds) = time.cast::<PyFloat>() {
         // (10^6 = 2^6 · 5^6 and no binary fraction is a multiple of 1/5: a double is a whole number of
         // microseconds iff it is one of 1/64 s, and multiplying by 64 is exact)
-        let sixty_fourths = seconds * 64.0;
+        let sixty_fourths = seconds.value() * 64.0;
         if !(sixty_fourths.fract() == 0.0 && sixty_fourths.abs() < (TIME_LIMIT / 15_625) as f64) {
             return None;
         }
         sixty_fourths as i64 * 15_625
+    } else if time.is_instance_of::<PyBool>() {
+        return None;
+    } else {
+        // a timestamp's exact seconds (`hamlet.runtime.columnar.seconds`): a Fraction in lowest terms
+        let numerator: i64 = time.getattr("numerator").ok()?.extract().ok()?;
+        let denominator: i64 = time.getattr("denominator").ok()?.extract().ok()?;
+        if denominator <= 0 || MICROS % denominator != 0 {
+            return None;
+        }
+        numerator.checked_mul(MICROS / denominator)?
     };
     (micros.abs() < TIME_LIMIT).then_some(micros)
 }
