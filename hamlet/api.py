@@ -512,7 +512,9 @@ def event_time(value: Any, where: str) -> Time:
         delta = value - datetime(1970, 1, 1, tzinfo=UTC)
         return seconds((delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds)
     value = _plain(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, Fraction):  # (a timestamp's exact seconds, as the readers make them)
+        value = int(value) if value.denominator == 1 else value
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
         raise EventError(f"event_time {value!r} is neither a number of seconds nor a datetime", where=where)
     if isinstance(value, float) and not math.isfinite(value):
         raise EventError(f"event_time {value!r} is not a finite number", where=where)

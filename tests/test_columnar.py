@@ -8,6 +8,7 @@ workloads through this path are held to the oracle in test_property.py (``check_
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -146,6 +147,22 @@ def test_float_seconds_reach_the_kernel_when_they_are_whole_microseconds():
     assert kernel_micros(eighths).to_pylist() == [1_767_600_000_125_000, -15_625]
     assert kernel_micros(pa.table({"event_type": ["A", "B"], "event_time": [0.5, 0.1]})) is None
     assert kernel_micros(pa.table({"event_type": ["A"], "event_time": pa.array([float("nan")])})) is None
+
+
+def test_a_timestamps_fraction_of_a_second_is_exact_on_every_path():
+    """B at 08:00:00.1 lies exactly on the bound of the 100 ms windows: in [.1, .2), not in [0, .1) with A.
+    As a float (1767600000.1 is the double 1767600000.0999999…) it fell into [0, .1) and made a trend; the
+    API's datetimes, the table's timestamps and the CSV's ISO-8601 text now all read it exactly."""
+    workload = "q: RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 100 ms"
+    a, b = datetime(2026, 1, 5, 8, tzinfo=UTC), datetime(2026, 1, 5, 8, 0, 0, 100_000, tzinfo=UTC)
+    as_dicts = [{"event_type": "A", "event_time": a}, {"event_type": "B", "event_time": b}]
+    for strategy in STRATEGIES:
+        assert evaluate(workload, as_dicts, strategy) == []
+        assert (
+            results(workload, table([("A", 1767600000_000000), ("B", 1767600000_100000)], {}), strategy) == []
+        )
+    wider = workload.replace("100 ms", "200 ms")
+    assert [(r.window_start, r.value) for r in evaluate(wider, as_dicts)] == [(1767600000, 1)]
 
 
 def test_only_windows_ending_in_the_range_are_kept():

@@ -39,7 +39,8 @@ def export_csv(table_path: str, target: Path) -> Path:
         writer.writerow(columns)
         for row in rows:
             moment = row["event_time"]
-            seconds = int(moment.timestamp()) if moment.microsecond == 0 else moment.timestamp()
+            # (a fraction of a second as ISO-8601 text: read back exactly, where a float would be rounded)
+            seconds = int(moment.timestamp()) if moment.microsecond == 0 else moment.isoformat()
             writer.writerow([cell(seconds if c == "event_time" else row[c]) for c in columns])
     return target
 

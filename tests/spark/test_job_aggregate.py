@@ -94,6 +94,38 @@ def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spar
     assert_equals_evaluated(spark, out, expected)
 
 
+MILLISECONDS_WORKLOAD = """
+qms: RETURN COUNT(*), SUM(T.duration), MAX(T.speed) PATTERN SEQ(Request R, Travel T+)
+    WHERE [driver, rider] WITHIN 10 min SLIDE 2500 ms
+qnot: RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+, NOT Pickup P) WHERE [driver, rider] WITHIN 20 min SLIDE 5 min
+"""
+
+
+def test_timestamps_with_milliseconds_and_windows_of_milliseconds_equal_hamlet_evaluate(
+    spark, events_table, tmp_path
+):
+    # Real feeds' timestamps have fractions of a second: every event moved by 0-999 ms (never out of its
+    # second, so of its hour partition), windows sliding by 2.5 s. The job's engine counts microseconds;
+    # hamlet evaluate reads the same times exactly from ISO-8601 text.
+    from pyspark.sql import functions as F
+
+    moved = str(tmp_path / "events_ms")
+    offset = F.pmod(F.xxhash64("event_id"), F.lit(1000)) * 1000
+    frame = table(spark, Path(events_table)).withColumn(
+        "event_time", F.timestamp_micros(F.unix_micros("event_time") + offset)
+    )
+    frame.write.format("delta").partitionBy("event_date", "event_hour").save(moved)
+    workload = tmp_path / "milliseconds.hamlet"
+    workload.write_text(MILLISECONDS_WORKLOAD, encoding="utf-8")
+    out = tmp_path / "trend_aggregates"
+    start, end = START + timedelta(hours=2), START + timedelta(hours=3)
+    assert aggregate(moved, out, workload, start, end) == 0
+    expected = evaluated_rows(workload, moved, tmp_path, start, end)
+    assert {r.query for r in expected} == {"qms", "qnot"}
+    assert any(r.window_start.microsecond for r in expected)  # (windows starting at .5 s)
+    assert_equals_evaluated(spark, out, expected)
+
+
 # One stream partition (no GROUP-BY, no equivalence) and a hot one per district: issue 19's shape.
 HOT_PARTITION_WORKLOAD = """
 qall: RETURN COUNT(*), SUM(T.duration), AVG(T.speed), COUNT(T), MAX(T.speed), MIN(T.duration)
