@@ -9,7 +9,7 @@ from hamlet.analysis.split import SubPattern
 from hamlet.analysis.template import canonical, merge_ends
 from hamlet.analysis.windows import seconds_text
 from hamlet.analysis.workload import Workload, sharing_obstacle
-from hamlet.runtime.native import graphlet_obstacle, kernel_obstacle, predicates_obstacle
+from hamlet.runtime.native import event_grained, graphlet_obstacle, kernel_obstacle, predicates_obstacle
 from hamlet.runtime.partition import graph_key, merge_obstacle, merged_groups
 
 
@@ -173,6 +173,13 @@ def _query(q: AnalyzedQuery) -> list[str]:
             compiled += (
                 "; it sums C_i, C_j, C_ij per window and group, the pairs are counted from them at the end"
             )
+    if q.semantics != "ANY":  # (native/src/graph.rs ``NextState``, native/src/reach.rs)
+        if not event_grained(q):
+            compiled += f"; its {q.semantics} edges read off positions and times"
+        elif q.semantics == "NEXT":
+            compiled += "; its NEXT edges chosen event by event, by reach sets (edge predicates or a NOT between two types)"
+        else:
+            compiled += "; its CONT edges from the previous time's events, each tested (edge predicates or a NOT between two types)"
     if obstacle is not None:
         lines.append(f"  trend graph: in Python ({obstacle})")
     elif predicate is not None:

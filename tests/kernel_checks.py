@@ -48,3 +48,14 @@ def python_graph_refuses_position_templates() -> Iterator[None]:
 
     with patch.object(TrendGraph, "__init__", refusing):
         yield
+
+
+@contextmanager
+def python_graphs_refused() -> Iterator[None]:
+    """Inside, building any Python trend graph fails: whatever a query returns came from the kernel."""
+
+    def refusing(self: TrendGraph, query: Any, *args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"{query.name}: a partition runs on the Python graph")
+
+    with patch.object(TrendGraph, "__init__", refusing):
+        yield

@@ -163,8 +163,9 @@ def test_semantics_clause_and_sharing():
     text = explain(workload)
     assert text.count("shares nothing: SEMANTICS") == 2
     assert "  semantics: skip-till-next-match (" in text and "  semantics: contiguous (" in text
-    assert (
-        "trend graph: in Python (SEMANTICS CONT with edge predicates (the kernel reads its edges off types and "
-        "times))" in text
+    assert "trend graph: compiled (native/); its NEXT edges read off positions and times, local" in text  # q3
+    assert (  # q4
+        "trend graph: compiled (native/); its CONT edges from the previous time's events, each tested (edge "
+        "predicates or a NOT between two types), local predicates too" in text
     )
-    assert text.count("trend graph: compiled (native/)") == 3  # q1, q2 and q3 (NEXT, no edge predicate)
+    assert text.count("trend graph: compiled (native/)") == 4

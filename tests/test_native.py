@@ -14,17 +14,28 @@ import hamlet_native  # noqa: F401  (the kernel is part of the installed project
 import pytest
 from hypothesis import event, given, note
 from hypothesis import strategies as st
-from kernel_checks import whole
+from kernel_checks import python_graphs_refused, whole
 from oracle import evaluate_bruteforce
 from streams import stream
-from workloads import events, graph_sharing_workloads, types_of, workloads
+from workloads import (
+    TYPES,
+    edge_menu,
+    events,
+    graph_sharing_workloads,
+    local_menu,
+    probe,
+    queries,
+    table_of,
+    types_of,
+    workloads,
+)
 
-from hamlet import Event, evaluate, parse_workload
-from hamlet.api import evaluate_with, prepare
+from hamlet import STRATEGIES, Event, evaluate, parse_workload
+from hamlet.api import evaluate_table, evaluate_with, finalize_table, prepare
 from hamlet.runtime.aggregates import algebra_for
 from hamlet.runtime.graph import PartitionClasses
 from hamlet.runtime.greta import GraphGroup, graph_groups, run_greta, run_partition
-from hamlet.runtime.native import kernel_obstacle, predicates_obstacle, set_kernel_for
+from hamlet.runtime.native import event_grained, kernel_obstacle, predicates_obstacle, set_kernel_for
 from hamlet.runtime.partition import groupings, matched_events, partition_stream
 from hamlet.stats import EvaluationStats
 
@@ -194,6 +205,123 @@ def test_contiguous_on_the_kernel_over_a_long_stream_equals_the_python_graph():
     compiled = evaluate_with(workload, stream_events, run_greta)
     assert compiled == evaluate_with(workload, stream_events, partial(run_greta, native=False))
     assert len(compiled) == 480  # rows (query, window, aggregate): the windows with a trend, both sides
+
+
+# Event-grained NEXT and CONT (native/src/reach.rs): edge predicates, Kleene self-edges among them, and NOTs
+# between two types decide which events follow which, so the kernel chooses each event's predecessor events.
+EVENT_GRAINED_SHAPES = [
+    "A+", "SEQ(A+, B)", "SEQ(A, B+)", "(SEQ(A+, B))+", "SEQ(A, B, C+)", "SEQ(A+, B+, NOT C)",
+    "SEQ(A+, NOT C, B)", "SEQ(A, NOT C, B+)", "(SEQ(A, NOT C, B))+", "SEQ(A+, NOT SEQ(C, D), B)",
+    "SEQ(NOT E, A+, NOT C, B)", "SEQ(A, NOT C+, B+, NOT D)", "(SEQ(A+, NOT SEQ(C, NOT E, D), B))+",
+]  # fmt: skip
+
+
+@st.composite
+def event_grained_queries(draw, name: str, renaming: dict[str, str]) -> str:
+    """A query under NEXT or CONT whose kernel graph is event-grained: one or two edge predicates on the
+    pattern's transitions (self-edges of a Kleene type among them), or a NOT between two types, or both;
+    maybe a local predicate and an edge predicate inside a NOT. ``renaming``: the shapes' letters to
+    types (one for a workload: its queries read the same events)."""
+    shape = draw(st.sampled_from(EVENT_GRAINED_SHAPES))
+    pattern = re.sub(r"\b[A-E]\b", lambda m: renaming[m.group()], shape)
+    query = probe(pattern)
+    middle = any(n.previous is not None and n.following is not None for n in query.pattern.negations)
+    transitions = list(query.pattern.template.transitions)
+    predicates = []
+    for t in draw(st.lists(st.sampled_from(transitions), min_size=0 if middle else 1, max_size=2)):
+        predicates.append(draw(st.sampled_from(edge_menu(t.source, t.target))))
+    inner = [t for part in query.pattern.walk()[1:] for t in part.template.transitions]
+    if inner and draw(st.integers(0, 3)) == 0:
+        t = draw(st.sampled_from(inner))
+        predicates.append(draw(st.sampled_from(edge_menu(t.source, t.target))))
+    if draw(st.booleans()):
+        predicates.append(draw(st.sampled_from(local_menu(draw(st.sampled_from(query.types))))))
+    text = draw(queries(name, pattern=pattern, predicates=predicates))
+    semantics = draw(st.sampled_from([" SEMANTICS NEXT", " SEMANTICS CONT"]))
+    return re.sub(r" (WHERE|GROUP-BY|WITHIN) ", semantics + r" \1 ", text, count=1)
+
+
+@given(st.data())
+def test_next_and_cont_with_edges_on_the_kernel_equal_bruteforce(data):
+    """NEXT and CONT with edge predicates and NOTs between two types, 2-3 queries per workload, on the
+    compiled kernel in every strategy (no Python graph is built), through events and through the table,
+    against the oracle (Definitions 2.3, 2.4) and the Python graph (``SemanticsEdges``)."""
+    renaming = dict(zip("ABCDE", data.draw(st.permutations(TYPES))))
+    count = data.draw(st.integers(2, 3))
+    text = "\n".join(data.draw(event_grained_queries(f"q{i}", renaming)) for i in range(count))
+    note(text)
+    workload = parse_workload(text)
+    assert all(kernel_obstacle(q) is None and event_grained(q) for q in workload.queries), text
+    stream_events = whole(data.draw(events(types_of(text), max_events=13, min_events=6)))
+    note(repr(stream_events))
+    expected = evaluate_bruteforce(workload, stream_events)
+    event(f"queries with a trend: {len({r.query for r in expected})} of {len(workload.queries)}")
+    assert evaluate_with(workload, stream_events, partial(run_greta, native=False)) == expected
+    table = table_of(stream_events)
+    with python_graphs_refused():
+        for strategy, executor in STRATEGIES.items():
+            assert evaluate_with(workload, stream_events, executor) == expected, strategy
+            assert finalize_table(workload, evaluate_table(workload, table, strategy)) == expected, strategy
+
+
+WORKED = "a1 a2 a3 b4 a5 c6 a7 b8"  # x: a1=1 a2=5 a3=3 a5=2 a7=4 (b, c: 0)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "semantics", "where", "expected"),
+    [
+        # Edges a→a where x rises: a1→a2, a1→a3, a1→a5, a1→a7, a3→a7, a5→a7; its transitive reduction drops
+        # a1→a7 (a1 a3 a7, a1 a5 a7) and, into b4, a1→b4; into b8 it keeps a2 and a7 only. Ending at b4:
+        # (a2), (a1 a2), (a3), (a1 a3) then b4; at b8: (a2), (a1 a2), (a7), (a3 a7), (a1 a3 a7), (a5 a7),
+        # (a1 a5 a7) then b8.
+        ("SEQ(A+, B)", "NEXT", "A.x < NEXT(A).x", 11),
+        ("SEQ(A+, B)", "CONT", "A.x < NEXT(A).x", 2),  # (a3, b4), (a7, b8): a2 → a3 falls, c6 breaks
+        ("A+", "NEXT", "A.x < NEXT(A).x", 12),  # the reduced graph's paths: 5 alone, 5 edges, 2 of two
+        ("A+", "CONT", "A.x < NEXT(A).x", 6),  # each a alone and (a1, a2): b4 and c6 break the others
+        # c6 cuts every a before it from b8; NEXT chains the a's (a1 a2 a3 a5 a7): 3 trends end with a3 b4,
+        # 5 with a7 b8
+        ("SEQ(A+, NOT C, B)", "NEXT", "", 8),
+        ("SEQ(A+, NOT C, B)", "CONT", "", 4),  # (a3 b4), (a2 a3 b4), (a1 a2 a3 b4), (a7 b8)
+    ],
+)
+def test_event_grained_semantics_on_a_worked_stream(pattern, semantics, where, expected):
+    x = {"a1": 1, "a2": 5, "a3": 3, "a5": 2, "a7": 4}
+    stream_events = [Event(t[0].upper(), int(t[1:]), {"x": x.get(t, 0)}) for t in WORKED.split()]
+    text = (f"q: RETURN COUNT(*) PATTERN {pattern} SEMANTICS {semantics}"
+            + (f" WHERE {where}" if where else "") + " WITHIN 100 SLIDE 100")  # fmt: skip
+    workload = parse_workload(text)
+    assert kernel_obstacle(workload.queries[0]) is None
+    assert [r.value for r in evaluate_bruteforce(workload, stream_events)] == [expected]
+    with python_graphs_refused():
+        for strategy in STRATEGIES:
+            rows = evaluate(workload, stream_events, strategy=strategy)
+            assert [r.value for r in rows] == [expected], strategy
+
+
+def test_event_grained_next_and_cont_over_a_long_stream_equal_the_python_graph():
+    # 3000 events of 4 types at times 0..1499 (two per time), windows of 40 sliding by 10: the kernel's
+    # event-grained NEXT (reach bitsets) and CONT against the Python graph's (frozensets, every predecessor).
+    import random
+
+    rng = random.Random(5)
+    stream_events = [Event(rng.choice("ABCZ"), t // 2, {"x": rng.randint(0, 9)}) for t in range(3000)]
+    text = """
+        n1: RETURN COUNT(*), SUM(A.x), MIN(B.x) PATTERN (SEQ(A+, B))+ SEMANTICS NEXT WHERE A.x < NEXT(A).x
+            WITHIN 40 SLIDE 10
+        n2: RETURN COUNT(*), COUNT(C) PATTERN SEQ(A, B+, C) SEMANTICS NEXT WHERE B.x >= NEXT(B).x AND
+            A.x + NEXT(B).x > 4 WITHIN 30 SLIDE 10
+        n3: RETURN COUNT(*), MAX(A.x) PATTERN SEQ(A+, NOT C, B) SEMANTICS NEXT WITHIN 20
+        c1: RETURN COUNT(*), SUM(A.x) PATTERN A+ SEMANTICS CONT WHERE A.x < NEXT(A).x WITHIN 40 SLIDE 10
+        c2: RETURN COUNT(*) PATTERN (SEQ(A+, B))+ SEMANTICS CONT WHERE A.x != NEXT(B).x WITHIN 30 SLIDE 10
+        c3: RETURN COUNT(*), COUNT(A) PATTERN SEQ(A+, NOT Z, B) SEMANTICS CONT WITHIN 20
+    """
+    workload = parse_workload(text)
+    assert [kernel_obstacle(q) for q in workload.queries] == [None] * 6
+    assert all(event_grained(q) for q in workload.queries)
+    with python_graphs_refused():
+        compiled = evaluate_with(workload, stream_events, run_greta)
+    assert compiled == evaluate_with(workload, stream_events, partial(run_greta, native=False))
+    assert len(compiled) == 1518  # rows (query, window, aggregate): the windows with a trend, both sides
 
 
 def test_the_kernel_takes_the_ride_patterns_and_counts_them_exactly():

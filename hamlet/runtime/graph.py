@@ -333,8 +333,12 @@ class SemanticsEdges:
       no path can bypass either), and an event that shares its time with another event of I is never in a
       trend's middle (``crowded``; ``TrendGraph.commit`` hands on only the trend it starts).
 
-    The cost is that of an event-grained graph (COGRA §16.1): every predecessor event is looked at. The
-    compiled kernel implements skip-till-any-match only (``native.kernel_obstacle``).
+    The cost is that of an event-grained graph (COGRA §16.1): every predecessor event is looked at, and a
+    reach is a set of up to every event in the horizon. The strategies run these semantics on the compiled
+    kernel (``native/src/graph.rs``: off positions and times where every transition is plain;
+    ``native/src/reach.rs``: this same event-grained choice, reach as bitsets, with edge predicates or a NOT
+    between two types). This class is the reference the tests hold the kernel to, what runs a partition the
+    kernel declines (a value only Python computes exactly), and what ``hamlet trends`` walks.
     """
 
     def __init__(

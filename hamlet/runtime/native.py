@@ -23,6 +23,11 @@ shows it):
   only, Q only, both) and Python combines them into the number of pairs (``AggregateState.value``);
 * any local predicate, and edge predicates (``native/src/edges.rs``: a scan, or an ordered index for one
   comparison f(x) op g(y)), whose literals are ints within 64 bits;
+* every event matching semantics (dissertation §2.4): skip-till-next-match and contiguous keep only some of
+  each event's edges (``graph.SemanticsEdges``). Where every transition is plain, the kernel reads which off
+  positions and times (``native/src/graph.rs``, ``NextState``); with edge predicates or a NOT between two
+  types it chooses the predecessor events one by one, under NEXT by each event's reach, a bitset of the
+  events with a path to it (``native/src/reach.rs``);
 * COUNT(*), COUNT(E), SUM, AVG, MIN and MAX;
 * windows of whole microseconds (the kernel's times: a timestamp's microseconds, or seconds that are
   ints or floats of whole microseconds).
@@ -267,14 +272,6 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
         inner = part.template
         if len(inner.starts) > 1 or len(inner.ends) > 1:  # (P? and P* give the positive pattern several)
             return f"NOT {canonical(part.pattern)}: the kernel's negative sub-patterns have one start and one end type"
-    if query.semantics != "ANY":
-        # NEXT and CONT in the kernel read edges off positions and times (native/src/graph.rs: NextState),
-        # which holds when every transition is plain.
-        if query.edge_predicates:
-            return f"SEMANTICS {query.semantics} with edge predicates (the kernel reads its edges off types and times)"
-        if any(n.previous is not None and n.following is not None for n in query.pattern.negations):
-            return (f"SEMANTICS {query.semantics} with a NOT between two types (the kernel reads its edges off types "
-                    "and times)")  # fmt: skip
     for predicate in query.edge_predicates:
         if predicate.expression is None or _expression(predicate.expression) is None:
             return f"edge predicate {predicate.text} (a literal int beyond 64 bits)"
@@ -283,6 +280,18 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     if _member(query.window) is None:
         return "windows that are not a whole number of microseconds (or span 36,000 years)"
     return None
+
+
+def event_grained(query: AnalyzedQuery) -> bool:
+    """Whether the kernel chooses the query's NEXT or CONT edges event by event (``native/src/reach.rs``): an
+    edge predicate or a NOT between two types on a transition of its pattern (else it reads them off
+    positions and times, ``NextState`` in native/src/graph.rs)."""
+    if query.semantics == "ANY":
+        return False
+    template = query.pattern.template if query.states is None else query.states.template
+    if any(query.edge_predicates_of(t.source, t.target) for t in template.transitions):
+        return True
+    return any(n.previous is not None and n.following is not None for n in query.pattern.negations)
 
 
 def graphlet_obstacle(query: AnalyzedQuery, event_type: str) -> str | None:

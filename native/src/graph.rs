@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use crate::events::RawEvent;
 use crate::edges::{Edge, Source};
 use crate::negation::{Negation, NegationState};
+use crate::reach::EventEdges;
 use crate::num::Num;
 use crate::values::{key_float, order_key, summand, Raw, Scale, Value, FLOAT_SCALE_BITS};
 
@@ -160,12 +161,15 @@ pub struct Graph {
     pub windows: Vec<Member>, // the members' distinct windows (queries of a graph often share theirs)
     /// ANY, NEXT or CONT. Under NEXT an event keeps an edge from a predecessor only where no longer path of
     /// the graph bypasses it, under CONT only from the events at the sub-stream's previous time (graph.py's
-    /// `SemanticsEdges`). The kernel takes such graphs where every transition is plain (no edge predicate,
-    /// no NOT between two types: `native.kernel_obstacle`): whether an event reaches another then depends on
-    /// types and times alone (`Partition::next_predecessors`).
+    /// `SemanticsEdges`). Where every transition is plain (no edge predicate, no NOT between two types),
+    /// whether an event reaches another depends on positions and times alone (`NextState`,
+    /// `Partition::next_predecessors`); elsewhere the graph is `event_grained`.
     pub semantics: u8,
     /// Per position: the positions its plain transitions lead to (NEXT).
     pub successors: Vec<Vec<usize>>,
+    /// NEXT or CONT with edges (edge predicates or a guarding NOT): each event's predecessor events are
+    /// chosen one by one, with their reach under NEXT (`reach.rs`).
+    pub event_grained: bool,
 }
 
 impl Graph {
@@ -419,6 +423,7 @@ pub struct Partition<'a> {
     computed: Vec<(usize, usize, usize, Agg)>, // (event, position, class, aggregate) of one timestamp
     sources: Vec<Source>, // per edge of the graph: its source's events (edges.rs)
     next: Option<NextState>, // under NEXT and CONT
+    event_edges: Option<EventEdges>, // under NEXT and CONT on an `event_grained` graph
     substream: Vec<i64>,     // CONT: the time of every event of the partition, of any type, sorted
     zero: Option<ClassZero>, // a time segment's run (`vertical.rs`)
 }
@@ -443,7 +448,7 @@ pub struct EndState {
     pub may_start: HashMap<usize, bool>,
 }
 
-/// What NEXT keeps per position of an edge-free graph. Without edge predicates or a NOT between two types,
+/// What NEXT keeps per position of a graph without edges (else `reach::EventEdges`). Without edge predicates or a NOT between two types,
 /// u → v is an edge iff u's position precedes v's and u.time < v.time, so whether an event reaches another
 /// depends on positions and times alone: all events of one position and time reach the same events, and a
 /// later event of a position reaches everything an earlier one does. For a new event v:
@@ -468,6 +473,10 @@ impl<'a> Partition<'a> {
         let members = kernel.members.len();
         let mut sources = Vec::with_capacity(kernel.edges.len());
         for edge in &kernel.edges {
+            if kernel.event_grained {
+                sources.push(Source::Scan(Vec::new())); // (unused: `EventEdges` holds the events)
+                continue;
+            }
             let values: Vec<Vec<Raw>> = events
                 .iter()
                 .filter(|e| e.graph == 0 && e.position as usize == edge.source)
@@ -501,6 +510,7 @@ impl<'a> Partition<'a> {
                 horizon: kernel.members.iter().map(|m| m.within).max().unwrap_or(0),
                 pending: Vec::new(),
             }),
+            event_edges: kernel.event_grained.then(|| EventEdges::new(kernel, kernel.semantics == NEXT)),
         })
     }
 
@@ -726,7 +736,9 @@ impl<'a> Partition<'a> {
             }
             let starts = kernel.is_start[position];
             if self.next.is_some() {
-                let accs = if kernel.semantics == NEXT {
+                let accs = if self.event_edges.is_some() {
+                    self.event_predecessors(from + i, position, time)?
+                } else if kernel.semantics == NEXT {
                     self.next_predecessors(position, time)
                 } else {
                     self.contiguous_predecessors(position, time)
@@ -775,24 +787,40 @@ impl<'a> Partition<'a> {
             // middle (Definition 2.4): it hands on only the trend it starts.
             let crowded = kernel.semantics == CONT
                 && self.substream.partition_point(|&t| t <= time) - self.substream.partition_point(|&t| t < time) > 1;
-            let onward: Vec<(usize, usize, Agg)> = computed
+            let onward: Vec<(usize, usize, usize, Agg)> = computed
                 .iter()
                 .filter_map(|(e, position, c, agg)| {
                     if !crowded {
-                        return Some((*position, *c, agg.clone()));
+                        return Some((*e, *position, *c, agg.clone()));
                     }
                     let start = kernel.is_start[*position] && self.may_start(*c);
                     kernel
                         .extend(kernel.zero(), &self.events[*e], *position, start, self.scales, false)
-                        .map(|single| (*position, *c, single))
+                        .map(|single| (*e, *position, *c, single))
                 })
                 .collect();
-            let next = self.next.as_mut().expect("NEXT or CONT state");
-            for (position, reach) in next.pending.drain(..) {
-                next.latest[position] = Some((time, reach));
-            }
-            for (position, c, agg) in onward {
-                next.stored[position].push_back((time, c, agg));
+            let horizon = self.next.as_ref().map_or(0, |n| n.horizon);
+            if let Some(edges) = self.event_edges.as_mut() {
+                // (`computed` holds each event's classes together, events in order)
+                let mut onward = onward.into_iter().peekable();
+                while let Some((e, position, c, agg)) = onward.next() {
+                    let mut aggs = vec![(c, agg)];
+                    while let Some((_, _, c, agg)) = onward.next_if(|o| o.0 == e) {
+                        aggs.push((c, agg));
+                    }
+                    edges.hold(kernel, e, position, time, aggs);
+                }
+                // What no later event can follow: CONT, an event before this time (a later one's previous
+                // time is this one or later); NEXT, one at or before time - horizon (no window in common).
+                edges.settle(if kernel.semantics == CONT { time } else { time.saturating_sub(horizon).saturating_add(1) });
+            } else {
+                let next = self.next.as_mut().expect("NEXT or CONT state");
+                for (position, reach) in next.pending.drain(..) {
+                    next.latest[position] = Some((time, reach));
+                }
+                for (_, position, c, agg) in onward {
+                    next.stored[position].push_back((time, c, agg));
+                }
             }
         }
         // (after the starts above are decided: a NOT at this very time does not precede them)
@@ -800,11 +828,36 @@ impl<'a> Partition<'a> {
             state.commit(negation, self.events);
         }
         for (event, position, c, agg) in computed.drain(..) {
-            self.feed_edges(event, position, c, &agg)?;
+            if self.event_edges.is_none() {
+                self.feed_edges(event, position, c, &agg)?;
+            }
             self.commit(position, c, time, agg);
         }
         self.computed = computed;
         Some(())
+    }
+
+    /// NEXT or CONT on an `event_grained` graph (`reach.rs`): the combined aggregate per class of
+    /// `self.classes` of the predecessor events event i (at `position`, `time`) keeps an edge from. None: an
+    /// edge predicate needs Python.
+    fn event_predecessors(&mut self, i: usize, position: usize, time: i64) -> Option<Vec<Agg>> {
+        let kernel = self.kernel;
+        let since = if kernel.semantics == CONT {
+            // (only the events at the sub-stream's last time before the event: none lies between)
+            let k = self.substream.partition_point(|&t| t < time);
+            if k == 0 {
+                return Some(self.classes.iter().map(|_| kernel.zero()).collect());
+            }
+            self.substream[k - 1]
+        } else {
+            // (events at or before time - horizon share no window with it)
+            time.saturating_sub(self.next.as_ref()?.horizon).saturating_add(1)
+        };
+        let negations = &self.negations;
+        let edges = self.event_edges.as_mut()?;
+        edges
+            .predecessors(kernel, self.events, i, position, since, &self.classes, |k| negations[k - 1].latest)
+            .ok()
     }
 
     /// CONT: the combined aggregate per class of `self.classes` of the events at the sub-stream's last time

@@ -23,6 +23,7 @@ mod negation;
 mod num;
 mod partials;
 mod predicates;
+mod reach;
 mod segments;
 mod sums;
 mod values;
@@ -159,11 +160,8 @@ impl GraphKernel {
             successors[source].push(target);
             is_source[source] = true;
         }
-        if semantics > CONT || (semantics != ANY && !edges.is_empty()) {
-            return Err(PyValueError::new_err(
-                "the kernel takes skip-till-next-match and contiguous graphs without edge predicates or a NOT \
-                 between two types only",
-            ));
+        if semantics > CONT {
+            return Err(PyValueError::new_err(format!("unknown semantics {semantics}")));
         }
         let mut kinds = Vec::new();
         let mut updates = vec![Vec::new(); n];
@@ -200,6 +198,7 @@ impl GraphKernel {
         let several_ends = ends.len() > 1 && member_ends.is_none();
         let positional = places.iter().any(|p| p.len() > 1) || starts.len() > 1 || several_ends || !resets.is_empty();
         let (parsed_edges, edges_into, edges_from) = parse_edges(n, &edges, &mut attributes)?;
+        let parsed_edges_empty = parsed_edges.is_empty();
         let mut parsed_negations = Vec::new();
         for (types, start, end, transitions, edges, parent, previous, following) in negations {
             let (edges, edges_into, edges_from) = parse_edges(types.len(), &edges, &mut attributes)?;
@@ -253,6 +252,7 @@ impl GraphKernel {
             count_only,
             semantics,
             successors,
+            event_grained: semantics != ANY && !parsed_edges_empty,
             windows: members.iter().fold(Vec::new(), |mut distinct, member| {
                 if !distinct.contains(member) {
                     distinct.push(*member);
