@@ -14,7 +14,7 @@ import hamlet_native  # noqa: F401  (the kernel is part of the installed project
 import pytest
 from hypothesis import event, given, note
 from hypothesis import strategies as st
-from kernel_checks import python_graphs_refused, whole
+from kernel_checks import compiled_queries, python_graphs_refused, whole
 from oracle import evaluate_bruteforce
 from streams import stream
 from workloads import (
@@ -486,6 +486,45 @@ def test_negation_runs_compiled_and_exact(pattern, counts):
     rows = evaluate(text, stream_events)
     assert rows == evaluate_bruteforce(parse_workload(text), stream_events)
     assert (rows[0].value, rows[1].value) == counts
+
+
+# NOT over a pattern with several start or end types (optional parts), in every place a NOT may stand, over
+# SEVERAL_ENDS_STREAM: (COUNT(*), COUNT(A), SUM(A.x)) in [0, 100), the brute-force enumerator's. Each differs
+# from the same query with the NOT's optional parts made required (C? as C, D* as D+: a start or an end type
+# the kernel missed) and from the query without that NOT (or, with the edge predicate, without the predicate).
+SEVERAL_ENDS_STREAM = "a1 d2 a3 c4 a5 b6 a7 d8 c9 f10 e11 d12 b13 e14 a15 c16 b17"
+SEVERAL_ENDS_X = {"a1": 1, "d2": 3, "a3": 2, "c4": 1, "a5": 3, "a7": 1, "d8": 0, "c9": 5, "e11": 1, "d12": 4,
+                  "e14": 2, "a15": 2, "c16": 1}  # fmt: skip
+SEVERAL_ENDS = {  # pattern, WHERE: counts
+    ("SEQ(NOT SEQ(C?, D), A+, B)", ""): (28, 76, 126),  # leading, two start types
+    ("SEQ(NOT SEQ(C, D*), A+, B)", ""): (42, 107, 189),  # leading, two end types
+    ("SEQ(A+, B, NOT SEQ(C, D?))", ""): (31, 80, 144),  # trailing, two end types
+    ("SEQ(A+, B, NOT SEQ(C*, E))", ""): (31, 80, 144),  # trailing, two start types
+    ("SEQ(A+, NOT SEQ(C?, D), B)", ""): (22, 59, 111),  # guarding A -> B
+    ("(SEQ(A+, NOT SEQ(C, D?), B))+", ""): (4, 8, 18),  # guarding A -> B inside a Kleene plus
+    ("SEQ(A+, NOT (SEQ(C?, D))+, B)", ""): (22, 59, 111),  # a Kleene plus of two start types
+    ("SEQ(A+, NOT SEQ(C?, D, E), B)", "D.x > NEXT(E).x"): (37, 91, 167),  # an edge predicate inside
+    ("SEQ(A+, NOT SEQ(C?, D, NOT E, F), B)", ""): (23, 60, 112),  # a NOT nested in one of two starts
+    ("(SEQ(A+, NOT SEQ(C, NOT SEQ(E?, F), D), B))+", ""): (94, 265, 476),  # nested, two start types
+    ("SEQ(NOT SEQ(C*, D), A+, B, NOT SEQ(E, F?))", ""): (16, 48, 80),  # leading and trailing at once
+}
+
+
+@pytest.mark.parametrize("pattern, where", SEVERAL_ENDS)
+def test_nots_with_several_start_or_end_types_run_compiled_and_exact(pattern, where):
+    text = f"q: RETURN COUNT(*), COUNT(A), SUM(A.x) PATTERN {pattern}{' WHERE ' + where if where else ''} WITHIN 100"
+    stream_events = stream(SEVERAL_ENDS_STREAM, x=SEVERAL_ENDS_X)
+    ((group, [partition]),) = groups_of(text, stream_events)
+    assert kernel_obstacle(group.queries[0]) is None and group.native is not None
+    compiled = group.native.run(partition)
+    assert compiled is not None
+    assert per_window(compiled) == per_window(python_runs(group, partition))
+    workload = parse_workload(text)
+    expected = evaluate_bruteforce(workload, stream_events)
+    assert tuple(r.value for r in expected) == SEVERAL_ENDS[pattern, where]
+    for strategy in STRATEGIES:
+        assert compiled_queries(workload, stream_events, strategy) == {"q"}, strategy
+        assert evaluate(text, stream_events, strategy) == expected, strategy
 
 
 EDGES = [

@@ -63,7 +63,8 @@ def negated(draw, pool: list[str]) -> str:
 NEGATION_SHAPES = [
     "SEQ(A+, NOT E)", "SEQ(NOT E, A+)", "SEQ(NOT E, A, B+, NOT C)", "(SEQ(A+, NOT SEQ(C, NOT E, D), B))+",
     "SEQ(A, NOT C, B+)", "SEQ(A+, NOT SEQ(C, D+), B)", "(SEQ(A, NOT C, B))+", "SEQ(A, NOT C+, B, NOT D, E+)",
-    "SEQ(NOT SEQ(C, D), A+)", "SEQ((SEQ(A, B))+, NOT SEQ(C, NOT E, D))",
+    "SEQ(NOT SEQ(C, D), A+)", "SEQ((SEQ(A, B))+, NOT SEQ(C, NOT E, D))", "SEQ(A+, NOT SEQ(C?, D), B)",
+    "SEQ(NOT SEQ(C, D*), A+, NOT SEQ(E?, B))",
 ]  # fmt: skip
 
 
@@ -576,6 +577,46 @@ def analyses(pattern: str) -> bool:
     except QueryError:
         return False
     return True
+
+
+# What a NOT may negate that has several start or end types (optional parts ``P?``, ``P*``): the kernel's
+# negative sub-patterns take them (``native/src/negation.rs``); some hold a NOT of their own, with several too.
+SEVERAL_ENDS = [
+    "SEQ(C?, D)", "SEQ(C*, D)", "SEQ(C, D?)", "SEQ(C, D*)", "(SEQ(C?, D))+", "(SEQ(C, D?))+", "SEQ(C?, D+, E?)",
+    "SEQ(C, D?, E)", "SEQ(C*, D, E*)", "SEQ(C?, D, NOT E, F)", "SEQ(C, NOT SEQ(E?, F), D)",
+    "SEQ(C, NOT SEQ(E, F*), D)",
+]  # fmt: skip
+
+
+@st.composite
+def several_ends_negated(draw, pool: list[str]) -> str:
+    """A ``SEVERAL_ENDS`` shape over types from ``pool`` (consumed), one that fits in what is left."""
+    letters = {shape: sorted(set(re.findall(r"\b[C-F]\b", shape))) for shape in SEVERAL_ENDS}
+    shape = draw(st.sampled_from([s for s in SEVERAL_ENDS if len(letters[s]) <= len(pool)]))
+    renaming = {letter: pool.pop() for letter in letters[shape]}
+    return re.sub(r"\b[C-F]\b", lambda m: renaming[m.group()], shape)
+
+
+@st.composite
+def several_ends_nots(draw) -> str:
+    """A top-level SEQ of 1-2 positive items (a type, a Kleene type, a Kleene sequence) with one or two NOTs
+    over ``SEVERAL_ENDS`` shapes: leading, between the items, trailing (one of them in each place, or two)."""
+    pool = list(draw(st.permutations(TYPES)))
+    items = []
+    for _ in range(draw(st.integers(1, 2))):
+        kinds = ["type", "kleene", "kleene", "sequence"] if not items else ["type", "kleene"]
+        kind = draw(st.sampled_from(kinds))
+        if kind == "sequence":
+            x, y = pool.pop(), pool.pop()
+            items.append(f"(SEQ({x}, {y}{draw(st.sampled_from(['', '+']))}))+")
+        else:
+            items.append(pool.pop() + ("+" if kind == "kleene" else ""))
+    slots = draw(st.lists(st.integers(0, len(items)), min_size=1, max_size=2, unique=True))
+    nots = {slot: f"NOT {draw(several_ends_negated(pool))}" for slot in sorted(slots) if len(pool) >= 2}
+    parts = [p for i, item in enumerate(items) for p in ([nots[i]] if i in nots else []) + [item]]
+    if len(items) in nots:
+        parts.append(nots[len(items)])
+    return "SEQ(" + ", ".join(parts) + ")"
 
 
 @st.composite

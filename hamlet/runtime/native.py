@@ -14,8 +14,9 @@ The graphs it takes, decided once per graph group (``kernel_obstacle`` says why 
 shows it):
 
 * any pattern whose types appear once, with NOT leading, trailing or guarding a transition, over any
-  sub-pattern with one start and one end type, nested (``native/src/negation.rs``); optional parts (``P?``,
-  ``P*``) give the positive pattern several start and end types, which the kernel's graph takes;
+  sub-pattern, nested (``native/src/negation.rs``); optional parts (``P?``, ``P*``) give the positive pattern
+  and its negative sub-patterns several start and end types (``SEQ(A?, B+)``, ``NOT SEQ(C?, D)``,
+  ``NOT SEQ(C, D*)``), which the kernel's graphs take;
 * position templates (dissertation §12, ``automaton.py``: a type at several places, ``P{n,}``, ``P OR Q``,
   ``P AND Q``, optional parts among them): the kernel takes each event at every state of its type, all at
   the event's time, so none is another's predecessor (``native/src/graph.rs``, ``Graph::events``); for
@@ -52,7 +53,7 @@ from typing import Any, Protocol
 from hamlet.analysis.predicates import EdgePredicate, attribute_versus_literal, index_sides
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
-from hamlet.analysis.template import Template, canonical
+from hamlet.analysis.template import Template
 from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.language.nodes import (
@@ -268,10 +269,6 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     if hamlet_native is None:
         return "the extension hamlet_native is not installed (scripts/bootstrap builds it)"
     template = query.pattern.template
-    for part in query.pattern.walk()[1:]:
-        inner = part.template
-        if len(inner.starts) > 1 or len(inner.ends) > 1:  # (P? and P* give the positive pattern several)
-            return f"NOT {canonical(part.pattern)}: the kernel's negative sub-patterns have one start and one end type"
     for predicate in query.edge_predicates:
         if predicate.expression is None or _expression(predicate.expression) is None:
             return f"edge predicate {predicate.text} (a literal int beyond 64 bits)"
@@ -414,8 +411,9 @@ def _transitions(query: AnalyzedQuery, part: SubPattern, negations: list[tuple],
         inner_plain, inner_edges = _transitions(query, negation.part, negations, k)
         around = (None if negation.previous is None else position[negation.previous],
                   None if negation.following is None else position[negation.following])  # fmt: skip
-        negations[k - 1] = (list(inner.types), inner_position[inner.start], inner_position[inner.end],
-                            inner_plain, inner_edges, number, *around)  # fmt: skip
+        # (optional parts give a negative sub-pattern several start and end types: ``NOT SEQ(C?, D)``)
+        negations[k - 1] = (list(inner.types), [inner_position[t] for t in inner.starts],
+                            [inner_position[t] for t in inner.ends], inner_plain, inner_edges, number, *around)  # fmt: skip
         guards[(negation.previous, negation.following)] = k
     plain: list[tuple[int, int]] = []
     edges: list[tuple] = []

@@ -66,7 +66,7 @@ type EdgeSpec<'py> = (
 
 /// A negative sub-pattern as Python describes it (`GraphKernel::new`).
 type NegationSpec<'py> =
-    (Vec<String>, usize, usize, Vec<(usize, usize)>, Vec<EdgeSpec<'py>>, usize, Option<usize>, Option<usize>);
+    (Vec<String>, Vec<usize>, Vec<usize>, Vec<(usize, usize)>, Vec<EdgeSpec<'py>>, usize, Option<usize>, Option<usize>);
 
 /// The edges of a template of `n` positions, their attributes numbered into `attributes`; and per position
 /// the edges into it and out of it.
@@ -103,7 +103,7 @@ impl GraphKernel {
     /// template, dissertation §12: each of its events runs at all of them); `starts`, `ends`: the positions
     /// where trends start and end; `transitions`: (source, target) positions of those
     /// without edge predicates or a guarding NOT; `negations`: every negative sub-pattern, numbered from 1
-    /// in this order, as (types, start, end, transitions, edges, parent's number (0: this pattern), the
+    /// in this order, as (types, starts, ends, transitions, edges, parent's number (0: this pattern), the
     /// parent's position before and after it, None for a leading or trailing one); `fields`: (kind,
     /// positions whose events update it, attribute or None, scaled) of the aggregate vector, field 0 the
     /// trend count, scaled for a sum kept in units of 2^-1074, kind "ends" a conjunction's class of the
@@ -200,17 +200,31 @@ impl GraphKernel {
         let (parsed_edges, edges_into, edges_from) = parse_edges(n, &edges, &mut attributes)?;
         let parsed_edges_empty = parsed_edges.is_empty();
         let mut parsed_negations = Vec::new();
-        for (types, start, end, transitions, edges, parent, previous, following) in negations {
-            let (edges, edges_into, edges_from) = parse_edges(types.len(), &edges, &mut attributes)?;
-            let mut predecessors = vec![Vec::new(); types.len()];
-            let mut is_source = vec![false; types.len()];
+        for (k, (types, starts, ends, transitions, edges, parent, previous, following)) in negations.into_iter().enumerate() {
+            let m = types.len();
+            let within = |what: &str, positions: &[usize]| -> PyResult<Vec<bool>> {
+                if positions.is_empty() {
+                    return Err(PyValueError::new_err(format!("negation {}: no {what} position", k + 1)));
+                }
+                let mut flags = vec![false; m];
+                for &p in positions {
+                    *flags.get_mut(p).ok_or_else(|| {
+                        PyValueError::new_err(format!("negation {}, {what}: position {p} outside its {m}", k + 1))
+                    })? = true;
+                }
+                Ok(flags)
+            };
+            let (is_start, is_end) = (within("start", &starts)?, within("end", &ends)?);
+            let (edges, edges_into, edges_from) = parse_edges(m, &edges, &mut attributes)?;
+            let mut predecessors = vec![Vec::new(); m];
+            let mut is_source = vec![false; m];
             for &(source, target) in &transitions {
                 predecessors[target].push(source);
                 is_source[source] = true;
             }
             parsed_negations.push(Negation {
-                types, start, end, predecessors, is_source, edges, edges_into, edges_from, parent, previous,
-                following,
+                types, is_start, is_end, predecessors, is_source, edges, edges_into, edges_from, parent,
+                previous, following,
             });
         }
         let top = |f: fn(&Negation) -> bool| -> Vec<usize> {

@@ -8,7 +8,10 @@
 //! * leading `SEQ(NOT N, P)`: a start event starts trends in window class c only if L < the window's start;
 //! * trailing `SEQ(P, NOT N)`: an end event counts in a window only if its time ≥ L at the window's end.
 //!
-//! A negative sub-pattern may hold middle negations of its own, guarding its transitions the same way.
+//! A negative sub-pattern may hold middle negations of its own, guarding its transitions the same way. Optional
+//! parts (`P?`, `P*`) give it several start and end types (`NOT SEQ(C?, D)`: a match starts at a C or a D):
+//! every start position starts a match at its event's time, every end position completes one, as in
+//! `graph.py`'s `LatestStartAlgebra`. L is the latest start of any match, whichever its first and last types.
 
 use crate::edges::Edge;
 use crate::graph::Event;
@@ -17,8 +20,8 @@ use crate::graph::Event;
 /// number (from 1) of the negation it lies in.
 pub struct Negation {
     pub types: Vec<String>,
-    pub start: usize,
-    pub end: usize,
+    pub is_start: Vec<bool>, // per position: a match may start there
+    pub is_end: Vec<bool>,   // per position: a match may end there
     pub predecessors: Vec<Vec<usize>>, // per position: the sources of its transitions without predicates
     pub is_source: Vec<bool>,
     pub edges: Vec<Edge>, // transitions with edge predicates or guarded by a negation of this one
@@ -66,7 +69,7 @@ impl NegationState {
                 acc = acc.max(Some(latest));
             }
         }
-        if position == negation.start {
+        if negation.is_start[position] {
             acc = acc.max(Some(event.time));
         }
         if let Some(latest) = acc {
@@ -84,7 +87,7 @@ impl NegationState {
             for &e in &negation.edges_from[position] {
                 self.stored[e].push((i, events[i].time, latest));
             }
-            if position == negation.end {
+            if negation.is_end[position] {
                 self.latest = self.latest.max(Some(latest));
             }
         }
