@@ -218,10 +218,10 @@ def test_the_python_shared_path_weighs_compiled_graphs_at_any_count():
 
 
 def test_graphs_compiled_one_by_one_are_weighed_as_compiled():
-    """A literal beyond 64 bits keeps ``B.x >= B.y`` out of the set kernel, so each graph is compiled on its
+    """A literal beyond 127 bits keeps ``B.x >= B.y`` out of the set kernel, so each graph is compiled on its
     own (its events matched in Python first). Those graphs count as compiled too: a partition they take
     whole stays on them, at any count."""
-    big = 2**65
+    big = 2**127
     workload = parse_workload(
         f"q1: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x + {big} >= B.y + {big} WITHIN 1000\n"
         f"q2: RETURN COUNT(*) PATTERN SEQ(C, B+) WHERE B.x + {big} >= B.y + {big} WITHIN 1000"

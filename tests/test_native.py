@@ -452,8 +452,8 @@ def test_float_times_between_two_microseconds_are_pythons():
 
 def test_graphs_outside_the_kernel_run_in_python():
     declined = {
-        "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x < NEXT(B).x + 9223372036854775808 WITHIN 10": (
-            "edge predicate A.x < (NEXT(B).x + 9223372036854775808) (a literal int beyond 64 bits)"
+        f"q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x < NEXT(B).x + {2**127} WITHIN 10": (
+            f"edge predicate A.x < (NEXT(B).x + {2**127}) (a literal int beyond 127 bits)"
         ),
         "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 0.0000005 s": (
             "windows that are not a whole number of microseconds (or span 36,000 years)"
@@ -557,12 +557,52 @@ def test_edge_predicates_run_compiled_and_exact(edge):
 
 
 def test_an_edge_predicate_python_alone_computes_leaves_the_partition_to_python():
-    # 2^62 · 4 overflows 64 bits: only Python's ints compare it; the results are still the enumerator's.
-    text = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x * 4 < NEXT(B).x WITHIN 100"
+    # 2^62 · 2^66 overflows 128 bits: only Python's ints compare it; the results are still the enumerator's.
+    text = f"q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x * {2**66} < NEXT(B).x WITHIN 100"
     stream_events = [Event("A", 0), Event("B", 1, {"x": 2**62}), Event("B", 2, {"x": 5})]
     ((group, [partition]),) = groups_of(text, stream_events)
     assert group.native is not None and group.native.run(partition) is None
     assert evaluate(text, stream_events) == evaluate_bruteforce(parse_workload(text), stream_events)
+
+
+# Edge predicates whose int arithmetic leaves 64 bits, over ints at the edges of 64 bits (and floats at 2^63,
+# 2^64, 10^30): (COUNT(*), SUM(B.x)) of SEQ(A, B+), the enumerator's. Within 128 bits the kernel computes them
+# (``native/src/edges.rs``: in 64 bits, in 128 where a value leaves them); beyond, or dividing an int beyond
+# 2^53, it hands the partition to Python (None), whose ints give the same.
+M = 2**63
+WIDE_X = [M - 1, -M, -1, 0, 1, 2**62, 3]
+WIDE_F = [float(M), float(2**64), 1e30, -1e30, 0.5, float(2**64), None]
+WIDE_STREAM = [e for i, x in enumerate(WIDE_X) for e in (
+    Event("A", 2 * i, {"x": x}), Event("B", 2 * i + 1, {"x": WIDE_X[(3 * i + 1) % 7], "f": WIDE_F[i]}))]  # fmt: skip
+WIDE = {  # predicate: (counts, computed by the kernel)
+    f"A.x + NEXT(B).x > {M - 1}": ((54, 424275113695319687226), True),  # sums past 2^63 - 1
+    f"A.x - NEXT(B).x < -{M}": ((53, 419663427676892299322), True),  # differences below -2^63
+    f"A.x * NEXT(B).x >= {(M - 1) ** 2}": ((16, 184467440737095516160), True),  # products up to 2^126
+    "-A.x > NEXT(B).x": ((139, 322818021289917153412), True),  # -(-2^63)
+    f"A.x < NEXT(B).x + {M}": ((181, 1171368248680556527784), True),  # a literal of 2^63
+    f"A.x * {2**64} > NEXT(B).x * {2**64}": ((117, 124515522497539473530), True),  # literals of 2^64
+    "A.x * 4 + 1 > NEXT(B).f": ((144, 184467440737095516330), True),  # 2^64 + 1 > 2.0^64, exactly
+    f"(A.x * 4) % {2**64 + 13} > NEXT(B).x % 7": ((229, 982289121925033623768), True),
+    f"A.x + {2**127 - 1} > NEXT(B).x": ((247, 1028405982109307502822), False),  # overflows 128 bits
+    "A.x * A.x * NEXT(B).x > 0": ((134, 1060687784238299218056), False),  # (2^63 - 1)^2 · 2^62 likewise
+    "A.x * NEXT(B).x / 3 > 0": ((64, 451945229805884014656), False),  # an int beyond 2^53 divided
+}
+
+
+@pytest.mark.parametrize("predicate", WIDE)
+def test_edge_predicates_beyond_64_bits_run_compiled_and_exact(predicate):
+    text = f"q: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B+) WHERE {predicate} WITHIN 100"
+    counts, compiled = WIDE[predicate]
+    ((group, [partition]),) = groups_of(text, WIDE_STREAM)
+    assert kernel_obstacle(group.queries[0]) is None and group.native is not None
+    runs = group.native.run(partition)
+    assert (runs is not None) == compiled
+    if runs is not None:
+        assert per_window(runs) == per_window(python_runs(group, partition))
+    expected = evaluate_bruteforce(parse_workload(text), WIDE_STREAM)
+    assert tuple(r.value for r in expected) == counts
+    for strategy in STRATEGIES:
+        assert evaluate(text, WIDE_STREAM, strategy) == expected, strategy
 
 
 def set_kernel(text: str, stream_events: list[Event]):
@@ -591,7 +631,9 @@ PLAIN = [
     2**53 + 1,
     float(2**60),
     -(2**63),
+    2**63 - 1,
     float(2**63),
+    float(2**64),
     -0.5,
 ]  # (ints beyond 2^53 against floats: exactly, as Python)
 
@@ -609,11 +651,17 @@ def test_the_set_kernel_matches_local_predicates_as_python_does():
             str(2**60),
             "1152921504606846976.0",
             "9007199254740992.0",
+            str(2**63),  # ints beyond 64 bits (within 127)
+            str(-(2**63) - 1),
+            str(2**64 - 2),
+            str(2**127 - 1),
+            "18446744073709551616.0",
         ):
             for where in (
                 f"A.x {op} {literal}",
                 f"{literal} {op} A.x",
                 f"(A.x {op} {literal} OR A.y = 1) AND A.y < 9",
+                f"A.x * 2 {op} {literal}",  # (an expression: 2^64 - 2 from 2^63 - 1, in 128 bits)
             ):
                 text = f"q: RETURN COUNT(*), SUM(B.y) PATTERN SEQ(A, B+) WHERE {where} WITHIN 100"
                 stream_events = [e for t, x in enumerate(PLAIN) for e in
@@ -629,21 +677,28 @@ def test_the_set_kernel_matches_local_predicates_as_python_does():
 
 
 def test_the_set_kernel_leaves_to_python_what_it_cannot_compare_exactly():
-    # A bool, an int beyond 64 bits: the whole partition is Python's, and the results are the enumerator's.
+    # A bool, an int attribute beyond 64 bits: the whole partition is Python's, and the results are the
+    # enumerator's.
     text = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x < 2.5 WITHIN 100"
     for odd in (True, 2**70):
         stream_events = [Event("A", 1, {"x": 1}), Event("A", 2, {"x": odd}), Event("B", 3, {"x": 0})]
         whole, _ = set_kernel(text, stream_events)
         assert whole.run(stream_events) is None, odd
         assert evaluate(text, stream_events) == evaluate_bruteforce(parse_workload(text), stream_events)
-    # Predicates beyond `attribute op literal` run on the set kernel as expressions; one with an int literal
-    # beyond 64 bits does not (each graph's own kernel still runs, over the events Python matched).
+    # Predicates beyond `attribute op literal` run on the set kernel as expressions, with int literals within
+    # 127 bits; one with an int literal beyond does not (each graph's own kernel still runs, over the events
+    # Python matched).
     whole, (group,) = set_kernel(
         "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x + 1 < 3 AND B.y > B.x * 2 WITHIN 100", []
     )
     assert whole is not None and predicates_obstacle(group.queries[0]) is None
     whole, (group,) = set_kernel(
-        "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x + 1 < 36893488147419103232 WITHIN 100", []
+        f"q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x + 1 < {2**127 - 1} AND B.x != {-(2**127 - 1)} WITHIN 100",
+        [],
+    )
+    assert whole is not None and predicates_obstacle(group.queries[0]) is None
+    whole, (group,) = set_kernel(
+        f"q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x + 1 < {2**127} WITHIN 100", []
     )
     assert whole is None and group.native is not None
 

@@ -23,7 +23,8 @@ shows it):
   ``P AND Q`` it keeps the conjunction's classes (``ConjunctionAlgebra``: trends ending in a state of P
   only, Q only, both) and Python combines them into the number of pairs (``AggregateState.value``);
 * any local predicate, and edge predicates (``native/src/edges.rs``: a scan, or an ordered index for one
-  comparison f(x) op g(y)), whose literals are ints within 64 bits;
+  comparison f(x) op g(y)), whose int literals are within 127 bits (local predicates too): their arithmetic
+  on ints is exact in 128 bits;
 * every event matching semantics (dissertation §2.4): skip-till-next-match and contiguous keep only some of
   each event's edges (``graph.SemanticsEdges``). Where every transition is plain, the kernel reads which off
   positions and times (``native/src/graph.rs``, ``NextState``); with edge predicates or a NOT between two
@@ -37,9 +38,10 @@ Counts and sums are exact at any size (``native/src/num.rs``: i128, promoted to 
 overflow). A sum over floats, which Python keeps as a whole number of 2^-1074 (``aggregates.py``), is kept
 in units of 2^-E, E the finest unit a value of the partition needs, and shifted to Python's units on the
 way out. Per partition, a graph hands back to Python (``run`` returns None) only what it cannot compute
-exactly: a float time between two microseconds, a value that is neither an int within 64 bits nor a finite float, ints
-and floats under one MIN or MAX, arithmetic in a predicate that overflows 64 bits. Without the extension
-``hamlet`` does not import (never a silently slower engine).
+exactly: a float time between two microseconds, a value that is neither an int within 64 bits nor a finite
+float, ints and floats under one MIN or MAX, int arithmetic in a predicate that overflows 128 bits (or
+divides ints beyond 2^53). Without the extension ``hamlet`` does not import (never a silently slower
+engine).
 """
 
 from __future__ import annotations
@@ -250,7 +252,7 @@ def _tests_program(queries: Sequence[AnalyzedQuery]) -> dict[str, list]:
 
 def _program(expr: Expression) -> tuple | None:
     """``T.a op literal`` (``predicates.attribute_versus_literal``), AND and OR of them, any other condition as
-    an expression (``_expression``); None where a literal is an int beyond 64 bits."""
+    an expression (``_expression``); None where a literal is an int beyond 127 bits (``wide``)."""
     if isinstance(expr, BooleanOp):
         parts = [_program(o) for o in expr.operands]
         return None if None in parts else (expr.op.lower(), parts)
@@ -259,9 +261,7 @@ def _program(expr: Expression) -> tuple | None:
         general = _expression(expr)
         return None if general is None else ("expr", general)
     attribute, op, literal = found
-    if isinstance(literal, int) and not -(1 << 63) <= literal < 1 << 63:
-        return None
-    return ("compare", op, attribute, literal)
+    return None if wide(literal) else ("compare", op, attribute, literal)
 
 
 def kernel_obstacle(query: AnalyzedQuery) -> str | None:
@@ -271,7 +271,7 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
     template = query.pattern.template
     for predicate in query.edge_predicates:
         if predicate.expression is None or _expression(predicate.expression) is None:
-            return f"edge predicate {predicate.text} (a literal int beyond 64 bits)"
+            return f"edge predicate {predicate.text} (a literal int beyond 127 bits)"
     if query.states is None and len(set(template.types)) != len(template.types):
         return "a type at two places of the pattern"
     if _member(query.window) is None:
@@ -443,10 +443,9 @@ def _edge_programs(predicates: Sequence[EdgePredicate]) -> tuple[list[tuple], tu
 
 def _expression(expr: Expression) -> tuple | None:
     """An expression as the kernel reads it: ("lit", v), ("attr", a, next), ("neg", e), ("arith", op, l, r),
-    ("cmp", op, l, r), ("and" | "or", [e]); None where a literal is an int beyond 64 bits."""
+    ("cmp", op, l, r), ("and" | "or", [e]); None where a literal is an int beyond 127 bits (``wide``)."""
     if isinstance(expr, Literal):
-        value = expr.value
-        return None if isinstance(value, int) and not -(1 << 63) <= value < 1 << 63 else ("lit", value)
+        return None if wide(expr.value) else ("lit", expr.value)
     if isinstance(expr, AttributeRef):
         return ("attr", expr.attribute, expr.next)
     if isinstance(expr, UnaryMinus):
@@ -460,6 +459,14 @@ def _expression(expr: Expression) -> tuple | None:
         parts = [_expression(o) for o in expr.operands]
         return None if None in parts else (expr.op.lower(), parts)
     return None
+
+
+def wide(literal: object) -> bool:
+    """Whether a predicate's literal is an int the kernel's predicates do not hold, one beyond i128: they are
+    exact in 128 bits (``native/src/edges.rs``; attributes are ints within 64 bits, so no sum, difference or
+    product of two of them overflows there). A literal is written without its sign (``-5`` is a minus before
+    5): within 127 bits."""
+    return isinstance(literal, int) and not -(1 << 127) <= literal < 1 << 127
 
 
 def _member(window: Window) -> tuple[int, int, int, int] | None:

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use std::cmp::Ordering;
 
-use crate::edges::{self, Expr};
+use crate::edges::{self, Expr, Literal};
 use crate::values::Raw;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -23,7 +23,7 @@ pub enum Op {
 
 #[derive(Clone, Debug)]
 pub enum Program {
-    Compare { op: Op, attribute: usize, literal: Raw },
+    Compare { op: Op, attribute: usize, literal: Literal },
     Expr(Expr), // any other condition on the event's attributes (edges.rs, with x = y = the event)
     And(Vec<Program>),
     Or(Vec<Program>),
@@ -51,12 +51,7 @@ impl Program {
             "compare" => {
                 let op = parse_op(&spec.get_item(1)?.extract::<String>()?)?;
                 let attribute = number(&spec.get_item(2)?.extract::<String>()?);
-                let literal = Raw::read(&spec.get_item(3)?)?;
-                if matches!(literal, Raw::Null | Raw::Other) {
-                    return Err(PyValueError::new_err(
-                        "a literal is an int within 64 bits, a float or a string",
-                    ));
-                }
+                let literal = Literal::read(&spec.get_item(3)?)?;
                 Ok(Program::Compare { op, attribute, literal })
             }
             "expr" => Ok(Program::Expr(Expr::parse(&spec.get_item(1)?, number)?)),
@@ -112,23 +107,24 @@ impl Program {
 }
 
 /// `predicates.compare`, as for edge predicates (`edges::compare`).
-fn compare(op: Op, value: &Raw, literal: &Raw) -> Result<bool, ()> {
-    edges::compare(op, edges::view(value)?, edges::view(literal)?)
+fn compare(op: Op, value: &Raw, literal: &Literal) -> Result<bool, ()> {
+    edges::compare(op, edges::view(value)?, literal.view())
 }
 
 /// Python's exact int-float comparison (None: the float is a NaN).
-pub fn int_versus_float(a: i64, b: f64) -> Result<Option<Ordering>, ()> {
+pub fn int_versus_float(a: i128, b: f64) -> Result<Option<Ordering>, ()> {
+    const TOP: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0; // 2^127: above every i128
     if b.is_nan() {
         return Ok(None);
     }
-    if b >= 9_223_372_036_854_775_808.0 {
-        return Ok(Some(Ordering::Less)); // 2^63: above every i64
+    if b >= TOP {
+        return Ok(Some(Ordering::Less));
     }
-    if b < -9_223_372_036_854_775_808.0 {
+    if b < -TOP {
         return Ok(Some(Ordering::Greater));
     }
-    let whole = b.trunc(); // exact, and within i64
-    match a.cmp(&(whole as i64)) {
+    let whole = b.trunc(); // exact, and within i128
+    match a.cmp(&(whole as i128)) {
         Ordering::Equal => Ok(Some(0.0f64.partial_cmp(&(b - whole)).unwrap_or(Ordering::Equal))),
         order => Ok(Some(order)),
     }
