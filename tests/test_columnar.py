@@ -1,7 +1,7 @@
 """Arrow in, Arrow out (``hamlet.evaluate_table``, hamlet/runtime/columnar.py, native/src/columns.rs and
 partials.rs): the kernel reads a table's columns and writes each window's partial states itself. Exact
-values where the numbers are known (2^200 − 1 trends, float sums to the last bit, groups with any text), and
-the partitions the kernel leaves to Python (-0.0 under MAX, sub-second times, uint64 values) computed on
+values where the numbers are known (2^200 − 1 trends, float sums to the last bit, groups with any text, uint64
+values beyond int64), and the partitions the kernel leaves to Python (-0.0 under MAX, sub-second times) computed on
 ``Event``s of their rows only, merged with the kernel's into the same results as ``hamlet.evaluate``. Random
 workloads through this path are held to the oracle in test_property.py (``check_table``)."""
 
@@ -17,8 +17,10 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kernel_checks import python_graphs_refused
+from oracle import evaluate_bruteforce
 
-from hamlet import HamletError, evaluate
+from hamlet import HamletError, evaluate, parse_workload
 from hamlet.api import evaluate_table, finalize_table
 from hamlet.partials import AggregateState
 from hamlet.runtime.columnar import PARTIAL_SCHEMA, events_of, kernel_micros, sorted_events
@@ -115,7 +117,28 @@ def test_partitions_the_kernel_leaves_to_python_merge_with_its_own(strategy):
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_times_that_are_not_whole_seconds_and_values_only_python_reads_take_the_python_path(strategy):
+def test_uint64_values_beyond_int64_run_on_the_kernel(strategy):
+    """A uint64 column's values beyond int64 (2^63 to 2^64 - 1) are read exactly by the kernel (``columns.rs``,
+    ``Raw::UInt``), and so are Python ints there on the event path: SUM, MIN, MAX, AVG, local and edge
+    predicates over them (their arithmetic in 128 bits), none of it on the Python graph, all of it the
+    enumerator's. Over A(2^64 - 1) B(2^64 - 2) B(2^63) B(9) B(2^63 + 5) B(null) at seconds 1..6:
+    q's B events are those beyond int64: the 7 non-empty subsets of three, each B in 4 of them."""
+    workload = f"""
+    q: RETURN COUNT(*), SUM(B.u), MIN(B.u), MAX(B.u), AVG(B.u) PATTERN SEQ(A, B+) WHERE B.u > {2**63 - 1} WITHIN 10
+    r: RETURN COUNT(*), SUM(B.u) PATTERN SEQ(A, B+) WHERE B.u < NEXT(B).u + 1 AND A.u - 1 > NEXT(B).u WITHIN 10 SLIDE 5
+    """
+    values = [2**64 - 1, 2**64 - 2, 2**63, 9, 2**63 + 5, None]
+    events = table([("AB"[i > 0], (i + 1) * 1_000_000, u) for i, u in enumerate(values)], {"u": pa.uint64()})
+    with python_graphs_refused():
+        out = results(workload, events, strategy)
+        assert out == evaluate(workload, as_events(events), strategy)
+    assert out == evaluate_bruteforce(parse_workload(workload), as_events(events))
+    big = [2**64 - 2, 2**63, 2**63 + 5]
+    assert [r.value for r in out if r.query == "q"] == [7, 4 * sum(big), 2**63, 2**64 - 2, sum(big) / 3]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_times_that_are_not_whole_seconds_take_the_python_path(strategy):
     workload = "q: RETURN COUNT(*), SUM(B.u) PATTERN SEQ(A, B+) WHERE B.u > 5 WITHIN 1 SLIDE 1"
     rows = [("A", 100_000, 2**64 - 1), ("B", 200_000, 2**64 - 2), ("B", 700_000, 9)]
     events = table(rows, {"u": pa.uint64()})

@@ -290,13 +290,15 @@ def column_spec(column: pa.ChunkedArray) -> tuple:
         array, kind = array.dictionary_decode(), array.type.value_type
     if pa.types.is_null(kind):
         return ("null", 0, None, None, None)
-    if pa.types.is_integer(kind) and not pa.types.is_uint64(kind):
+    if pa.types.is_uint64(kind):  # (read as it is: values beyond int64 stay exact, ``columns.rs``)
+        name = "uint"
+    elif pa.types.is_integer(kind):
         array, name = array.cast(pa.int64()), "int"
     elif pa.types.is_floating(kind):
         array, name = array.cast(pa.float64()), "float"
     elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
         array, name = array.cast(pa.large_string()), "str"
-    else:  # bools, decimals, dates, uint64...: Python reads them (the kernel leaves what needs them)
+    else:  # bools, decimals, dates...: Python reads them (the kernel leaves what needs them)
         return ("other", array.offset, array.buffers()[0], None, None)
     buffers = array.buffers()
     return (name, array.offset, buffers[0], buffers[1], buffers[2] if name == "str" else None)

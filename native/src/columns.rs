@@ -1,7 +1,7 @@
 //! Arrow arrays as the kernel reads them: the buffers of a pyarrow array (validity bitmap, values,
 //! offsets, string data), borrowed through Python's buffer protocol without a copy, and the events of a
 //! table read from them row by row with no Python object per row (`hamlet/runtime/columnar.py` prepares the
-//! arrays: int64, float64, large_string, or "other" for a type only Python reads exactly).
+//! arrays: int64, uint64, float64, large_string, or "other" for a type only Python reads exactly).
 
 use std::borrow::Cow;
 
@@ -45,7 +45,7 @@ impl Bytes {
     }
 }
 
-/// i64 and f64: any 8 bytes are one.
+/// i64, u64 and f64: any 8 bytes are one.
 pub trait Word: Copy {
     fn from_le(bytes: [u8; 8]) -> Self;
 }
@@ -53,6 +53,12 @@ pub trait Word: Copy {
 impl Word for i64 {
     fn from_le(bytes: [u8; 8]) -> Self {
         i64::from_le_bytes(bytes)
+    }
+}
+
+impl Word for u64 {
+    fn from_le(bytes: [u8; 8]) -> Self {
+        u64::from_le_bytes(bytes)
     }
 }
 
@@ -69,6 +75,7 @@ pub type ColumnSpec<'py> =
 pub enum Values<'a> {
     Null,
     Int(Cow<'a, [i64]>),
+    UInt(Cow<'a, [u64]>), // uint64: values beyond i64 stay exact (`Raw::UInt`)
     Float(Cow<'a, [f64]>),
     Str(Cow<'a, [i64]>, &'a [u8]), // large_string: offsets, data
     Other,                         // a value only Python reads exactly (a bool, a decimal, a date...)
@@ -103,6 +110,7 @@ impl Held {
             "null" => Values::Null,
             "other" => Values::Other,
             "int" => Values::Int(values?.words()),
+            "uint" => Values::UInt(values?.words()),
             "float" => Values::Float(values?.words()),
             "str" => Values::Str(values?.words(), data?.bytes()),
             kind => return Err(PyValueError::new_err(format!("a column of kind {kind:?}"))),
@@ -123,6 +131,7 @@ impl Column<'_> {
         match &self.values {
             Values::Null => Raw::Null,
             Values::Int(v) => Raw::Int(v[i]),
+            Values::UInt(v) => i64::try_from(v[i]).map_or(Raw::UInt(v[i]), Raw::Int),
             Values::Float(v) => Raw::Float(v[i]),
             Values::Str(offsets, data) => {
                 let (from, to) = (offsets[i] as usize, offsets[i + 1] as usize);

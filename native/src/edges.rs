@@ -10,11 +10,11 @@
 //! Values follow `hamlet.analysis.predicates`: arithmetic on a null or a string is null, division or
 //! modulo by zero is null, a comparison with a null is false, `=`/`!=` between a string and a number are
 //! false/true and ordering between them false, ints and floats compare exactly. Ints are exact within 128
-//! bits (attributes are ints within 64 bits, literals within 128): no sum, difference or product of two
-//! 64-bit values overflows. They are computed in 64 bits, and in 128 only where a value leaves 64 bits
+//! bits (attributes are ints in [-2^63, 2^64), literals within 128): no sum, difference or product of two
+//! such values overflows. They are computed in 64 bits, and in 128 only where a value leaves 64 bits
 //! (`V::Wide`), which keeps the common case as fast as before. Where only Python's unbounded ints give the
-//! answer (an int overflowing 128 bits, a division of ints beyond 2^53, a bool or an int attribute beyond 64
-//! bits), evaluation fails and the partition is left to Python.
+//! answer (an int overflowing 128 bits, a division of ints beyond 2^53, a bool or an int attribute beyond 2^64
+//! or below -2^63), evaluation fails and the partition is left to Python.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -206,6 +206,7 @@ pub fn view(raw: &Raw) -> Result<V<'_>, ()> {
     Ok(match raw {
         Raw::Null => V::Null,
         Raw::Int(a) => V::Int(*a),
+        Raw::UInt(a) => int(*a as i128),
         Raw::Float(a) => V::Float(*a),
         Raw::Str(s) => V::Str(s),
         Raw::Other => return Err(()),

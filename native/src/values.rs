@@ -9,12 +9,14 @@ use crate::num::Num;
 pub const FLOAT_SCALE_BITS: u32 = 1074;
 
 /// An attribute value as read from Python: what the kernel can compute with, or `Other` (a bool, an int
-/// beyond 64 bits, any other object), which leaves the computation that needs it to Python.
+/// beyond 64 bits, any other object), which leaves the computation that needs it to Python. An int is
+/// `Int` where i64 holds it, `UInt` in [2^63, 2^64) (Arrow's uint64, an int of Python's there).
 #[derive(Clone, Debug, Default)]
 pub enum Raw {
     #[default]
     Null,
     Int(i64),
+    UInt(u64),
     Float(f64),
     Str(String),
     Other,
@@ -27,6 +29,11 @@ impl Raw {
         }
         if let Some(x) = exact_int(value) {
             return Ok(Raw::Int(x));
+        }
+        if value.is_exact_instance_of::<PyInt>() {
+            if let Ok(x) = value.extract::<u64>() {
+                return Ok(Raw::UInt(x)); // (beyond i64, so not a bool)
+            }
         }
         if value.is_exact_instance_of::<PyFloat>() {
             return Ok(Raw::Float(value.extract()?));
@@ -43,6 +50,7 @@ impl Raw {
         match *self {
             Raw::Null => Ok(None),
             Raw::Int(x) => Ok(Some(Value::Int(x))),
+            Raw::UInt(x) => Ok(Some(Value::UInt(x))),
             Raw::Float(x) if x.is_finite() && !(x == 0.0 && x.is_sign_negative()) => Ok(Some(Value::Float(x))),
             _ => Err(()),
         }
@@ -60,6 +68,7 @@ pub fn exact_int(value: &Bound<'_, PyAny>) -> Option<i64> {
 #[derive(Clone, Copy, Debug)]
 pub enum Value {
     Int(i64),
+    UInt(u64), // beyond i64 (`Raw::UInt`)
     Float(f64), // finite, not -0.0
 }
 
@@ -87,6 +96,7 @@ pub fn decompose(x: f64) -> (i64, i32) {
 pub fn order_key(value: Value) -> i128 {
     match value {
         Value::Int(v) => v as i128,
+        Value::UInt(v) => v as i128,
         Value::Float(x) => {
             let bits = x.to_bits() as i64;
             (if bits < 0 { bits ^ i64::MAX } else { bits }) as i128
@@ -111,7 +121,7 @@ pub struct Scale {
 impl Scale {
     pub fn add(&mut self, value: Value) {
         match value {
-            Value::Int(_) => self.ints = true,
+            Value::Int(_) | Value::UInt(_) => self.ints = true,
             Value::Float(x) => {
                 self.floats = true;
                 self.exponent = self.exponent.max((-decompose(x).1).max(0) as u32);
@@ -124,6 +134,7 @@ impl Scale {
 pub fn summand(value: Value, exponent: u32) -> Num {
     let (m, shift) = match value {
         Value::Int(v) => (v, exponent as i32),
+        Value::UInt(v) => return Num::Small(v as i128).shl(exponent),
         Value::Float(x) => {
             let (m, e) = decompose(x);
             (m, e + exponent as i32)
