@@ -226,9 +226,9 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
                                              query_set.attributes, groupings(queries), window_ends_us, stats,
                                              (t0, t1))  # fmt: skip
         if len(fallback):
-            raise EventError("a value only the Python engine computes exactly (an integer beyond 64 bits, -0.0 "
-                             "under MIN or MAX, NaN or an infinity): evaluate this stream "
-                             "without time segments",
+            raise EventError("a value only the Python engine computes exactly (an integer below -2^63 or from 2^64 "
+                             "on, -0.0 under MIN or MAX, NaN or an infinity): evaluate this stream without time "
+                             "segments",
                              where=f"the stream partition of the event at {rows.column(TIME)[int(fallback[0])]}")  # fmt: skip
         parts.append(done)
         records.extend({"query_set": number, "partition_key": key, "segment_start_us": segment_us[0],
