@@ -135,7 +135,7 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
     runner = executor(queries, algebras_of(queries, rows), stats)
     parts, left = [], rows
     micros = kernel_micros(rows) if runner.compiled_set is not None else None
-    if runner.compiled_set is not None and micros is not None:
+    if micros is not None:
         done, fallback, _ = run_compiled(runner.compiled_set, queries, rows, micros, query_set.attributes,
                                       groupings(queries), window_ends_us, stats)  # fmt: skip
         parts.append(done)

@@ -84,14 +84,21 @@ qcont: RETURN COUNT(*), MAX(T.speed)
 def test_the_job_equals_hamlet_evaluate_under_next_and_contiguous_semantics(spark, events_table, tmp_path):
     # NEXT and CONT queries next to an ANY one: the CONT query's set reads every event type of the table (a
     # Pickup or Cancel between a Request and a Travel of one driver and rider breaks contiguity).
-    workload = tmp_path / "semantics.hamlet"
-    workload.write_text(SEMANTICS_WORKLOAD, encoding="utf-8")
+    job_equals_evaluated(spark, events_table, tmp_path, SEMANTICS_WORKLOAD, {"qany", "qnext", "qcont"})
+
+
+def job_equals_evaluated(spark, events_table: str, tmp_path: Path, text: str, queries: set[str]) -> list:
+    """The job over 08:00-09:00 with the workload ``text`` wrote ``hamlet evaluate``'s rows, which hold
+    every query of ``queries``; those rows."""
+    workload = tmp_path / "workload.hamlet"
+    workload.write_text(text, encoding="utf-8")
     out = tmp_path / "trend_aggregates"
     start, end = START + timedelta(hours=2), START + timedelta(hours=3)
     assert aggregate(events_table, out, workload, start, end) == 0
     expected = evaluated_rows(workload, events_table, tmp_path, start, end)
-    assert {r.query for r in expected} == {"qany", "qnext", "qcont"}
+    assert {r.query for r in expected} == queries
     assert_equals_evaluated(spark, out, expected)
+    return expected
 
 
 MILLISECONDS_WORKLOAD = """
@@ -115,15 +122,8 @@ def test_timestamps_with_milliseconds_and_windows_of_milliseconds_equal_hamlet_e
         "event_time", F.timestamp_micros(F.unix_micros("event_time") + offset)
     )
     frame.write.format("delta").partitionBy("event_date", "event_hour").save(moved)
-    workload = tmp_path / "milliseconds.hamlet"
-    workload.write_text(MILLISECONDS_WORKLOAD, encoding="utf-8")
-    out = tmp_path / "trend_aggregates"
-    start, end = START + timedelta(hours=2), START + timedelta(hours=3)
-    assert aggregate(moved, out, workload, start, end) == 0
-    expected = evaluated_rows(workload, moved, tmp_path, start, end)
-    assert {r.query for r in expected} == {"qms", "qnot"}
+    expected = job_equals_evaluated(spark, moved, tmp_path, MILLISECONDS_WORKLOAD, {"qms", "qnot"})
     assert any(r.window_start.microsecond for r in expected)  # (windows starting at .5 s)
-    assert_equals_evaluated(spark, out, expected)
 
 
 # One stream partition (no GROUP-BY, no equivalence) and a hot one per district: issue 19's shape.
