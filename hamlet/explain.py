@@ -161,7 +161,8 @@ def _query(q: AnalyzedQuery) -> list[str]:
     for p in q.local_predicates:
         lines.append(f"  local predicate on {p.event_type}: {p.text}")
     for e in q.edge_predicates:
-        how = f"ordered index on {e.key_op}" if e.key_op else "scan"
+        # (under NEXT and CONT the kernel tests each candidate predecessor: native/src/reach.rs)
+        how = f"ordered index on {e.key_op}" if e.key_op and q.semantics == "ANY" else "scan"
         lines.append(f"  edge predicate on {e.source} -> {e.target}: {e.text}   ({how})")
     if q.kleene_subpatterns:
         lines.append(f"  Kleene sub-patterns: {', '.join(q.kleene_subpatterns)}")
