@@ -450,6 +450,22 @@ def test_float_times_between_two_microseconds_are_pythons():
     assert [r.value for r in evaluate(text, stream_events)] == [1]
 
 
+def test_a_nots_optional_parts_do_not_keep_its_query_from_sharing():
+    # A NOT only hands its parent L, whatever its match's first and last types: two queries around B+ with
+    # NOT SEQ(C?, D) share the B bursts (b2-b4, b6 b7, b10-b12, b14 b15) like queries with any other NOT.
+    text = ("q1: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(C?, D), B+) WITHIN 100\n"
+            "q2: RETURN COUNT(*) PATTERN SEQ(E, NOT SEQ(C?, D), B+) WITHIN 100")  # fmt: skip
+    stream_events = stream("a1 e1 b2 b3 b4 d5 b6 b7 a8 c9 b10 b11 b12 e13 b14 b15")
+    reference = evaluate_bruteforce(parse_workload(text), stream_events)
+    assert [(r.query, r.value) for r in reference] == [("q1", 927), ("q2", 899)]
+    for strategy in ("greta", "static", "hamlet"):
+        stats = EvaluationStats()
+        assert evaluate(text, stream_events, strategy, stats) == reference, strategy
+        if strategy == "static":  # (static shares every burst of a type its queries share)
+            assert (stats.bursts, stats.shared_bursts) == (4, 4)
+    assert all(q.burst_obstacle("B") is None for q in parse_workload(text).queries)
+
+
 def test_graphs_outside_the_kernel_run_in_python():
     declined = {
         f"q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x < NEXT(B).x + {2**127} WITHIN 10": (

@@ -84,7 +84,8 @@ class AnalyzedQuery:
     aliases: dict[str, str] = field(compare=False, default_factory=dict)  # alias or type → type
     # Event matching semantics (dissertation §2.4, Definitions 2.2-2.4): ANY, NEXT or CONT.
     semantics: str = "ANY"
-    # The pattern holds P? or P* (dissertation §12): several start or end types, types not in every trend.
+    # The positive pattern holds P? or P* (dissertation §12): several start or end types, types not in every
+    # trend (optional parts under a NOT do not count: ``template.has_optional``).
     optional: bool = False
     # A type at several places, P{n,}, OR or AND (dissertation §12): the graph's states are positions
     # (automaton.py); ``pattern`` then holds the pattern as written and the template projected on types.

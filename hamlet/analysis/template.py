@@ -145,12 +145,14 @@ def required_types(pattern: Pattern) -> tuple[str, ...]:
 
 
 def has_optional(pattern: Pattern | NegationPattern) -> bool:
-    """Whether ``pattern`` (its NOTs included) holds a ``P?`` or ``P*``."""
+    """Whether the positive part of ``pattern`` holds a ``P?`` or ``P*`` (several start or end types, trends
+    without some of its types). A NOT's optional parts do not count: a NOT only hands its parent L, the
+    latest start of a match, whatever the match's first and last types (``native/src/negation.rs``)."""
     if isinstance(pattern, (OptionalPattern, StarPattern)):
         return True
-    if isinstance(pattern, EventTypePattern):
+    if isinstance(pattern, (EventTypePattern, NegationPattern)):
         return False
-    if isinstance(pattern, (KleenePattern, NegationPattern, MinimalLengthPattern)):
+    if isinstance(pattern, (KleenePattern, MinimalLengthPattern)):
         return has_optional(pattern.inner)
     if isinstance(pattern, ChoicePattern):
         return any(has_optional(operand) for operand in pattern.operands)
