@@ -19,14 +19,13 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window, as_number, pane_size
 from hamlet.analysis.workload import Workload, parse_workload
 from hamlet.errors import EventError, HamletError
-from hamlet.events import TIME_RANGE, Event, Number, Time
+from hamlet.events import MICROS, TIME_RANGE, Event, Number, Time
 from hamlet.partials import AggregateState, PartialRow
 from hamlet.results import ResultRow, group_key
 from hamlet.runtime import vertical
 from hamlet.runtime.aggregates import Algebra, FloatColumns, WindowSums, algebra_for
 from hamlet.runtime.clipping import WindowEnds, clip_window
 from hamlet.runtime.columnar import (
-    MICROS,
     PARTIAL_SCHEMA,
     TIME,
     TYPE,
@@ -510,7 +509,7 @@ def event_time(value: Any, where: str) -> Time:
         if value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
         delta = value - datetime(1970, 1, 1, tzinfo=UTC)
-        return seconds((delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds)
+        return seconds((delta.days * 86400 + delta.seconds) * MICROS + delta.microseconds)
     value = _plain(value)
     if isinstance(value, Fraction):  # (a timestamp's exact seconds, as the readers make them)
         value = int(value) if value.denominator == 1 else value

@@ -8,6 +8,8 @@ from fractions import Fraction
 from typing import Any
 
 Number = int | float
+# Microseconds per second: a Spark timestamp's unit, and the compiled engine's unit of time.
+MICROS = 1_000_000
 # A timestamp with a fraction of a second is the exact Fraction of its microseconds: as a float it would
 # be the double nearest it (10:00:00.1 just before 10:00:00.1), and fall into the window that ends there.
 Time = int | float | Fraction

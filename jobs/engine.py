@@ -38,9 +38,10 @@ import pyarrow.compute as pc
 
 from hamlet.analysis.workload import parse_workload
 from hamlet.api import PreparedWorkload, compose_segments, evaluate_segment, evaluate_table, prepare
+from hamlet.events import MICROS
 from hamlet.partials import AggregateState
 from hamlet.runtime import columnar, vertical
-from hamlet.runtime.columnar import ID, MICROS, TIME, TYPE, micros_of, sorted_events
+from hamlet.runtime.columnar import ID, TIME, TYPE, micros_of, sorted_events
 from hamlet.stats import EvaluationStats
 
 # Python 3.11 refuses str(int) beyond 4300 digits by default; trend counts have many more (PITFALLS).

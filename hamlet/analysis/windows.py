@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from hamlet.events import Number, Time
+from hamlet.events import MICROS, Number, Time
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Window:
         integral = self.within.denominator == 1 and self.slide.denominator == 1
         object.__setattr__(self, "_ints", (int(self.within), int(self.slide)) if integral else None)
         object.__setattr__(self, "_hash", hash((self.within, self.slide)))
-        within, slide = self.within * 1_000_000, self.slide * 1_000_000
+        within, slide = self.within * MICROS, self.slide * MICROS
         whole = within.denominator == 1 and slide.denominator == 1
         object.__setattr__(self, "micros", (int(within), int(slide)) if whole else None)
 

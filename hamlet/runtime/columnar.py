@@ -28,13 +28,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hamlet.errors import EventError
-from hamlet.events import TIME_RANGE, Event
+from hamlet.events import MICROS, TIME_RANGE, Event
 from hamlet.partials import PartialRow
 from hamlet.runtime import native, vertical
 from hamlet.runtime.aggregates import ConjunctionAlgebra, CountAlgebra, FloatColumns, algebra_for
 from hamlet.stats import EvaluationStats
 
-MICROS = 1_000_000
 TYPE, TIME, ID = "event_type", "event_time", "event_id"
 
 PARTIAL_SCHEMA = pa.schema([

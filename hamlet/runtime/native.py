@@ -57,7 +57,7 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
 from hamlet.analysis.template import Template
 from hamlet.analysis.windows import Window
-from hamlet.events import Event
+from hamlet.events import MICROS, Event
 from hamlet.language.nodes import (
     Arithmetic,
     AttributeRef,
@@ -82,7 +82,6 @@ except ImportError as missing:  # never a silently slower engine: say what to bu
     ) from missing
 
 UNBOUNDED = 1 << 62  # window indexes of an unclipped window: every k
-MICROS = 1_000_000
 TIME_LIMIT = 1 << 60  # the kernel's times and windows are whole microseconds below it (native/src/events.rs)
 
 

@@ -35,6 +35,7 @@ import pyarrow as pa
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import as_number
 from hamlet.errors import HamletError
+from hamlet.events import MICROS
 from hamlet.partials import PartialRow
 from hamlet.runtime.aggregates import CountAlgebra, FloatColumns, algebra_for
 
@@ -274,7 +275,7 @@ def partial_rows(groups: Sequence[Any], records: Sequence[Record], algebras: dic
     layouts = [_layout(group.algebra) for group in groups]
 
     def end_of(g: int, m: int, k: int) -> Fraction:
-        return groups[g].queries[m].window.end(k) * 1_000_000  # (the kernel's microseconds, as Record.end)
+        return groups[g].queries[m].window.end(k) * MICROS  # (the kernel's microseconds, as Record.end)
 
     for g, m, k, vector in compose(records, layouts, end_of):
         graph = groups[g]
@@ -316,6 +317,6 @@ def check_segment(segment_us: tuple[int, int], panes: Sequence[Fraction]) -> tup
         raise HamletError(f"segment [{t0_us}, {t1_us}) µs: its start must lie before its end")
     for pane in panes:
         for bound in segment_us:
-            if Fraction(bound, 1_000_000) % pane:
+            if Fraction(bound, MICROS) % pane:
                 raise HamletError(f"segment bound {bound} µs is not on a pane boundary (pane {pane} s)")
     return t0_us, t1_us
