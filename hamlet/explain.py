@@ -9,6 +9,7 @@ from hamlet.analysis.split import SubPattern
 from hamlet.analysis.template import canonical, merge_ends
 from hamlet.analysis.windows import seconds_text
 from hamlet.analysis.workload import Workload, sharing_obstacle
+from hamlet.runtime.dominance import dominance_applies
 from hamlet.runtime.native import event_grained, graphlet_obstacle, kernel_obstacle, predicates_obstacle
 from hamlet.runtime.partition import graph_key, merge_obstacle, merged_groups
 
@@ -174,7 +175,10 @@ def _query(q: AnalyzedQuery) -> list[str]:
             compiled += (
                 "; it sums C_i, C_j, C_ij per window and group, the pairs are counted from them at the end"
             )
-    if q.semantics != "ANY":  # (native/src/graph.rs ``NextState``, native/src/reach.rs)
+    if q.semantics == "NEXT" and dominance_applies(q.states):  # (native/src/dominance.rs)
+        compiled += ("; its NEXT trends kept by the states a longer trend may stand at (each event's aggregate "
+                     "split by them, every predecessor event tested)")  # fmt: skip
+    elif q.semantics != "ANY":  # (native/src/graph.rs ``NextState``, native/src/reach.rs)
         if not event_grained(q):
             compiled += f"; its {q.semantics} edges read off positions and times"
         elif q.semantics == "NEXT":

@@ -26,6 +26,7 @@ from hamlet.errors import HamletError
 from hamlet.events import Event
 from hamlet.results import group_key
 from hamlet.runtime.aggregates import CountAlgebra
+from hamlet.runtime.dominance import LongerTrends
 from hamlet.runtime.graph import PartitionClasses, TrendGraph, placed
 from hamlet.runtime.greta import QueryRun, run_greta
 from hamlet.runtime.partition import group_of, matched_events, partition_stream
@@ -45,6 +46,11 @@ class TrendRecorder:
     edges: dict[int, list[tuple[Event, dict[int, Any]]]] = field(default_factory=dict)
     starts: dict[int, dict[int, bool]] = field(default_factory=dict)
     finals: dict[int, dict[int, Any]] = field(default_factory=dict)
+    # NEXT on a position template (``dominance.LongerTrends.moves``): per event, per predecessor, its
+    # aggregates split by R and where each R moved to at the event
+    moves: dict[int, list[tuple[Event, dict[int, Any], dict[frozenset[str], frozenset[str]]]]] = field(
+        default_factory=dict
+    )
 
 
 @dataclass(frozen=True)
@@ -181,6 +187,9 @@ def _window_trends(query: AnalyzedQuery, recorded: _Recorded, k: int) -> Iterato
                 if c in aggregates:
                     yield previous
 
+    if isinstance(root.edges, LongerTrends):
+        yield from _longer_trends(recorded, c, start, end, limit, root.edges.ends)
+        return
     for event in recorded.matched:
         if not (start <= event.time < end) or c not in recorder.finals.get(id(event), {}):
             continue
@@ -198,6 +207,44 @@ def _window_trends(query: AnalyzedQuery, recorded: _Recorded, k: int) -> Iterato
             else:
                 path.append(found)  # type: ignore[arg-type]
                 stack.append(options(found, False))  # type: ignore[arg-type]
+
+
+def _longer_trends(recorded: _Recorded, c: int, start: Any, end: Any, limit: Any,
+                   ends: frozenset[str]) -> Iterator[Trend]:  # fmt: skip
+    """``_window_trends`` under NEXT on a position template: a path back from an END node holds, per node,
+    the set R of its partial trend (``dominance.py``); it starts at the parts no longer trend dominates
+    and steps back to the predecessor parts whose R moved to the one it holds."""
+    recorder = recorded.recorder
+    starts, moves = recorder.starts, recorder.moves
+
+    def options(node: Event, r: frozenset[str]) -> Iterator[tuple[Event, frozenset[str]] | None]:
+        if not r and starts.get(id(node), {}).get(c):
+            yield None
+        for previous, aggregates, moved in moves.get(id(node), ()):
+            for earlier in aggregates.get(c, {}):
+                if moved[earlier] == r:
+                    yield previous, earlier
+
+    for event in recorded.matched:
+        parts = recorder.finals.get(id(event), {}).get(c)
+        if not (start <= event.time < end) or not parts or (limit is not None and event.time < limit):
+            continue
+        for r in parts:
+            if r & ends:
+                continue  # a longer trend with the same first and last events holds these
+            path = [event]
+            stack = [options(event, r)]
+            while stack:
+                found = next(stack[-1], _DONE)
+                if found is _DONE:
+                    stack.pop()
+                    path.pop()
+                elif found is None:
+                    yield tuple(recorded.original[id(e)] for e in reversed(path))
+                else:
+                    step: tuple[Event, frozenset[str]] = found  # type: ignore[assignment]
+                    path.append(step[0])
+                    stack.append(options(*step))
 
 
 def _trailing_limit(limits: list[tuple[Any, Any]], end: Any) -> Any:

@@ -169,3 +169,16 @@ def test_semantics_clause_and_sharing():
         "predicates or a NOT between two types), local predicates too" in text
     )
     assert text.count("trend graph: compiled (native/)") == 4
+
+
+def test_explain_says_how_next_runs_on_a_position_template():
+    from hamlet.explain import explain
+
+    text = explain(
+        parse_workload("q: RETURN COUNT(*) PATTERN SEQ(A, A) OR SEQ(A, B, A) SEMANTICS NEXT WITHIN 10")
+    )
+    assert (
+        "trend graph: compiled (native/) on its states, each event at every state of its type; its NEXT trends "
+        "kept by the states a longer trend may stand at (each event's aggregate split by them, every predecessor "
+        "event tested), local predicates too" in text
+    )

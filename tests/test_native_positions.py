@@ -234,3 +234,36 @@ def test_contiguous_semantics_on_position_templates_by_hand():
             assert compiled_queries(workload, stream, strategy) == set(expected), strategy
             assert evaluate(text, stream, strategy) == rows, strategy
             assert finalize_table(workload, evaluate_table(workload, table, strategy)) == rows, strategy
+
+
+def test_next_semantics_on_position_templates_by_hand():
+    """``SEMANTICS NEXT`` (Definition 2.3) on position templates over a1 b2 a3 c4 a5 a6 b7 a8 (one window),
+    counted by hand: a trend is dropped for a longer one with the same first and last events, even one that
+    runs along other states (``hamlet/runtime/dominance.py``).
+
+    * ``SEQ(A, A) OR SEQ(A, B, A)``: the 8 triples (a, b, a) stay; of the 10 pairs of a's only those with no
+      b between them, (a3, a5), (a3, a6), (a5, a6) — 11;
+    * ``SEQ(A+, B, A)``: with b2, (a1, b2, a) for each later a — 4; with b7, one trend per first a, holding
+      every a up to b7, then a8 — 4; together 8;
+    * ``A{2,}``: one per first and last a, holding every a between — 10;
+    * ``SEQ(NOT C, A+, B, A)``: those of ``SEQ(A+, B, A)`` that start before c4 — 6;
+    * ``SEQ(A+, B, A, NOT C)``: those that end after c4 — 7."""
+    text = """
+    qo: RETURN COUNT(*) PATTERN SEQ(A, A) OR SEQ(A, B, A) SEMANTICS NEXT WITHIN 100 SLIDE 100
+    qr: RETURN COUNT(*) PATTERN SEQ(A+, B, A) SEMANTICS NEXT WITHIN 100 SLIDE 100
+    qm: RETURN COUNT(*) PATTERN A{2,} SEMANTICS skip-till-next-match WITHIN 100 SLIDE 100
+    ql: RETURN COUNT(*) PATTERN SEQ(NOT C, A+, B, A) SEMANTICS NEXT WITHIN 100 SLIDE 100
+    qt: RETURN COUNT(*) PATTERN SEQ(A+, B, A, NOT C) SEMANTICS NEXT WITHIN 100 SLIDE 100
+    """
+    stream = [Event(t, time, {}) for time, t in enumerate("ABACAABA", 1)]
+    expected = {"qo": 11, "qr": 8, "qm": 10, "ql": 6, "qt": 7}
+    workload = parse_workload(text)
+    rows = evaluate_bruteforce(workload, stream)
+    assert {r.query: r.value for r in rows} == expected
+    assert evaluate_with(workload, stream, partial(run_greta, native=False)) == rows, "Python's graph"
+    table = table_of(stream)
+    with python_graph_refuses_position_templates():
+        for strategy in STRATEGIES:
+            assert compiled_queries(workload, stream, strategy) == set(expected), strategy
+            assert evaluate(text, stream, strategy) == rows, strategy
+            assert finalize_table(workload, evaluate_table(workload, table, strategy)) == rows, strategy

@@ -149,7 +149,7 @@ def negated_somewhere(draw, patterns):
 @given(st.data())
 def test_position_templates_equal_bruteforce(data):
     """A type at several places, ``P{n,}``, ``P OR Q`` and ``P AND Q`` (dissertation §12), with local and edge
-    predicates, groups and windows, under skip-till-any-match or contiguous semantics, next to 0-2 ordinary
+    predicates, groups and windows, under every semantics, next to 0-2 ordinary
     queries under any semantics: every query equals
     the oracle in every strategy, through the API and the Arrow path."""
     lines = [data.draw(position_queries(f"p{i}", kernel=False)) for i in range(data.draw(st.integers(1, 2)))]
@@ -165,9 +165,9 @@ def test_position_templates_equal_bruteforce(data):
 @given(st.data())
 def test_leading_and_trailing_not_on_position_templates_equal_bruteforce(data):
     """A leading NOT, a trailing NOT or both around a type at several places or ``P{n,}`` (``SEQ(NOT D, A+, B,
-    A)``, ``SEQ(A{2,}, B, NOT E)``), with local and edge predicates, groups and windows, under skip-till-any-
-    match or contiguous semantics, next to 0-2 ordinary queries under any semantics: every query equals the oracle in every strategy, in Python and compiled,
-    through the API and the Arrow path."""
+    A)``, ``SEQ(A{2,}, B, NOT E)``), with local and edge predicates, groups and windows, under every semantics, next
+    to 0-2 ordinary queries under any semantics: every query equals the oracle in every strategy, in Python
+    and compiled, through the API and the Arrow path."""
     lines = [data.draw(position_queries_with_ends(f"p{i}")) for i in range(data.draw(st.integers(1, 2)))]
     others = data.draw(st.integers(0, 2))
     if others:

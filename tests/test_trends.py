@@ -132,7 +132,7 @@ def test_listed_trends_are_the_oracles_with_optional_parts(data):
 @given(st.data())
 def test_listed_trends_are_the_oracles_on_position_templates(data):
     """A type at several places, P{n,} and P OR Q (dissertation §12), with or without a leading or trailing
-    NOT, under skip-till-any-match or contiguous semantics: the graph runs each event at every state of its
+    NOT, under every semantics: the graph runs each event at every state of its
     type, and the listing gives each trend once, as the stream's events."""
     drawn = st.one_of(position_queries("q"), position_queries_with_ends("q"))
     text = data.draw(drawn.filter(lambda q: " AND " not in q.split(" WHERE ")[0]))

@@ -531,7 +531,7 @@ def position_patterns(draw) -> str:
 def position_queries(draw, name: str, kernel: bool = True) -> str:
     """A query on a ``position_patterns`` pattern, mostly over the whole stream in long windows and without
     predicates, so that trends are many (repeated types and P{n,} need several events of one type), under
-    skip-till-any-match or contiguous semantics; ``kernel``: only queries the compiled kernel takes (no
+    every semantics; ``kernel``: only queries the compiled kernel takes (no
     contiguous semantics with an edge predicate: ``native.kernel_obstacle``)."""
     partition = draw(st.sampled_from([((), ())] * 3 + [(("k",), ()), ((), ("g",)), (("k",), ("g",))]))
     window = draw(st.sampled_from([(15, 15), (16, 8), (10, 5), (6, 6)]))
@@ -541,8 +541,14 @@ def position_queries(draw, name: str, kernel: bool = True) -> str:
     return text if kernel and "NEXT(" in text else draw(with_semantics(text, clauses=POSITION_SEMANTICS))
 
 
-# Position templates run under skip-till-any-match and contiguous semantics (``query._positions``).
-POSITION_SEMANTICS = ["", " SEMANTICS ANY", " SEMANTICS CONT", " SEMANTICS contiguous"]
+# Position templates run under every semantics (NEXT: dominance.py).
+POSITION_SEMANTICS = [
+    "",
+    " SEMANTICS ANY",
+    " SEMANTICS CONT",
+    " SEMANTICS NEXT",
+    " SEMANTICS skip-till-next-match",
+]
 
 
 @st.composite

@@ -47,6 +47,8 @@ from hamlet.language.nodes import (
 # take window ends beyond the times datetimes and Spark's timestamps can hold.
 MAX_DURATION = Fraction(36525 * 86400)
 MAX_DURATION_TEXT = "100 years (3155760000 s)"
+# States of one type in a NEXT query's deterministic template (dominance.rs: a set of them is one u64).
+MAX_NEXT_STATES = 64
 
 
 @dataclass(frozen=True)
@@ -282,21 +284,20 @@ class _Analyzer:
                                     "must appear once")  # fmt: skip
         self._not_empty(q.pattern)
         positive, negations = split_ends(q.pattern, self.fail)
-        if q.semantics is not None and q.semantics.kind == "NEXT":
-            # A contiguous trend has no sub-stream event between its own (Definition 2.4), so no longer
-            # trend holds it and CONT's test is per edge and event, whatever the states. NEXT's is not: a
-            # trend is dropped for a longer one that may run along other states (SEQ(A, A) OR SEQ(A, B, A):
-            # (a1, b2, a3) drops (a1, a3), whose a3 is at another state than b2's successor).
-            raise self.fail(q.semantics, "SEMANTICS NEXT (skip-till-next-match) with a type at several places, "
-                            "P{n,}, OR or AND is not supported: whether a trend is kept depends on longer trends that "
-                            "may run along other position states, which no edge of the graph tells; those run "
-                            "under skip-till-any-match or contiguous only")  # fmt: skip
         if isinstance(q.pattern, ChoicePattern) and q.pattern.op == "AND":
             for item in q.returns:
                 if isinstance(item, AggregateCall) and item.target is not None:
                     raise self.fail(item, f"{item.text()} is not defined for P AND Q: a conjunction matches pairs "
                                     "of trends, and the dissertation (§12) defines only their number, COUNT(*)")  # fmt: skip
-        return build_states(positive, self.fail), negations
+        states = build_states(positive, self.fail)
+        if q.semantics is not None and q.semantics.kind == "NEXT":
+            # (the kernel keeps the states a longer trend may stand at as one 64-bit set per event: dominance.rs)
+            crowded = [t for t, of in states.states_of.items() if len(of) > MAX_NEXT_STATES]
+            if crowded:
+                raise self.fail(q.semantics, f"SEMANTICS NEXT on a pattern whose type {crowded[0]} has "
+                                f"{len(states.states_of[crowded[0]])} states in its deterministic template (at most "
+                                f"{MAX_NEXT_STATES}): rewrite the pattern with fewer places of that type")  # fmt: skip
+        return states, negations
 
     def _collect_types(self, p: Pattern | NegationPattern, negated: bool) -> None:
         """Types and aliases. A type may stand at several places (dissertation §12); predicates and

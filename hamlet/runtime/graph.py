@@ -33,6 +33,7 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
@@ -40,6 +41,7 @@ from hamlet.analysis.split import SubPattern
 from hamlet.analysis.windows import Window, before
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, LatestStartAlgebra
+from hamlet.runtime.dominance import LongerTrends, SplitAlgebra, dominance_applies
 from hamlet.runtime.sources import IndexedSource, QueueSource, RunningSource, ScanSource, Source, Threshold
 
 GLOBAL_WINDOW = (0,)
@@ -110,11 +112,16 @@ class TrendGraph:
         self.classes = tuple(classes) if windowed else ()
         self.times = self.classes[0].times if self.classes else ()
         self.live: deque[int] = deque()  # the classes in use, ascending
-        self.edges = (
-            None
-            if self.semantics == "ANY"
-            else SemanticsEdges(self.semantics, self.incoming, self.times, horizon)
-        )
+        # What the finals add: the algebra's aggregates (under NEXT on a position template, each node's are
+        # split by the states a longer trend may stand at: dominance.py, and only some parts are final).
+        self.final_algebra = algebra
+        self.edges: SemanticsEdges | LongerTrends | None = None
+        if self.semantics == "NEXT" and dominance_applies(query.states):
+            assert query.states is not None
+            self.algebra = SplitAlgebra(algebra)  # type: ignore[assignment]
+            self.edges = LongerTrends(self.incoming, query.states, algebra, horizon)
+        elif self.semantics != "ANY":
+            self.edges = SemanticsEdges(self.semantics, self.incoming, self.times, horizon)
         # ``hamlet trends`` (trends.py) keeps the edges of the root graph to walk its trends; None: not kept.
         self.recorder: Any = None
 
@@ -152,6 +159,8 @@ class TrendGraph:
                 chosen = [found for src in self.incoming[event.type] for found in src.matching(event)]  # type: ignore[union-attr]
             if self.recorder is not None:
                 self.recorder.edges[id(event)] = chosen
+                if isinstance(self.edges, LongerTrends):
+                    self.recorder.moves[id(event)] = self.edges.moves
             return _summed(chosen, windows, self.algebra)
         sources = self.incoming[event.type]
         if len(sources) == 1:
@@ -237,11 +246,15 @@ class TrendGraph:
         if not self.windowed:
             self.latest_match_start = self.algebra.add(self.latest_match_start, aggregates[0])
             return
+        if isinstance(edges, LongerTrends):
+            aggregates = {
+                k: kept for k, parts in aggregates.items() if (kept := edges.kept(parts)) is not None
+            }
         if self.trailing:
             for k, agg in aggregates.items():
                 self.pending_ends.setdefault(k, []).append((event.time, agg))
             return
-        add = self.algebra.add
+        add = self.final_algebra.add
         finals = self.finals_of[event.type]
         for k, agg in aggregates.items():
             current = finals.get(k)
@@ -284,7 +297,7 @@ class TrendGraph:
         if cached is not None and cached[0] == len(pending) and cached[1] == limit:
             return cached[2]
         result = None
-        add = self.algebra.add
+        add = self.final_algebra.add
         for time, agg in pending:
             if limit is None or time >= limit:
                 result = agg if result is None else add(result, agg)
@@ -308,7 +321,10 @@ def placed(query: AnalyzedQuery, events: Iterable[Event]) -> list[Event]:
         if places is None:
             out.append(e)
         else:
-            out.extend(Event(state, e.time, e.attributes) for state in places)
+            # (one attributes object per event, shared by its nodes: what tells them apart from another
+            # event's nodes under NEXT, ``dominance.LongerTrends``)
+            attributes = MappingProxyType(e.attributes)
+            out.extend(Event(state, e.time, attributes) for state in places)
     return out
 
 

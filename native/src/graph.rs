@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use crate::events::RawEvent;
 use crate::edges::{Edge, Source};
 use crate::negation::{Negation, NegationState};
+use crate::dominance::LongerTrends;
 use crate::reach::EventEdges;
 use crate::num::Num;
 use crate::values::{key_float, order_key, summand, Raw, Scale, Value, FLOAT_SCALE_BITS};
@@ -170,6 +171,9 @@ pub struct Graph {
     /// NEXT or CONT with edges (edge predicates or a guarding NOT): each event's predecessor events are
     /// chosen one by one, with their reach under NEXT (`reach.rs`).
     pub event_grained: bool,
+    /// NEXT on a position template (a type at several places): each node's aggregate split by the states a
+    /// longer trend may stand at (`dominance.rs`).
+    pub dominance: bool,
 }
 
 impl Graph {
@@ -424,6 +428,8 @@ pub struct Partition<'a> {
     sources: Vec<Source>, // per edge of the graph: its source's events (edges.rs)
     next: Option<NextState>, // under NEXT and CONT
     event_edges: Option<EventEdges>, // under NEXT and CONT on an `event_grained` graph
+    longer: Option<LongerTrends>,    // under NEXT on a position template (`dominance`)
+    split: Vec<(usize, usize, Vec<(usize, u64, Agg)>)>, // (node, position, parts) of one timestamp, to hold
     substream: Vec<i64>,     // CONT: the time of every event of the partition, of any type, sorted
     zero: Option<ClassZero>, // a time segment's run (`vertical.rs`)
 }
@@ -473,8 +479,8 @@ impl<'a> Partition<'a> {
         let members = kernel.members.len();
         let mut sources = Vec::with_capacity(kernel.edges.len());
         for edge in &kernel.edges {
-            if kernel.event_grained {
-                sources.push(Source::Scan(Vec::new())); // (unused: `EventEdges` holds the events)
+            if kernel.event_grained || kernel.dominance {
+                sources.push(Source::Scan(Vec::new())); // (unused: `EventEdges` or `LongerTrends` holds the events)
                 continue;
             }
             let values: Vec<Vec<Raw>> = events
@@ -511,6 +517,8 @@ impl<'a> Partition<'a> {
                 pending: Vec::new(),
             }),
             event_edges: kernel.event_grained.then(|| EventEdges::new(kernel, kernel.semantics == NEXT)),
+            longer: kernel.dominance.then(|| LongerTrends::new(kernel)),
+            split: Vec::new(),
         })
     }
 
@@ -735,6 +743,10 @@ impl<'a> Partition<'a> {
                 continue;
             }
             let starts = kernel.is_start[position];
+            if self.longer.is_some() {
+                self.longer_step(from + i, position, time, &mut computed)?;
+                continue;
+            }
             if self.next.is_some() {
                 let accs = if self.event_edges.is_some() {
                     self.event_predecessors(from + i, position, time)?
@@ -800,7 +812,14 @@ impl<'a> Partition<'a> {
                 })
                 .collect();
             let horizon = self.next.as_ref().map_or(0, |n| n.horizon);
-            if let Some(edges) = self.event_edges.as_mut() {
+            if let Some(longer) = self.longer.as_mut() {
+                for (e, position, parts) in self.split.drain(..) {
+                    if !parts.is_empty() {
+                        longer.hold(kernel, e, self.events[e].raw, position, time, parts);
+                    }
+                }
+                longer.settle(time.saturating_sub(horizon).saturating_add(1));
+            } else if let Some(edges) = self.event_edges.as_mut() {
                 // (`computed` holds each event's classes together, events in order)
                 let mut onward = onward.into_iter().peekable();
                 while let Some((e, position, c, agg)) = onward.next() {
@@ -828,7 +847,7 @@ impl<'a> Partition<'a> {
             state.commit(negation, self.events);
         }
         for (event, position, c, agg) in computed.drain(..) {
-            if self.event_edges.is_none() {
+            if self.event_edges.is_none() && self.longer.is_none() {
                 self.feed_edges(event, position, c, &agg)?;
             }
             self.commit(position, c, time, agg);
@@ -858,6 +877,40 @@ impl<'a> Partition<'a> {
         edges
             .predecessors(kernel, self.events, i, position, since, &self.classes, |k| negations[k - 1].latest)
             .ok()
+    }
+
+    /// NEXT on a position template (`dominance.rs`): node i's aggregate per class and R; what no longer trend
+    /// dominates goes into `computed` (the finals), every part waits in `split` to be held.
+    fn longer_step(&mut self, i: usize, position: usize, time: i64,
+                   computed: &mut Vec<(usize, usize, usize, Agg)>) -> Option<()> {
+        let kernel = self.kernel;
+        let since = time.saturating_sub(self.next.as_ref()?.horizon).saturating_add(1);
+        let starts: Vec<bool> = self.classes.iter().map(|&c| kernel.is_start[position] && self.may_start(c)).collect();
+        let longer = self.longer.as_mut()?;
+        let parts = longer.predecessors(kernel, self.events, i, position, since, &self.classes).ok()?;
+        let event = &self.events[i];
+        let mut onward = Vec::new();
+        for (k, &c) in self.classes.iter().enumerate() {
+            let mut kept: Option<Agg> = None;
+            for (r, accs) in &parts {
+                let start = starts[k] && *r == 0;
+                let Some(agg) = kernel.extend(accs[k].clone(), event, position, start, self.scales, false) else {
+                    continue;
+                };
+                if !longer.dominated(position, *r) {
+                    match kept.as_mut() {
+                        Some(total) => kernel.add(total, &agg),
+                        None => kept = Some(agg.clone()),
+                    }
+                }
+                onward.push((c, *r, agg));
+            }
+            if let Some(agg) = kept {
+                computed.push((i, position, c, agg));
+            }
+        }
+        self.split.push((i, position, onward));
+        Some(())
     }
 
     /// CONT: the combined aggregate per class of `self.classes` of the events at the sub-stream's last time

@@ -15,6 +15,7 @@
 
 mod burst;
 mod columns;
+mod dominance;
 mod edges;
 mod events;
 mod graph;
@@ -39,7 +40,7 @@ use columns::{Bytes, ColumnSpec, Held};
 use negation::Negation;
 use partials::{Function, MemberSpec, PartialColumns, StateSpec};
 use events::{RawEvent, Reader};
-use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, ENDS, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
+use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, NEXT, ENDS, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
 use predicates::Program;
 use sums::{GraphSums, Run};
 use values::Scale;
@@ -198,6 +199,10 @@ impl GraphKernel {
         let several_ends = ends.len() > 1 && member_ends.is_none();
         let positional = places.iter().any(|p| p.len() > 1) || starts.len() > 1 || several_ends || !resets.is_empty();
         let (parsed_edges, edges_into, edges_from) = parse_edges(n, &edges, &mut attributes)?;
+        let dominance = semantics == NEXT && places.iter().any(|p| p.len() > 1);
+        if dominance && places.iter().any(|p| p.len() > 64) {
+            return Err(PyValueError::new_err("NEXT on a position template: at most 64 states of one type"));
+        }
         let parsed_edges_empty = parsed_edges.is_empty();
         let mut parsed_negations = Vec::new();
         for (k, (types, starts, ends, transitions, edges, parent, previous, following)) in negations.into_iter().enumerate() {
@@ -266,7 +271,8 @@ impl GraphKernel {
             count_only,
             semantics,
             successors,
-            event_grained: semantics != ANY && !parsed_edges_empty,
+            event_grained: semantics != ANY && !parsed_edges_empty && !dominance,
+            dominance,
             windows: members.iter().fold(Vec::new(), |mut distinct, member| {
                 if !distinct.contains(member) {
                     distinct.push(*member);
