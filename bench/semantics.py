@@ -2,7 +2,7 @@
 contiguous) on one stream, on the compiled kernel and on the Python graph.
 
     .venv/bin/python bench/semantics.py [--events 20000] [--repeats 3] [--partitions 8|1] [--within 60]
-        [--edges-only] [--output bench/results/semantics.md]
+        [--only plain|edges|positions] [--output bench/results/semantics.md]
 
 The stream: ``--events`` events of types A, B, C and Z (Z read by no pattern: it only breaks contiguity),
 two per second, 8 partitions (attribute ``k``), x in 0..3, a price p in 0..99 (its own seed), seed 2021.
@@ -16,6 +16,10 @@ The second table: NEXT and CONT with an edge predicate or a NOT between two type
 event by event (``native/src/reach.rs``); before it took them, every strategy ran them on the Python graph,
 the ``python`` column. ``--partitions 1`` puts the whole stream in one partition (no ``[k]``): eight times
 the events in a horizon; ``--within`` lengthens the windows (and the horizon).
+
+The third table: position templates (dissertation §12: a type at several places, P{n,}, OR), which run
+each event at every state of its type; under NEXT each event's aggregate is split by the states a longer
+trend may stand at (``native/src/dominance.rs``). ``--only`` runs one table (``--edges-only``: the second).
 """
 
 from __future__ import annotations
@@ -51,6 +55,14 @@ EDGES = [
 ]
 
 
+# Position templates (native/src/dominance.rs under NEXT): (label, pattern)
+POSITIONS = [
+    ("SEQ(A+, B, A)", "SEQ(A+, B, A)"),
+    ("A{2,}", "A{2,}"),
+    ("SEQ(A, A) OR SEQ(A, B, A)", "SEQ(A, A) OR SEQ(A, B, A)"),
+]
+
+
 def stream(n: int) -> list[Event]:
     rng, prices = random.Random(2021), random.Random(2022)
     out = []
@@ -77,7 +89,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--partitions", type=int, choices=(1, 8), default=8)
     parser.add_argument("--within", type=int, default=60, help="WITHIN in seconds (SLIDE 10)")
-    parser.add_argument("--edges-only", action="store_true", help="only the second table")
+    parser.add_argument("--only", choices=("plain", "edges", "positions"), help="one table")
+    parser.add_argument("--edges-only", action="store_const", dest="only", const="edges", help="--only edges")
     parser.add_argument("--output", type=Path)
     return parser.parse_args()
 
@@ -106,7 +119,7 @@ def main() -> None:
         lines.append(f"| {label} | {semantics} | {compiled * per:.2f} | {python * per:.2f} | {len(rows)} |")
         print(lines[-1], flush=True)
 
-    if not args.edges_only:
+    if args.only in (None, "plain"):
         lines += [
             "",
             "| pattern | semantics | compiled µs/event | python µs/event | rows |",
@@ -118,22 +131,37 @@ def main() -> None:
                 text = (f"q: RETURN COUNT(*), SUM(A.x) PATTERN {pattern} SEMANTICS {semantics}"
                         + (f" WHERE {where}" if where else "") + f" WITHIN {args.within} SLIDE 10")  # fmt: skip
                 measure(label, text, semantics)
-    lines += [
-        "",
-        (
-            "NEXT and CONT with edges (event by event on the kernel, `native/src/reach.rs`; the python column is "
-            "what every strategy ran before):"
-        ),
-        "",
-        "| query | semantics | compiled µs/event | python µs/event | rows |",
-        "|---|---|---|---|---|",
-    ]
-    for label, pattern, where in EDGES:
-        for semantics in SEMANTICS:
-            clause = (partitioned + where) if where else partitioned.removesuffix(" AND ")
-            text = (f"q: RETURN COUNT(*), SUM(A.x), MAX(A.p) PATTERN {pattern} SEMANTICS {semantics}"
-                    + (f" WHERE {clause}" if clause else "") + f" WITHIN {args.within} SLIDE 10")  # fmt: skip
-            measure(label, text, semantics)
+    if args.only in (None, "edges"):
+        lines += [
+            "",
+            (
+                "NEXT and CONT with edges (event by event on the kernel, `native/src/reach.rs`; the python column "
+                "is what every strategy ran before):"
+            ),
+            "",
+            "| query | semantics | compiled µs/event | python µs/event | rows |",
+            "|---|---|---|---|---|",
+        ]
+        for label, pattern, where in EDGES:
+            for semantics in SEMANTICS:
+                clause = (partitioned + where) if where else partitioned.removesuffix(" AND ")
+                text = (f"q: RETURN COUNT(*), SUM(A.x), MAX(A.p) PATTERN {pattern} SEMANTICS {semantics}"
+                        + (f" WHERE {clause}" if clause else "") + f" WITHIN {args.within} SLIDE 10")  # fmt: skip
+                measure(label, text, semantics)
+    if args.only in (None, "positions"):
+        lines += [
+            "",
+            "Position templates (each event at every state of its type; NEXT: `native/src/dominance.rs`):",
+            "",
+            "| pattern | semantics | compiled µs/event | python µs/event | rows |",
+            "|---|---|---|---|---|",
+        ]
+        for label, pattern in POSITIONS:
+            for semantics in SEMANTICS:
+                where = partitioned.removesuffix(" AND ")
+                text = (f"q: RETURN COUNT(*), SUM(A.x) PATTERN {pattern} SEMANTICS {semantics}"
+                        + (f" WHERE {where}" if where else "") + f" WITHIN {args.within} SLIDE 10")  # fmt: skip
+                measure(label, text, semantics)
     lines += ["", f"load after {' '.join(f'{v:.2f}' for v in os.getloadavg())}", ""]
     append_report(lines, args.output)
 
