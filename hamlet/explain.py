@@ -136,7 +136,7 @@ def _set_obstacle(query: AnalyzedQuery) -> str | None:
 _SEMANTICS_TEXT = {
     "ANY": "skip-till-any-match (any event may be skipped; Definition 2.2)",
     "NEXT": "skip-till-next-match (a trend only where no longer trend has its first and last events: "
-    "Definition 2.3; edges no longer path bypasses)",
+    "Definition 2.3)",
     "CONT": "contiguous (skip-till-next-match and no event of the partition, of any type, between a trend's "
     "events: Definition 2.4)",
 }
