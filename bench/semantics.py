@@ -55,12 +55,8 @@ EDGES = [
 ]
 
 
-# Position templates (native/src/dominance.rs under NEXT): (label, pattern)
-POSITIONS = [
-    ("SEQ(A+, B, A)", "SEQ(A+, B, A)"),
-    ("A{2,}", "A{2,}"),
-    ("SEQ(A, A) OR SEQ(A, B, A)", "SEQ(A, A) OR SEQ(A, B, A)"),
-]
+# Position templates (native/src/dominance.rs under NEXT)
+POSITIONS = ["SEQ(A+, B, A)", "A{2,}", "SEQ(A, A) OR SEQ(A, B, A)"]
 
 
 def stream(n: int) -> list[Event]:
@@ -119,48 +115,28 @@ def main() -> None:
         lines.append(f"| {label} | {semantics} | {compiled * per:.2f} | {python * per:.2f} | {len(rows)} |")
         print(lines[-1], flush=True)
 
-    if args.only in (None, "plain"):
-        lines += [
-            "",
-            "| pattern | semantics | compiled µs/event | python µs/event | rows |",
-            "|---|---|---|---|---|",
-        ]
-        for label, pattern in PATTERNS.items():
+    edges_heading = (
+        "NEXT and CONT with edges (event by event on the kernel, `native/src/reach.rs`; the python column is "
+        "what every strategy ran before):"
+    )
+    positions_heading = (
+        "Position templates (each event at every state of its type; NEXT: `native/src/dominance.rs`):"
+    )
+    tables = [
+        ("plain", None, "pattern", "COUNT(*), SUM(A.x)", [(label, p, "") for label, p in PATTERNS.items()]),
+        ("edges", edges_heading, "query", "COUNT(*), SUM(A.x), MAX(A.p)", EDGES),
+        ("positions", positions_heading, "pattern", "COUNT(*), SUM(A.x)", [(p, p, "") for p in POSITIONS]),
+    ]
+    for name, heading, column, returns, queries in tables:
+        if args.only not in (None, name):
+            continue
+        header = f"| {column} | semantics | compiled µs/event | python µs/event | rows |"
+        lines += ["", *([heading, ""] if heading else []), header, "|---|---|---|---|---|"]
+        for label, pattern, where in queries:
+            clause = (partitioned + where) if where else partitioned.removesuffix(" AND ")
             for semantics in SEMANTICS:
-                where = "[k]" if partitioned else ""
-                text = (f"q: RETURN COUNT(*), SUM(A.x) PATTERN {pattern} SEMANTICS {semantics}"
-                        + (f" WHERE {where}" if where else "") + f" WITHIN {args.within} SLIDE 10")  # fmt: skip
-                measure(label, text, semantics)
-    if args.only in (None, "edges"):
-        lines += [
-            "",
-            (
-                "NEXT and CONT with edges (event by event on the kernel, `native/src/reach.rs`; the python column "
-                "is what every strategy ran before):"
-            ),
-            "",
-            "| query | semantics | compiled µs/event | python µs/event | rows |",
-            "|---|---|---|---|---|",
-        ]
-        for label, pattern, where in EDGES:
-            for semantics in SEMANTICS:
-                clause = (partitioned + where) if where else partitioned.removesuffix(" AND ")
-                text = (f"q: RETURN COUNT(*), SUM(A.x), MAX(A.p) PATTERN {pattern} SEMANTICS {semantics}"
+                text = (f"q: RETURN {returns} PATTERN {pattern} SEMANTICS {semantics}"
                         + (f" WHERE {clause}" if clause else "") + f" WITHIN {args.within} SLIDE 10")  # fmt: skip
-                measure(label, text, semantics)
-    if args.only in (None, "positions"):
-        lines += [
-            "",
-            "Position templates (each event at every state of its type; NEXT: `native/src/dominance.rs`):",
-            "",
-            "| pattern | semantics | compiled µs/event | python µs/event | rows |",
-            "|---|---|---|---|---|",
-        ]
-        for label, pattern in POSITIONS:
-            for semantics in SEMANTICS:
-                where = partitioned.removesuffix(" AND ")
-                text = (f"q: RETURN COUNT(*), SUM(A.x) PATTERN {pattern} SEMANTICS {semantics}"
-                        + (f" WHERE {where}" if where else "") + f" WITHIN {args.within} SLIDE 10")  # fmt: skip
                 measure(label, text, semantics)
     lines += ["", f"load after {' '.join(f'{v:.2f}' for v in os.getloadavg())}", ""]
     append_report(lines, args.output)

@@ -13,7 +13,7 @@ The total per window and group is the count the engine computes (``hamlet.evalua
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 from operator import attrgetter
@@ -177,7 +177,7 @@ def _window_trends(query: AnalyzedQuery, recorded: _Recorded, k: int) -> Iterato
     edges, starts = recorder.edges, recorder.starts
     crowded = root.edges.crowded if root.edges is not None else None
 
-    def options(event: Event, last: bool) -> Iterator[Event | None]:
+    def options(event: Event, last: bool) -> Iterator[tuple[Event, bool] | None]:
         # None: the trend starts at ``event``; an event: it continues back to that predecessor. Under CONT an
         # event sharing its time with another event of the sub-stream never stands in a trend's middle.
         if starts.get(id(event), {}).get(c):
@@ -185,7 +185,7 @@ def _window_trends(query: AnalyzedQuery, recorded: _Recorded, k: int) -> Iterato
         if last or crowded is None or not crowded(event):
             for previous, aggregates in edges.get(id(event), ()):
                 if c in aggregates:
-                    yield previous
+                    yield previous, False
 
     if isinstance(root.edges, LongerTrends):
         yield from _longer_trends(recorded, c, start, end, limit, root.edges.ends)
@@ -195,18 +195,27 @@ def _window_trends(query: AnalyzedQuery, recorded: _Recorded, k: int) -> Iterato
             continue
         if limit is not None and event.time < limit:
             continue  # a trailing NOT matched after it before the window's end
-        path = [event]
-        stack = [options(event, True)]
-        while stack:
-            found = next(stack[-1], _DONE)
-            if found is _DONE:
-                stack.pop()
-                path.pop()
-            elif found is None:
-                yield tuple(recorded.original[id(e)] for e in reversed(path))
-            else:
-                path.append(found)  # type: ignore[arg-type]
-                stack.append(options(found, False))  # type: ignore[arg-type]
+        yield from _walk((event, True), options, recorded.original)
+
+
+def _walk(last: tuple[Event, Any], options: Callable[[Event, Any], Iterator[tuple[Event, Any] | None]],
+          original: dict[int, Event]) -> Iterator[Trend]:  # fmt: skip
+    """Every trend back from ``last`` (an END node and what ``options`` needs of it), depth first, holding
+    one path: ``options(node, key)`` yields None where a trend starts at the node, else a predecessor node
+    and its key."""
+    path = [last[0]]
+    stack = [options(*last)]
+    while stack:
+        found = next(stack[-1], _DONE)
+        if found is _DONE:
+            stack.pop()
+            path.pop()
+        elif found is None:
+            yield tuple(original[id(e)] for e in reversed(path))
+        else:
+            step: tuple[Event, Any] = found  # type: ignore[assignment]
+            path.append(step[0])
+            stack.append(options(*step))
 
 
 def _longer_trends(recorded: _Recorded, c: int, start: Any, end: Any, limit: Any,
@@ -230,21 +239,8 @@ def _longer_trends(recorded: _Recorded, c: int, start: Any, end: Any, limit: Any
         if not (start <= event.time < end) or not parts or (limit is not None and event.time < limit):
             continue
         for r in parts:
-            if r & ends:
-                continue  # a longer trend with the same first and last events holds these
-            path = [event]
-            stack = [options(event, r)]
-            while stack:
-                found = next(stack[-1], _DONE)
-                if found is _DONE:
-                    stack.pop()
-                    path.pop()
-                elif found is None:
-                    yield tuple(recorded.original[id(e)] for e in reversed(path))
-                else:
-                    step: tuple[Event, frozenset[str]] = found  # type: ignore[assignment]
-                    path.append(step[0])
-                    stack.append(options(*step))
+            if not r & ends:  # (else a longer trend with the same first and last events holds these)
+                yield from _walk((event, r), options, recorded.original)
 
 
 def _trailing_limit(limits: list[tuple[Any, Any]], end: Any) -> Any:

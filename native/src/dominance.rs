@@ -25,7 +25,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
 
 use crate::graph::{Agg, Event, Graph};
-use crate::reach::Reach;
+use crate::reach::{take_reach, Reach};
 
 /// A held node: an event at a state a transition leaves, with its aggregate per (window class, R).
 struct Node {
@@ -182,16 +182,7 @@ impl LongerTrends {
     /// `predecessors` saw them.
     pub fn hold(&mut self, graph: &Graph, i: usize, raw: usize, position: usize, time: i64,
                 parts: Vec<(usize, u64, Agg)>) {
-        let mut reach = Reach::default();
-        while let Some((e, _)) = self.reaches.front() {
-            if *e > i {
-                break;
-            }
-            let (e, r) = self.reaches.pop_front().expect("a front");
-            if e == i {
-                reach = r;
-            }
-        }
+        let reach = take_reach(&mut self.reaches, i);
         if !graph.is_source[position] && graph.edges_from[position].is_empty() {
             return;
         }

@@ -195,16 +195,7 @@ impl EventEdges {
     /// per class (`aggs`, not empty), if a transition leaves its position. Events come in the order
     /// `predecessors` saw them (ascending `i`).
     pub fn hold(&mut self, graph: &Graph, i: usize, position: usize, time: i64, aggs: Vec<(usize, Agg)>) {
-        let mut reach = Reach::default();
-        while let Some((e, _)) = self.reaches.front() {
-            if *e > i {
-                break;
-            }
-            let (e, r) = self.reaches.pop_front().expect("a front");
-            if e == i {
-                reach = r;
-            }
-        }
+        let reach = take_reach(&mut self.reaches, i);
         if !graph.is_source[position] && graph.edges_from[position].is_empty() {
             return;
         }
@@ -230,6 +221,21 @@ impl EventEdges {
             self.numbers.pop_front();
         }
     }
+}
+
+/// Event `i`'s reach from the (event, reach) queue of one timestamp, dropping those of earlier events (which
+/// were not held); empty if it has none.
+pub fn take_reach(reaches: &mut VecDeque<(usize, Reach)>, i: usize) -> Reach {
+    while let Some((e, _)) = reaches.front() {
+        if *e > i {
+            break;
+        }
+        let (e, r) = reaches.pop_front().expect("a front");
+        if e == i {
+            return r;
+        }
+    }
+    Reach::default()
 }
 
 #[cfg(test)]
