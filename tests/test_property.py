@@ -13,19 +13,21 @@ from __future__ import annotations
 import math
 from functools import partial
 
-from hypothesis import given, note
+from hypothesis import assume, given, note
 from hypothesis import strategies as st
 from kernel_checks import compiled_queries, position_queries_of
 from oracle import evaluate_bruteforce
 from workloads import (
     MULTI_QUERY_EXAMPLES,
     POSITION_AROUND_B,
+    POSITION_SEMANTICS,
     analyses,
     bursty_events,
     events,
     graph_sharing_workloads,
     multi_query_workloads,
     optional_patterns,
+    position_patterns,
     position_queries,
     position_queries_with_ends,
     probe,
@@ -36,6 +38,7 @@ from workloads import (
     table_of,
     typed,
     types_of,
+    with_a_middle_not,
     with_semantics,
     workloads,
 )
@@ -186,6 +189,28 @@ def test_position_templates_next_to_sharing_queries_equal_bruteforce(text, data)
     partition = data.draw(st.sampled_from([((), ()), (("k",), ()), ((), ("g",))]))
     text += "\n" + data.draw(queries("p", pattern=pattern, partition=partition))
     stream = data.draw(bursty_events(max_events=11))
+    check(text, stream)
+    check_positions_compiled(text, stream)
+
+
+@given(st.data())
+def test_a_not_between_two_parts_of_a_position_template_equals_bruteforce(data):
+    """``NOT F`` or ``NOT F+`` between two items of a position template's top-level SEQ (``SEQ(A+, NOT F, B,
+    A)``), where the analysis takes it (the types around it meet only there), with local and edge
+    predicates, groups and windows, under every semantics: every strategy equals the oracle, in Python and
+    compiled, through the API and the Arrow path."""
+    core = data.draw(
+        position_patterns().filter(lambda p: p.startswith("SEQ(") and " OR " not in p and " AND " not in p)
+    )
+    items = data.draw(with_a_middle_not(split_items(core[4:-1])))
+    assume(any(item.startswith("NOT F") for item in items))
+    pattern = "SEQ(" + ", ".join(items) + ")"
+    partition = data.draw(st.sampled_from([((), ())] * 3 + [(("k",), ()), ((), ("g",))]))
+    window = data.draw(st.sampled_from([(15, 15), (16, 8), (10, 5)]))
+    text = data.draw(queries("p0", pattern=pattern, partition=partition, window=window,
+                             predicates=[] if data.draw(st.booleans()) else None))  # fmt: skip
+    text = data.draw(with_semantics(text, clauses=POSITION_SEMANTICS))
+    stream = data.draw(events(types_of(text, every=2), max_events=10, min_events=4))
     check(text, stream)
     check_positions_compiled(text, stream)
 

@@ -555,13 +555,30 @@ POSITION_SEMANTICS = [
 def position_patterns_with_ends(draw) -> str:
     """A ``position_patterns`` pattern (no OR or AND: the grammar allows them only as the whole pattern) as
     the positive part of a top-level SEQ with a leading NOT, a trailing NOT or both, over types the positive
-    part lacks (D, E: a negated type appears once), each NOT a type, a Kleene type or a sequence."""
+    part lacks (D, E: a negated type appears once), each NOT a type, a Kleene type or a sequence; and, where
+    the analysis takes it (the pair of types around it meets only there: ``automaton.inexact_guard``), a NOT
+    F or NOT F+ between two of its items."""
     core = draw(position_patterns().filter(lambda p: " OR " not in p and " AND " not in p))
     core_items = split_items(core[4:-1]) if core.startswith("SEQ(") else [core]
     lead, trail = draw(st.sampled_from([("D", ""), ("", "E"), ("D", "E"), ("D+", "E"), ("SEQ(D, E)", ""),
-                                        ("", "SEQ(E, D+)"), ("E", "D+")]))  # fmt: skip
+                                        ("", "SEQ(E, D+)"), ("E", "D+"), ("", "")]))  # fmt: skip
+    if draw(st.booleans()):
+        core_items = draw(with_a_middle_not(core_items))
     items = ([f"NOT {lead}"] if lead else []) + core_items + ([f"NOT {trail}"] if trail else [])
     return "SEQ(" + ", ".join(items) + ")"
+
+
+@st.composite
+def with_a_middle_not(draw, items: list[str]) -> list[str]:
+    """``items`` with NOT F or NOT F+ between two of them, at a slot the analysis takes (none next to an
+    optional part, the types around it meeting only there: ``automaton.inexact_guard``), or as they are."""
+    negation = draw(st.sampled_from(["NOT F", "NOT F+"]))
+    slots = draw(st.permutations(range(1, len(items))))
+    for slot in slots:
+        middle = items[:slot] + [negation] + items[slot:]
+        if analyses("SEQ(" + ", ".join(middle) + ")"):
+            return middle
+    return items
 
 
 def split_items(text: str) -> list[str]:

@@ -19,7 +19,7 @@ event may start a trend at one state and extend trends at another.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from hamlet.analysis.split import Fail
@@ -121,6 +121,37 @@ class _Glushkov:
             last = l | last if e else l
             empty = empty and e
         return first, last, empty
+
+
+def inexact_guard(positive: SeqPattern, boundaries: Mapping[int, str]) -> str | None:
+    """Whether a NOT between two items of the top-level SEQ guards exactly the transitions of its position
+    template: ``boundaries`` maps the index of the item right after each such NOT (in ``positive``, the
+    NOTs taken out) to the NOT's text; returns the text of the first NOT that does not, None if all do.
+
+    A NOT is anchored to one type X before it and one Y after it (``split``), and the graph guards every
+    transition from a state of X to a state of Y. That is exact iff every pair of places of X and Y that
+    follow each other crosses this NOT: then every parse of a trend meets the NOT at the same steps
+    (``SEQ(A+, NOT C, B, A)``). Where X is followed by Y elsewhere too (``SEQ(A+, NOT C, A)``: A → A inside
+    A+ and across the NOT), one deterministic transition would hold both and no guard on it is exact."""
+    positions = _Glushkov(
+        [], [], set(), lambda: QueryError("more places than build_states takes", line=0, column=0)
+    )
+    crossing: dict[int, set[tuple[int, int]]] = {}
+    last: frozenset[int] = frozenset()
+    for i, item in enumerate(positive.items):
+        assert not isinstance(item, NegationPattern)  # (the NOTs are taken out)
+        f, l, e = positions.visit(item, 0)
+        pairs = {(x, y) for x in last for y in f}
+        positions.follow.update(pairs)
+        if i in boundaries:
+            crossing[i] = pairs
+        last = l | last if e else l
+    types = positions.types
+    for i, pairs in crossing.items():
+        guarded = {(types[x], types[y]) for x, y in pairs}
+        if any((types[x], types[y]) in guarded for x, y in positions.follow - pairs):
+            return boundaries[i]
+    return None
 
 
 def build_states(pattern: Pattern, fail: Fail) -> StateTemplate:

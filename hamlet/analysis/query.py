@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
 
-from hamlet.analysis.automaton import StateTemplate, build_states, needs_positions
+from hamlet.analysis.automaton import StateTemplate, build_states, inexact_guard, needs_positions
 from hamlet.analysis.predicates import (
     EdgePredicate,
     LocalFn,
@@ -255,11 +255,12 @@ class _Analyzer:
 
         A leading NOT reads only the trend's first time and the window's start, a trailing one only its last
         time and the window's end (SEMANTICS.md): which states a trend passes does not matter, so they hold
-        at every start and end state. A NOT between two parts is refused: one transition of the
-        deterministic template may be the boundary between those parts for one parse of a trend and inside
-        one of them for another (``SEQ(A+, NOT C, A+)``), so no guard on the transition is exact."""
+        at every start and end state. A NOT between two parts of the top-level SEQ guards the transitions
+        from the type before it to the type after it, which is exact only where no other pair of places of
+        those types follow each other (``automaton.inexact_guard``): one transition of the deterministic
+        template may be the boundary between the parts for one parse of a trend and inside one of them for
+        another (``SEQ(A+, NOT C, A+)``); such a NOT is refused."""
         items = q.pattern.items if isinstance(q.pattern, SeqPattern) else ()
-        ends = {id(item) for item in items[:1] + items[-1:] if isinstance(item, NegationPattern)}
         for negation in _negations(q.pattern):
             if needs_positions(negation.inner):
                 raise self.fail(negation, "NOT of a pattern with a type at several places or P{n,} is not "
@@ -267,12 +268,10 @@ class _Analyzer:
             if isinstance(q.pattern, ChoicePattern):
                 raise self.fail(negation, f"NOT inside an operand of {q.pattern.op} is not supported: a NOT stands "
                                 "first or last in the top-level SEQ only")  # fmt: skip
-            if id(negation) not in ends:
-                raise self.fail(negation, "NOT between two parts of a pattern with a type at several places, P{n,}, "
-                                "OR or AND is not supported: a transition between its position states may end "
-                                "the part before the NOT for one parse of a trend and lie inside it for another, "
-                                "so no guard on it is exact; only a leading or trailing NOT of the top-level "
-                                "SEQ is")  # fmt: skip
+            if not any(negation is item for item in items):
+                raise self.fail(negation, "NOT inside a part of a pattern with a type at several places, P{n,}, OR "
+                                "or AND is not supported: a NOT stands first, last or between two parts of the "
+                                "top-level SEQ")  # fmt: skip
         counted: dict[str, int] = {}
         for t in _type_names(q.pattern):
             counted[t] = counted.get(t, 0) + 1
@@ -290,6 +289,20 @@ class _Analyzer:
                     raise self.fail(item, f"{item.text()} is not defined for P AND Q: a conjunction matches pairs "
                                     "of trends, and the dissertation (§12) defines only their number, COUNT(*)")  # fmt: skip
         states = build_states(positive, self.fail)
+        middle = [item for item in items[1:-1] if isinstance(item, NegationPattern)]
+        if middle:
+            assert isinstance(positive, SeqPattern)
+            after = {
+                id(n): sum(not isinstance(i, NegationPattern) for i in items[:k]) for k, n in enumerate(items)
+            }
+            inexact = inexact_guard(positive, {after[id(n)]: canonical(n) for n in middle})
+            if inexact is not None:
+                negation = next(n for n in middle if canonical(n) == inexact)
+                raise self.fail(negation, f"{inexact} between two parts is not exact here: the type before it is "
+                                "followed by the type after it elsewhere in the pattern too, so one transition "
+                                "of the deterministic template may cross the NOT for one parse of a trend and "
+                                "lie inside a part for another (SEQ(A+, NOT C, A)); it is supported where that "
+                                "pair of types meets only across the NOT (SEQ(A+, NOT C, B, A))")  # fmt: skip
         if q.semantics is not None and q.semantics.kind == "NEXT":
             # (the kernel keeps the states a longer trend may stand at as one 64-bit set per event: dominance.rs)
             crowded = [t for t, of in states.states_of.items() if len(of) > MAX_NEXT_STATES]

@@ -81,9 +81,10 @@ def split_pattern(pattern: Pattern, fail: Fail) -> SubPattern:
 
 
 def split_ends(pattern: Pattern, fail: Fail) -> tuple[Pattern, tuple[Negation, ...]]:
-    """The positive pattern of a pattern on a position template (automaton.py) and its leading and trailing
-    negations, anchored to types (``query._positions`` refuses any other NOT first). Its template is the
-    caller's: position states, which GRETA's Algorithm 1 cannot build."""
+    """The positive pattern of a pattern on a position template (automaton.py) and the negations of its
+    top-level SEQ (leading, trailing, between two parts), anchored to types (``query._positions`` refuses
+    any other NOT first). Its template is the caller's: position states, which GRETA's Algorithm 1 cannot
+    build."""
     if not isinstance(pattern, SeqPattern) or not any(isinstance(i, NegationPattern) for i in pattern.items):
         return pattern, ()
     split = _split(pattern, fail, top_level=True, typed=False)

@@ -86,9 +86,17 @@ class TrendGraph:
         self.outgoing: dict[str, list[Source]] = {t: [] for t in self.template.types}
         horizon = query.window.within if horizon is None else horizon
         running: dict[str, RunningSource] = {}  # plain transitions from one type share its running totals
+        # (a NOT between two parts of a position template guards every transition between states of its
+        # types: automaton.inexact_guard)
+        type_of = (
+            query.states.state_type.get
+            if query.states is not None and self.template is not part.template
+            else None
+        )
         for transition in self.template.transitions:
             source, target = transition.source, transition.target
-            guards = [g for n, g in self.children if n.previous == source and n.following == target]
+            pair = (source, target) if type_of is None else (type_of(source), type_of(target))
+            guards = [g for n, g in self.children if (n.previous, n.following) == pair]
             src = _choose_source(
                 query, source, target, algebra, events, _latest_of(guards), exact_scan, horizon
             )

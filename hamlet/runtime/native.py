@@ -52,9 +52,10 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Protocol
 
+from hamlet.analysis.automaton import StateTemplate
 from hamlet.analysis.predicates import EdgePredicate, attribute_versus_literal, index_sides
 from hamlet.analysis.query import AnalyzedQuery
-from hamlet.analysis.split import SubPattern
+from hamlet.analysis.split import Negation, SubPattern
 from hamlet.analysis.template import Template
 from hamlet.analysis.windows import Window
 from hamlet.events import MICROS, Event
@@ -335,7 +336,7 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra, projections: 
     elif query.states is None:
         part = query.pattern
     else:
-        part = _on_states(query.pattern, query.states.template)
+        part = _on_states(query.pattern, query.states)
     template = part.template
     position = {t: i for i, t in enumerate(template.types)}
     type_of = (lambda t: t) if query.states is None else query.states.state_type.__getitem__
@@ -360,13 +361,23 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra, projections: 
     return NativeGraph(kernel, [q.name for q in queries], projections, query.semantics == "CONT")
 
 
-def _on_states(pattern: SubPattern, states: Template) -> SubPattern:
-    """A pattern's position template with its leading and trailing NOTs (the only ones ``query.py`` lets
-    stand next to one) anchored to a start and an end state: they apply at every start and end state, so
-    the anchor only tells leading from trailing."""
-    negations = tuple(replace(n, previous=n.previous and states.ends[0], following=n.following and states.starts[0])
-                      for n in pattern.negations)  # fmt: skip
-    return SubPattern(pattern.pattern, states, negations)
+def _on_states(pattern: SubPattern, states: StateTemplate) -> SubPattern:
+    """A pattern's position template with its NOTs anchored to states: a leading or trailing NOT to a start
+    or an end state (it applies at every one, so the anchor only tells leading from trailing), a NOT between
+    two parts to the first states of its types (``_transitions`` guards every transition between states of
+    those types: automaton.inexact_guard)."""
+    template = states.template
+
+    def anchored(n: Negation) -> Negation:
+        if n.previous is None or n.following is None:
+            return replace(
+                n, previous=n.previous and template.ends[0], following=n.following and template.starts[0]
+            )
+        return replace(
+            n, previous=states.states_of[n.previous][0], following=states.states_of[n.following][0]
+        )
+
+    return SubPattern(pattern.pattern, template, tuple(map(anchored, pattern.negations)))
 
 
 def _fields(algebra: Algebra, position: Mapping[str, int], places: Mapping[str, list[int]]
@@ -401,6 +412,9 @@ def _transitions(query: AnalyzedQuery, part: SubPattern, negations: list[tuple],
     those with edge predicates or guarded by a NOT between them. Its negations are appended to
     ``negations`` (numbered from 1, parents before their own negations), as ``GraphKernel`` takes them."""
     position = {t: i for i, t in enumerate(part.template.types)}
+    # (on a position template a NOT between two parts guards every transition between states of its types)
+    states = query.states if number == 0 else None
+    type_of = (lambda t: t) if states is None else (lambda t: t and states.state_type[t])
     guards: dict[tuple[str | None, str | None], int] = {}
     for negation in part.negations:
         negations.append(())
@@ -413,12 +427,12 @@ def _transitions(query: AnalyzedQuery, part: SubPattern, negations: list[tuple],
         # (optional parts give a negative sub-pattern several start and end types: ``NOT SEQ(C?, D)``)
         negations[k - 1] = (list(inner.types), [inner_position[t] for t in inner.starts],
                             [inner_position[t] for t in inner.ends], inner_plain, inner_edges, number, *around)  # fmt: skip
-        guards[(negation.previous, negation.following)] = k
+        guards[(type_of(negation.previous), type_of(negation.following))] = k
     plain: list[tuple[int, int]] = []
     edges: list[tuple] = []
     for t in part.template.transitions:
         predicates = query.edge_predicates_of(t.source, t.target)
-        guard = guards.get((t.source, t.target))
+        guard = guards.get((type_of(t.source), type_of(t.target)))
         if predicates or guard:
             programs, index = _edge_programs(predicates) if predicates else ([], None)
             edges.append((position[t.source], position[t.target], programs, index, guard))

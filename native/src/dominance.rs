@@ -87,11 +87,12 @@ impl LongerTrends {
     /// Node `i`'s predecessors' aggregates, summed per R (first R = 0, always there) and per class of
     /// `classes`; held nodes before `since` (out of the horizon) are dropped first. The nodes of one stream
     /// event come one after the other, its first place first. Err: an edge predicate needs Python.
+    #[allow(clippy::too_many_arguments)]
     pub fn predecessors(&mut self, graph: &Graph, events: &[Event], i: usize, position: usize, since: i64,
-                        classes: &[usize]) -> Result<Vec<(u64, Vec<Agg>)>, ()> {
+                        classes: &[usize], guard: impl Fn(usize) -> Option<i64>) -> Result<Vec<(u64, Vec<Agg>)>, ()> {
         if self.current != Some(events[i].raw) {
             self.current = Some(events[i].raw);
-            self.siblings_of(graph, events, i - self.rank[position], position, since)?;
+            self.siblings_of(graph, events, i - self.rank[position], position, since, guard)?;
         }
         let v = self.rank[position];
         self.reaches.push_back((i, self.siblings[v].reach.clone()));
@@ -136,9 +137,10 @@ impl LongerTrends {
         Ok(parts)
     }
 
-    /// The predecessor nodes and reaches of every node of the stream event whose first node is `first`.
-    fn siblings_of(&mut self, graph: &Graph, events: &[Event], first: usize, position: usize,
-                   since: i64) -> Result<(), ()> {
+    /// The predecessor nodes and reaches of every node of the stream event whose first node is `first`;
+    /// `guard(k)`: L of negation k (a NOT between two parts guards the transitions across it).
+    fn siblings_of(&mut self, graph: &Graph, events: &[Event], first: usize, position: usize, since: i64,
+                   guard: impl Fn(usize) -> Option<i64>) -> Result<(), ()> {
         while self.numbers.front().is_some_and(|&(t, _)| t < since) {
             self.numbers.pop_front();
         }
@@ -155,7 +157,11 @@ impl LongerTrends {
                     self.node.remove(&(old.raw, source));
                     held.pop_front();
                 }
+                let threshold = edge.and_then(|e| e.guard).and_then(&guard);
                 for (slot, h) in held.iter().enumerate() {
+                    if threshold.is_some_and(|l| h.time < l) {
+                        continue; // a match of the NOT lies between them
+                    }
                     if let Some(edge) = edge {
                         if !edge.holds(events[h.index].fields(), y)? {
                             continue;

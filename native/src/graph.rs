@@ -886,8 +886,10 @@ impl<'a> Partition<'a> {
         let kernel = self.kernel;
         let since = time.saturating_sub(self.next.as_ref()?.horizon).saturating_add(1);
         let starts: Vec<bool> = self.classes.iter().map(|&c| kernel.is_start[position] && self.may_start(c)).collect();
+        let negations = &self.negations;
         let longer = self.longer.as_mut()?;
-        let parts = longer.predecessors(kernel, self.events, i, position, since, &self.classes).ok()?;
+        let guard = |k: usize| negations[k - 1].latest;
+        let parts = longer.predecessors(kernel, self.events, i, position, since, &self.classes, guard).ok()?;
         let event = &self.events[i];
         let mut onward = Vec::new();
         for (k, &c) in self.classes.iter().enumerate() {

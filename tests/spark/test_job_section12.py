@@ -1,6 +1,7 @@
 """The aggregation job on the dissertation's §12 constructs (a type at several places, P{n,}, OR, AND, one
-under skip-till-next-match) next to an ordinary query: their graphs run in Python inside the job's tasks, a conjunction's C_i, C_j, C_ij
-cross the shuffle as partial states and become pairs only in stage 2, and the job equals ``hamlet evaluate``."""
+under skip-till-next-match, one with a NOT between two parts) next to an ordinary query: their graphs run
+inside the job's tasks, a conjunction's C_i, C_j, C_ij cross the shuffle as partial states and become pairs
+only in stage 2, and the job equals ``hamlet evaluate``."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ qtwice: RETURN COUNT(*), COUNT(Travel)
 qnext: RETURN COUNT(*), SUM(Travel.duration)
     PATTERN SEQ(Travel+, Pickup, Travel) OR SEQ(Travel, Travel) SEMANTICS NEXT
     WHERE [driver] WITHIN 30 min SLIDE 10 min
+qnot: RETURN COUNT(*), MIN(Travel.speed)
+    PATTERN SEQ(Request, Travel+, NOT Cancel, Dropoff, Travel)
+    WHERE [driver] WITHIN 30 min SLIDE 10 min
 """
 
 
@@ -40,7 +44,7 @@ def test_the_job_equals_hamlet_evaluate_on_section_12_constructs(spark, events_t
     start, end = START + timedelta(hours=2), START + timedelta(hours=3)
     assert aggregate(events_table, out, workload, start, end) == 0
     expected = evaluated_rows(workload, events_table, tmp_path, start, end)
-    assert {r.query for r in expected} == {"qany", "qor", "qand", "qtwice", "qnext"}
+    assert {r.query for r in expected} == {"qany", "qor", "qand", "qtwice", "qnext", "qnot"}
     assert any(r.query == "qand" and r.value > 0 for r in expected)
     schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
              "aggregate string, value double, value_exact string"  # fmt: skip
