@@ -27,12 +27,15 @@ use std::collections::VecDeque;
 use crate::graph::{Agg, Event, Graph};
 use crate::reach::{take_reach, Reach};
 
+/// A node's aggregate per (window class, R).
+pub type Parts = Vec<(usize, u64, Agg)>;
+
 /// A held node: an event at a state a transition leaves, with its aggregate per (window class, R).
 struct Node {
     time: i64,
     index: usize, // among the graph's events: its fields, for the edge predicates
     raw: usize,   // the stream event it places
-    parts: Vec<(usize, u64, Agg)>,
+    parts: Parts,
     number: usize,
     reach: Reach,
 }
@@ -187,7 +190,7 @@ impl LongerTrends {
     /// with its parts (not empty), if a transition leaves its position. Nodes come in the order
     /// `predecessors` saw them.
     pub fn hold(&mut self, graph: &Graph, i: usize, raw: usize, position: usize, time: i64,
-                parts: Vec<(usize, u64, Agg)>) {
+                parts: Parts) {
         let reach = take_reach(&mut self.reaches, i);
         if !graph.is_source[position] && graph.edges_from[position].is_empty() {
             return;

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use crate::events::RawEvent;
 use crate::edges::{Edge, Source};
 use crate::negation::{Negation, NegationState};
-use crate::dominance::LongerTrends;
+use crate::dominance::{LongerTrends, Parts};
 use crate::reach::EventEdges;
 use crate::num::Num;
 use crate::values::{key_float, order_key, summand, Raw, Scale, Value, FLOAT_SCALE_BITS};
@@ -429,7 +429,7 @@ pub struct Partition<'a> {
     next: Option<NextState>, // under NEXT and CONT
     event_edges: Option<EventEdges>, // under NEXT and CONT on an `event_grained` graph
     longer: Option<LongerTrends>,    // under NEXT on a position template (`dominance`)
-    split: Vec<(usize, usize, Vec<(usize, u64, Agg)>)>, // (node, position, parts) of one timestamp, to hold
+    split: Vec<(usize, usize, Parts)>, // (node, position, parts) of one timestamp, to hold
     substream: Vec<i64>,     // CONT: the time of every event of the partition, of any type, sorted
     zero: Option<ClassZero>, // a time segment's run (`vertical.rs`)
 }
