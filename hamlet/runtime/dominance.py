@@ -31,13 +31,12 @@ and part, a test per pair of states.
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 from hamlet.analysis.automaton import StateTemplate
-from hamlet.analysis.windows import before
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra
+from hamlet.runtime.reaches import Reaches
 from hamlet.runtime.sources import Source
 
 Split = dict[frozenset[str], Any]  # R → the aggregate of the partial trends with that R
@@ -94,14 +93,9 @@ class LongerTrends:
         self.states = states
         self.ends = frozenset(states.template.ends)
         self.algebra = algebra  # the base one (a part's aggregate)
-        self.horizon = horizon
-        self.number: dict[int, int] = {}  # id(node) → its number, for the stored nodes still live
-        self.node: dict[tuple[int, str], int] = {}  # (id of its event's attributes, state) → number
-        self.reach: dict[int, frozenset[int]] = {}  # number → numbers of the nodes with a path to it
+        # keyed by (id of the node's attributes: its event, state): what finds the other nodes of an event
+        self.reaches = Reaches(horizon)
         self.pending: dict[int, frozenset[int]] = {}  # id(node) → its reach, computed, not yet committed
-        # (time, number, node) in order, for pruning; holding the node keeps its attributes' id unique
-        self.committed: deque[tuple[Any, int, Event]] = deque()
-        self.next_number = 0
         # Per event of the current time, by the id of its attributes (``graph.placed`` gives each event one
         # object that all its nodes share): its ``Nodes``
         self.siblings: dict[int, Nodes] = {}
@@ -122,10 +116,10 @@ class LongerTrends:
             for state in self.states.states_of[self.states.state_type[event.type]]:
                 node = Event(state, event.time, event.attributes)
                 candidates = [c for src in self.incoming[state] for c in src.matching(node)]  # type: ignore[union-attr]
-                numbers = [self.number[id(previous)] for previous, _ in candidates]
+                numbers = [self.reaches.number[_key(previous)] for previous, _ in candidates]
                 longer: set[int] = set()
                 for n in numbers:
-                    longer.update(self.reach[n])
+                    longer.update(self.reaches.reach[n])
                 found[state] = (candidates, frozenset(longer.union(numbers)), frozenset(longer))
             self.siblings[key] = found
         return found
@@ -157,9 +151,9 @@ class LongerTrends:
     def _moved(self, previous: Event, r: frozenset[str], nodes: Nodes) -> frozenset[str]:
         """R at the new event's nodes (``nodes``) of a part with R = ``r`` at ``previous``: the states that a
         node of ``previous``'s event at a state of r reaches, or ``previous`` itself by two edges or more."""
-        key = id(previous.attributes)
-        own = self.number[id(previous)]
-        at = [n for s in r if (n := self.node.get((key, s))) is not None]
+        number = self.reaches.number
+        own = number[_key(previous)]
+        at = [n for s in r if (n := number.get((id(previous.attributes), s))) is not None]
         return frozenset(t for t, (_, one, two) in nodes.items() if own in two or any(n in one for n in at))
 
     def kept(self, parts: Split) -> Any:
@@ -174,21 +168,13 @@ class LongerTrends:
     def commit(self, event: Event, stored: bool) -> None:
         """``event``'s aggregates are final (``stored``: it has one in some window and may precede others)."""
         reach = self.pending.pop(id(event), None)
-        if not stored:
-            return
-        oldest = before(event.time, self.horizon)
-        committed = self.committed
-        while committed and committed[0][0] <= oldest:  # no window holds it and a new event
-            _, n, node = committed.popleft()
-            del self.reach[n]
-            del self.number[id(node)]
-            del self.node[(id(node.attributes), node.type)]
-        n = self.next_number
-        self.next_number += 1
-        self.number[id(event)] = n
-        self.node[(id(event.attributes), event.type)] = n
-        self.reach[n] = reach if reach is not None else frozenset()
-        committed.append((event.time, n, event))
+        if stored:
+            self.reaches.add(_key(event), event, event.time, reach)
 
     def crowded(self, event: Event) -> bool:
         return False
+
+
+def _key(node: Event) -> tuple[int, str]:
+    """A node by its event (``graph.placed`` gives each event one attributes object) and its state."""
+    return id(node.attributes), node.type

@@ -38,10 +38,11 @@ from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
-from hamlet.analysis.windows import Window, before
+from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, LatestStartAlgebra
 from hamlet.runtime.dominance import LongerTrends, SplitAlgebra, dominance_applies
+from hamlet.runtime.reaches import Reaches
 from hamlet.runtime.sources import IndexedSource, QueueSource, RunningSource, ScanSource, Source, Threshold
 
 GLOBAL_WINDOW = (0,)
@@ -371,12 +372,8 @@ class SemanticsEdges:
         self.kind = kind
         self.incoming = incoming
         self.times = times  # every event time of the partition's sub-stream, sorted (CONT)
-        self.horizon = horizon
-        self.number: dict[int, int] = {}  # id(event) → its number, for the events committed and still live
-        self.reach: dict[int, frozenset[int]] = {}  # number → numbers of the events with a path to it
+        self.reaches = Reaches(horizon)  # keyed by id(event)
         self.pending: dict[int, frozenset[int]] = {}  # id(event) → its reach, computed, not yet committed
-        self.committed: deque[tuple[Any, int, int]] = deque()  # (time, number, id) in order, for pruning
-        self.next_number = 0
 
     def choose(self, event: Event) -> list[tuple[Event, dict[int, Any]]]:
         """The predecessor events ``event`` keeps an edge from, with their aggregates per window class."""
@@ -390,8 +387,8 @@ class SemanticsEdges:
                     for found in src.matching(event, before)]  # type: ignore[union-attr]  # fmt: skip
         candidates = [found for src in self.incoming[event.type] for found in src.matching(event)]  # type: ignore[union-attr]
         # NEXT: keep the predecessors that reach none of the others (no longer path bypasses their edge).
-        numbers = [self.number[id(previous)] for previous, _ in candidates]
-        reach = self.reach
+        numbers = [self.reaches.number[id(previous)] for previous, _ in candidates]
+        reach = self.reaches.reach
         bypassed: set[int] = set()  # events with a path of two or more edges to ``event``
         for n in numbers:
             bypassed.update(reach[n])
@@ -403,20 +400,8 @@ class SemanticsEdges:
     def commit(self, event: Event, stored: bool) -> None:
         """``event``'s aggregates are final (``stored``: it has one in some window and may precede others)."""
         reach = self.pending.pop(id(event), None)
-        if self.kind != "NEXT" or not stored:
-            return
-        oldest = before(event.time, self.horizon)
-        committed = self.committed
-        while committed and committed[0][0] <= oldest:  # no window holds it and a new event
-            _, n, ident = committed.popleft()
-            del self.reach[n]
-            if self.number.get(ident) == n:
-                del self.number[ident]
-        n = self.next_number
-        self.next_number += 1
-        self.number[id(event)] = n
-        self.reach[n] = reach if reach is not None else frozenset()
-        committed.append((event.time, n, id(event)))
+        if self.kind == "NEXT" and stored:
+            self.reaches.add(id(event), event, event.time, reach)
 
     def crowded(self, event: Event) -> bool:
         """CONT: whether another event of the sub-stream has ``event``'s time."""
