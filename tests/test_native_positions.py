@@ -251,6 +251,37 @@ def test_next_semantics_on_position_templates_by_hand():
     counted_by_hand(text, stream, expected)
 
 
+def test_next_semantics_on_a_conjunction_hold_per_operand():
+    """``P AND Q`` pairs a trend of P with one of Q, each under the query's semantics on its own: over a0 a0'
+    a1 a2 (one window) under NEXT, P = ``SEQ(A, A, A)`` has (a0, a1, a2) and (a0', a1, a2), Q = ``SEQ(A,
+    A)`` all 5 pairs (a trend of Q holds two events, so no longer one drops it, although (a0, a1, a2) runs
+    from a0 to a2 too); no trend is both, so 2 × 5 = 10 pairs."""
+    text = "qa: RETURN COUNT(*) PATTERN SEQ(A, A, A) AND SEQ(A, A) SEMANTICS NEXT WITHIN 100 SLIDE 100"
+    stream = [Event("A", time, {}) for time in (0, 0, 1, 2)]
+    counted_by_hand(text, stream, {"qa": 10})
+
+
+def test_nots_between_two_parts_of_position_templates_by_hand():
+    """NOTs between two parts of position templates over a1 c2 a3 b4 a5 c6 a7 (one window), counted by hand:
+    where the types around a NOT also follow each other inside a part, in a Kleene part, in an operand of OR
+    and AND (``automaton.Guard``).
+
+    * ``SEQ(A+, NOT C, A)``: the last two a's with no c between them: only a3, a5, after a1 or not — 2;
+    * ``SEQ(A, NOT C, B) OR SEQ(B, A+)``: (a3, b4) (c2 cuts a1 off), and b4 before a5, a7 or both — 4;
+    * ``SEQ(A, (SEQ(B, NOT C, A))+)``: a1 or a3, then b4 and a5 (c6 cuts a7 off) — 2;
+    * ``SEQ(A, NOT C, A) AND A+``: one pair of a's with no c between them, (a3, a5), paired with each of
+      the other 14 of the 15 trends of A+ — 14."""
+    text = """
+    qk: RETURN COUNT(*) PATTERN SEQ(A+, NOT C, A) WITHIN 100 SLIDE 100
+    qo: RETURN COUNT(*) PATTERN SEQ(A, NOT C, B) OR SEQ(B, A+) WITHIN 100 SLIDE 100
+    qp: RETURN COUNT(*) PATTERN SEQ(A, (SEQ(B, NOT C, A))+) WITHIN 100 SLIDE 100
+    qa: RETURN COUNT(*) PATTERN SEQ(A, NOT C, A) AND A+ WITHIN 100 SLIDE 100
+    """
+    stream = [Event(t, time, {}) for time, t in enumerate("ACABACA", 1)]
+    expected = {"qk": 2, "qo": 4, "qp": 2, "qa": 14}
+    counted_by_hand(text, stream, expected)
+
+
 def counted_by_hand(text: str, stream: list[Event], expected: dict[str, int]) -> None:
     """The oracle counts what the docstring counted by hand (one window), and so do Python's graph and the
     kernel in every strategy, through the API and the Arrow path."""

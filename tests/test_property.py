@@ -38,7 +38,7 @@ from workloads import (
     table_of,
     typed,
     types_of,
-    with_a_middle_not,
+    with_nots_inside,
     with_semantics,
     workloads,
 )
@@ -194,17 +194,14 @@ def test_position_templates_next_to_sharing_queries_equal_bruteforce(text, data)
 
 
 @given(st.data())
-def test_a_not_between_two_parts_of_a_position_template_equals_bruteforce(data):
-    """``NOT F`` or ``NOT F+`` between two items of a position template's top-level SEQ (``SEQ(A+, NOT F, B,
-    A)``), where the analysis takes it (the types around it meet only there), with local and edge
-    predicates, groups and windows, under every semantics: every strategy equals the oracle, in Python and
-    compiled, through the API and the Arrow path."""
-    core = data.draw(
-        position_patterns().filter(lambda p: p.startswith("SEQ(") and " OR " not in p and " AND " not in p)
-    )
-    items = data.draw(with_a_middle_not(split_items(core[4:-1])))
-    assume(any(item.startswith("NOT F") for item in items))
-    pattern = "SEQ(" + ", ".join(items) + ")"
+def test_nots_between_two_parts_of_a_position_template_equal_bruteforce(data):
+    """One or two NOTs between two items of any SEQ of a position template: at the top level, inside a
+    Kleene part or P{n,}, in an operand of OR or AND (``SEQ(A+, NOT F, A)``, ``(SEQ(A, NOT F, B)){2,}``,
+    ``SEQ(A, NOT F, B) OR B+``), where the types around a NOT may also follow each other inside a part,
+    with local and edge predicates, groups and windows, under every semantics: every strategy equals the
+    oracle, in Python and compiled, through the API and the Arrow path."""
+    pattern = data.draw(with_nots_inside(data.draw(position_patterns())))
+    assume("NOT " in pattern)
     partition = data.draw(st.sampled_from([((), ())] * 3 + [(("k",), ()), ((), ("g",))]))
     window = data.draw(st.sampled_from([(15, 15), (16, 8), (10, 5)]))
     text = data.draw(queries("p0", pattern=pattern, partition=partition, window=window,

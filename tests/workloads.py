@@ -553,32 +553,39 @@ POSITION_SEMANTICS = [
 
 @st.composite
 def position_patterns_with_ends(draw) -> str:
-    """A ``position_patterns`` pattern (no OR or AND: the grammar allows them only as the whole pattern) as
-    the positive part of a top-level SEQ with a leading NOT, a trailing NOT or both, over types the positive
-    part lacks (D, E: a negated type appears once), each NOT a type, a Kleene type or a sequence; and, where
-    the analysis takes it (the pair of types around it meets only there: ``automaton.inexact_guard``), a NOT
-    F or NOT F+ between two of its items."""
-    core = draw(position_patterns().filter(lambda p: " OR " not in p and " AND " not in p))
-    core_items = split_items(core[4:-1]) if core.startswith("SEQ(") else [core]
+    """A ``position_patterns`` pattern with NOTs: where it has no OR or AND (the grammar allows them only as
+    the whole pattern), as the positive part of a top-level SEQ with a leading NOT, a trailing NOT or both,
+    over types the positive part lacks (D, E: a negated type appears once), each NOT a type, a Kleene type
+    or a sequence; and NOT F or NOT F+ between two items of any SEQ in it (``with_nots_inside``)."""
+    core = draw(position_patterns())
+    if draw(st.booleans()):
+        core = draw(with_nots_inside(core, ["NOT F", "NOT F+"], 1))
+    if " OR " in core or " AND " in core:
+        return core
     lead, trail = draw(st.sampled_from([("D", ""), ("", "E"), ("D", "E"), ("D+", "E"), ("SEQ(D, E)", ""),
                                         ("", "SEQ(E, D+)"), ("E", "D+"), ("", "")]))  # fmt: skip
-    if draw(st.booleans()):
-        core_items = draw(with_a_middle_not(core_items))
-    items = ([f"NOT {lead}"] if lead else []) + core_items + ([f"NOT {trail}"] if trail else [])
+    flat = core.startswith("SEQ(") and split_items(core[3:])[0] == core[3:]  # (one SEQ: its items)
+    items = split_items(core[4:-1]) if flat else [core]
+    items = ([f"NOT {lead}"] if lead else []) + items + ([f"NOT {trail}"] if trail else [])
     return "SEQ(" + ", ".join(items) + ")"
 
 
 @st.composite
-def with_a_middle_not(draw, items: list[str]) -> list[str]:
-    """``items`` with NOT F or NOT F+ between two of them, at a slot the analysis takes (none next to an
-    optional part, the types around it meeting only there: ``automaton.inexact_guard``), or as they are."""
-    negation = draw(st.sampled_from(["NOT F", "NOT F+"]))
-    slots = draw(st.permutations(range(1, len(items))))
-    for slot in slots:
-        middle = items[:slot] + [negation] + items[slot:]
-        if analyses("SEQ(" + ", ".join(middle) + ")"):
-            return middle
-    return items
+def with_nots_inside(draw, pattern: str, negations: list[str] | None = None, most: int = 2) -> str:
+    """``pattern`` with up to ``most`` NOTs from ``negations`` (default: over D, E, F, which position
+    patterns lack) between two items of any SEQ in it, nested in a Kleene part or P{n,} or in an operand of
+    OR / AND too, at slots the analysis takes (none next to an optional part); as it is where there is none."""
+    pool = negations or ["NOT F", "NOT F+", "NOT SEQ(D, F)"]
+    drawn = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=most))
+    drawn = [n.replace("F", "E") if i else n for i, n in enumerate(drawn)]  # (a negated type appears once)
+    for negation in drawn:
+        slots = [i for i in range(len(pattern)) if pattern.startswith(", ", i)]
+        for slot in draw(st.permutations(slots)):
+            inserted = f"{pattern[:slot]}, {negation}{pattern[slot:]}"
+            if analyses(inserted):
+                pattern = inserted
+                break
+    return pattern
 
 
 def split_items(text: str) -> list[str]:

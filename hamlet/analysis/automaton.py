@@ -19,8 +19,8 @@ event may start a trend at one state and extend trends at another.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from hamlet.analysis.split import Fail
 from hamlet.analysis.template import Template, Transition
@@ -40,6 +40,27 @@ from hamlet.language.nodes import (
 MAX_STATES = 256  # subset construction may grow exponentially; real patterns stay far below
 # Places before the subset construction: P{n,} unrolls n copies of P, so ((A{32,}){32,}){32,} would have 32^3.
 MAX_POSITIONS = 1024
+# The NOTs one transition crosses: its outcomes are a 64-bit set in the kernel (``edges.rs``).
+MAX_GUARD_NOTS = 6
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The NOTs between two parts that a transition crosses in some parse (their numbers among the query's
+    negations), and the outcomes that take it: bit j of an outcome is set when a match of ``negations[j]``
+    lies strictly between the two events (an x → y edge with x.time < L of that NOT)."""
+
+    negations: tuple[int, ...]
+    outcomes: frozenset[int]
+
+    def admits(self, matched: Sequence[bool]) -> bool:
+        """Whether an edge is taken when ``matched[j]`` says that NOT j had a match between its events."""
+        return sum(1 << j for j, m in enumerate(matched) if m) in self.outcomes
+
+    @property
+    def bits(self) -> int:
+        """The outcomes as one bit set (bit m: outcome m takes the edge), as the kernel reads them."""
+        return sum(1 << m for m in self.outcomes)
 
 
 @dataclass(frozen=True)
@@ -51,6 +72,8 @@ class StateTemplate:
     states_of: dict[str, tuple[str, ...]]  # event type → its states, in order
     accepts: dict[str, frozenset[int]]  # end state → the operands (0, 1, ...) whose trends end there
     operands: int  # 1, or the number of operands of OR / AND
+    # (source, target) → the outcomes of the NOTs between two parts that take the transition (none: all)
+    guards: dict[tuple[str, str], Guard] = field(default_factory=dict)
 
     def type_template(self) -> Template:
         """The template projected on event types: which types follow which (what the analysis of
@@ -87,91 +110,79 @@ def needs_positions(pattern: Pattern) -> bool:
 
 @dataclass
 class _Glushkov:
-    """Positions, and for a sub-pattern its first and last positions, nullability and the follow pairs."""
+    """Positions, and for a sub-pattern its first and last positions, nullability and the follow pairs, each
+    with the NOTs it crosses (``guarded``: a NOT item → its number; NOTs not in it are not visited)."""
 
     types: list[str]  # position → its event type
     operand: list[int]  # position → the operand of OR / AND it belongs to
-    follow: set[tuple[int, int]]
+    follow: dict[tuple[int, int], set[frozenset[int]]]  # (x, y) → the sets of NOTs it crosses, one per way
     too_many: Callable[[], QueryError]  # the error past MAX_POSITIONS
+    guarded: Mapping[int, int]  # id of a NOT between two parts → its number
 
-    def visit(self, p: Pattern, operand: int) -> tuple[frozenset[int], frozenset[int], bool]:
+    def visit(self, p: Pattern, operand: int) -> tuple[frozenset[int], dict[int, frozenset[int]], bool]:
+        """First positions, last positions (each with the NOTs passed since it), nullable."""
         if isinstance(p, EventTypePattern):
             if len(self.types) >= MAX_POSITIONS:
                 raise self.too_many()
             self.types.append(p.type_name)
             self.operand.append(operand)
-            position = frozenset({len(self.types) - 1})
-            return position, position, False
+            position = len(self.types) - 1
+            return frozenset({position}), {position: frozenset()}, False
         if isinstance(p, MinimalLengthPattern):  # §12: P{n,} unrolls to SEQ(P, ..., P, P+) with n items
             unrolled = (p.inner,) * (p.minimum - 1) + (KleenePattern(p.line, p.column, p.inner),)
             return self.visit(SeqPattern(p.line, p.column, unrolled), operand)
         if isinstance(p, (KleenePattern, StarPattern, OptionalPattern)):
             first, last, empty = self.visit(p.inner, operand)
             if not isinstance(p, OptionalPattern):  # the loop of P+ and P*: each end to each start
-                self.follow.update((x, y) for x in last for y in first)
+                self._link(last, first)
             return first, last, empty or not isinstance(p, KleenePattern)
         if isinstance(p, ChoicePattern):  # (only at the top: ``build_states``)
             raise TypeError("OR / AND inside a pattern (the parser allows them only at the top)")
-        first, last, empty = frozenset(), frozenset(), True
+        first, last, empty = frozenset[int](), dict[int, frozenset[int]](), True
         for item in p.items:
-            assert not isinstance(item, NegationPattern)  # (the analysis refuses NOT here)
+            if isinstance(item, NegationPattern):
+                if id(item) in self.guarded:  # (a leading or trailing NOT guards no pair)
+                    last = {x: crossed | {self.guarded[id(item)]} for x, crossed in last.items()}
+                continue
             f, l, e = self.visit(item, operand)
-            self.follow.update((x, y) for x in last for y in f)
+            self._link(last, f)
             first = first | f if empty else first
-            last = l | last if e else l
+            last = {**last, **l} if e else l
             empty = empty and e
         return first, last, empty
 
-
-def inexact_guard(positive: SeqPattern, boundaries: Mapping[int, str]) -> str | None:
-    """Whether a NOT between two items of the top-level SEQ guards exactly the transitions of its position
-    template: ``boundaries`` maps the index of the item right after each such NOT (in ``positive``, the
-    NOTs taken out) to the NOT's text; returns the text of the first NOT that does not, None if all do.
-
-    A NOT is anchored to one type X before it and one Y after it (``split``), and the graph guards every
-    transition from a state of X to a state of Y. That is exact iff every pair of places of X and Y that
-    follow each other crosses this NOT: then every parse of a trend meets the NOT at the same steps
-    (``SEQ(A+, NOT C, B, A)``). Where X is followed by Y elsewhere too (``SEQ(A+, NOT C, A)``: A → A inside
-    A+ and across the NOT), one deterministic transition would hold both and no guard on it is exact."""
-    positions = _Glushkov(
-        [], [], set(), lambda: QueryError("more places than build_states takes", line=0, column=0)
-    )
-    crossing: dict[int, set[tuple[int, int]]] = {}
-    last: frozenset[int] = frozenset()
-    for i, item in enumerate(positive.items):
-        assert not isinstance(item, NegationPattern)  # (the NOTs are taken out)
-        f, l, e = positions.visit(item, 0)
-        pairs = {(x, y) for x in last for y in f}
-        positions.follow.update(pairs)
-        if i in boundaries:
-            crossing[i] = pairs
-        last = l | last if e else l
-    types = positions.types
-    for i, pairs in crossing.items():
-        guarded = {(types[x], types[y]) for x, y in pairs}
-        if any((types[x], types[y]) in guarded for x, y in positions.follow - pairs):
-            return boundaries[i]
-    return None
+    def _link(self, last: Mapping[int, frozenset[int]], first: frozenset[int]) -> None:
+        for x, crossed in last.items():
+            for y in first:
+                self.follow.setdefault((x, y), set()).add(crossed)
 
 
-def build_states(pattern: Pattern, fail: Fail) -> StateTemplate:
-    """The deterministic position template of ``pattern`` (a ``ChoicePattern`` or any positive pattern)."""
+def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None = None) -> StateTemplate:
+    """The deterministic position template of ``pattern`` (a ``ChoicePattern`` or any pattern), with its
+    NOTs between two parts in place: ``guarded`` numbers them (by the id of their node); the others, the
+    leading and trailing NOTs of the top-level SEQ, are not the template's.
+
+    A NOT between two parts of a parse guards the follow pairs across it, so whether a trend may go from
+    one set of positions to the next depends on which of the NOTs crossed had a match between the two
+    events. The subset construction runs over (event type, those outcomes): a transition from a state to
+    another is taken for some outcomes (``Guard``), and a trend still runs along exactly one path."""
     operands = pattern.operands if isinstance(pattern, ChoicePattern) else (pattern,)
     too_many = (
         f"the pattern has more than {MAX_POSITIONS} places (each event type as often as it is written, "
         "P{n,} n times P, each operand of OR / AND)"
     )
-    positions = _Glushkov([], [], set(), lambda: fail(pattern, too_many))
+    positions = _Glushkov([], [], {}, lambda: fail(pattern, too_many), guarded or {})
     first: set[int] = set()
     last: set[int] = set()
     for index, operand in enumerate(operands):
         f, l, _ = positions.visit(operand, index)
+        assert not any(l.values())  # (a NOT before an empty rest is refused: ``split``)
         first |= f
-        last |= l
+        last |= set(l)
     types, follow = positions.types, positions.follow
-    successors: dict[int, set[int]] = {p: set() for p in range(len(types))}
-    for x, y in follow:
-        successors[x].add(y)
+    successors: dict[int, list[tuple[int, set[frozenset[int]]]]] = {p: [] for p in range(len(types))}
+    for (x, y), crossings in sorted(follow.items()):
+        successors[x].append((y, crossings))
 
     def by_type(found: set[int]) -> dict[str, frozenset[int]]:
         out: dict[str, set[int]] = {}
@@ -181,7 +192,7 @@ def build_states(pattern: Pattern, fail: Fail) -> StateTemplate:
 
     # Subset construction: a state is the set of positions (all of one type) a trend may be at.
     starts = list(by_type(first).values())
-    edges: dict[frozenset[int], list[frozenset[int]]] = {}
+    edges: dict[frozenset[int], dict[frozenset[int], Guard | None]] = {}
     todo = list(starts)
     while todo:
         state = todo.pop()
@@ -191,9 +202,8 @@ def build_states(pattern: Pattern, fail: Fail) -> StateTemplate:
             raise fail(
                 pattern, f"the pattern's template needs more than {MAX_STATES} states; write a shorter one"
             )
-        targets = list(by_type({y for x in state for y in successors[x]}).values())
-        edges[state] = targets
-        todo.extend(targets)
+        edges[state] = _targets(state, successors, types, lambda: fail(pattern, _too_many_guards))
+        todo.extend(edges[state])
     # Keep the states from which a trend can still end (trimmed: a dead state only costs).
     live = {s for s in edges if s & last}
     grew = True
@@ -216,6 +226,12 @@ def build_states(pattern: Pattern, fail: Fail) -> StateTemplate:
         for t in edges[s]
         if t in live
     )
+    guards = {
+        (names[s], names[t]): guard
+        for s in ordered
+        for t, guard in edges[s].items()
+        if t in live and guard is not None
+    }
     ends = tuple(names[s] for s in ordered if s & last)
     template = Template(tuple(names[s] for s in ordered), tuple(names[s] for s in starts if s in live), ends,
                         transitions)  # fmt: skip
@@ -224,4 +240,36 @@ def build_states(pattern: Pattern, fail: Fail) -> StateTemplate:
     for name, t in state_type.items():
         states_of[t] = states_of.get(t, ()) + (name,)
     accepts = {names[s]: frozenset(positions.operand[p] for p in s & last) for s in ordered if s & last}
-    return StateTemplate(template, state_type, states_of, accepts, len(operands))
+    return StateTemplate(template, state_type, states_of, accepts, len(operands), guards)
+
+
+_too_many_guards = (
+    f"more than {MAX_GUARD_NOTS} NOTs lie between one type and the next in different parses of the pattern; "
+    "write fewer NOTs there"
+)
+
+
+def _targets(state: frozenset[int], successors: Mapping[int, list[tuple[int, set[frozenset[int]]]]],
+             types: list[str], too_many: Callable[[], QueryError]) -> dict[frozenset[int], Guard | None]:  # fmt: skip
+    """The states a trend at ``state`` goes to on an event of each type, and for which outcomes of the NOTs
+    crossed (None: for all of them)."""
+    out: dict[frozenset[int], Guard | None] = {}
+    by_type: dict[str, list[tuple[int, set[frozenset[int]]]]] = {}
+    for x in sorted(state):
+        for y, crossings in successors[x]:
+            by_type.setdefault(types[y], []).append((y, crossings))
+    for pairs in by_type.values():
+        crossed = tuple(sorted({k for _, crossings in pairs for c in crossings for k in c}))
+        if len(crossed) > MAX_GUARD_NOTS:
+            raise too_many()
+        outcomes: dict[frozenset[int], set[int]] = {}
+        for mask in range(1 << len(crossed)):
+            matched = {k for j, k in enumerate(crossed) if mask >> j & 1}
+            # (a parse may take the pair when none of the NOTs it crosses matched)
+            target = frozenset(y for y, crossings in pairs if any(not (c & matched) for c in crossings))
+            if target:
+                outcomes.setdefault(target, set()).add(mask)
+        for target, masks in outcomes.items():
+            every = len(masks) == 1 << len(crossed)
+            out[target] = None if every else Guard(crossed, frozenset(masks))
+    return out

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
 
-from hamlet.analysis.automaton import StateTemplate, build_states, inexact_guard, needs_positions
+from hamlet.analysis.automaton import StateTemplate, build_states, needs_positions
 from hamlet.analysis.predicates import (
     EdgePredicate,
     LocalFn,
@@ -21,7 +21,7 @@ from hamlet.analysis.predicates import (
     is_boolean,
     references,
 )
-from hamlet.analysis.split import Negation, SubPattern, split_ends, split_pattern
+from hamlet.analysis.split import Negation, SubPattern, split_pattern, split_positions
 from hamlet.analysis.template import canonical, has_optional, nullable, required_types
 from hamlet.analysis.windows import Window
 from hamlet.errors import QueryError
@@ -250,28 +250,30 @@ class _Analyzer:
                             "of it is optional (P? or P*); a trend needs at least one event")  # fmt: skip
 
     def _positions(self, q: nodes.Query) -> tuple[StateTemplate, tuple[Negation, ...]]:
-        """The position template of a pattern that needs one, and its leading and trailing NOTs; what it
-        cannot be combined with is refused here, where it is written.
+        """The position template of a pattern that needs one, and its NOTs; what it cannot be combined with
+        is refused here, where it is written.
 
         A leading NOT reads only the trend's first time and the window's start, a trailing one only its last
         time and the window's end (SEMANTICS.md): which states a trend passes does not matter, so they hold
-        at every start and end state. A NOT between two parts of the top-level SEQ guards the transitions
-        from the type before it to the type after it, which is exact only where no other pair of places of
-        those types follow each other (``automaton.inexact_guard``): one transition of the deterministic
-        template may be the boundary between the parts for one parse of a trend and inside one of them for
-        another (``SEQ(A+, NOT C, A+)``); such a NOT is refused."""
-        items = q.pattern.items if isinstance(q.pattern, SeqPattern) else ()
-        for negation in _negations(q.pattern):
+        at every start and end state. A NOT between two parts, anywhere in the pattern, guards the follow
+        pairs of positions across it, and the deterministic template's transitions with the outcomes that
+        take them (``automaton.build_states``): exact for every parse."""
+        pattern = q.pattern
+        # (the top-level SEQ of each operand of OR / AND: a NOT first or last there has no operand's window)
+        operand_seqs = (
+            [o for o in pattern.operands if isinstance(o, SeqPattern)]
+            if isinstance(pattern, ChoicePattern)
+            else []
+        )
+        for negation in _negations(pattern):
             if needs_positions(negation.inner):
                 raise self.fail(negation, "NOT of a pattern with a type at several places or P{n,} is not "
                                 "supported: a negated pattern runs on GRETA's template of types")  # fmt: skip
-            if isinstance(q.pattern, ChoicePattern):
-                raise self.fail(negation, f"NOT inside an operand of {q.pattern.op} is not supported: a NOT stands "
-                                "first or last in the top-level SEQ only")  # fmt: skip
-            if not any(negation is item for item in items):
-                raise self.fail(negation, "NOT inside a part of a pattern with a type at several places, P{n,}, OR "
-                                "or AND is not supported: a NOT stands first, last or between two parts of the "
-                                "top-level SEQ")  # fmt: skip
+            if any(negation is seq.items[i] for seq in operand_seqs for i in (0, -1)):
+                assert isinstance(pattern, ChoicePattern)
+                raise self.fail(negation, f"NOT first or last in an operand of {pattern.op} is not supported: "
+                                "there a NOT stands between two parts; first or last only in the top-level SEQ "
+                                "of a pattern without OR / AND")  # fmt: skip
         counted: dict[str, int] = {}
         for t in _type_names(q.pattern):
             counted[t] = counted.get(t, 0) + 1
@@ -282,27 +284,13 @@ class _Analyzer:
                                     "at several places, P{n,}, OR or AND, which is not supported: a negated type "
                                     "must appear once")  # fmt: skip
         self._not_empty(q.pattern)
-        positive, negations = split_ends(q.pattern, self.fail)
+        negations, middle = split_positions(q.pattern, self.fail)
         if isinstance(q.pattern, ChoicePattern) and q.pattern.op == "AND":
             for item in q.returns:
                 if isinstance(item, AggregateCall) and item.target is not None:
                     raise self.fail(item, f"{item.text()} is not defined for P AND Q: a conjunction matches pairs "
                                     "of trends, and the dissertation (§12) defines only their number, COUNT(*)")  # fmt: skip
-        states = build_states(positive, self.fail)
-        middle = [item for item in items[1:-1] if isinstance(item, NegationPattern)]
-        if middle:
-            assert isinstance(positive, SeqPattern)
-            after = {
-                id(n): sum(not isinstance(i, NegationPattern) for i in items[:k]) for k, n in enumerate(items)
-            }
-            inexact = inexact_guard(positive, {after[id(n)]: canonical(n) for n in middle})
-            if inexact is not None:
-                negation = next(n for n in middle if canonical(n) == inexact)
-                raise self.fail(negation, f"{inexact} between two parts is not exact here: the type before it is "
-                                "followed by the type after it elsewhere in the pattern too, so one transition "
-                                "of the deterministic template may cross the NOT for one parse of a trend and "
-                                "lie inside a part for another (SEQ(A+, NOT C, A)); it is supported where that "
-                                "pair of types meets only across the NOT (SEQ(A+, NOT C, B, A))")  # fmt: skip
+        states = build_states(q.pattern, self.fail, middle)
         if q.semantics is not None and q.semantics.kind == "NEXT":
             # (the kernel keeps the states a longer trend may stand at as one 64-bit set per event: dominance.rs)
             crowded = [t for t, of in states.states_of.items() if len(of) > MAX_NEXT_STATES]

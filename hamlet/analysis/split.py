@@ -9,7 +9,7 @@ it); a leading NOT has no previous type and a trailing NOT no following type.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hamlet.analysis.template import (
     Template,
@@ -23,6 +23,7 @@ from hamlet.analysis.template import (
 )
 from hamlet.errors import QueryError
 from hamlet.language.nodes import (
+    ChoicePattern,
     EventTypePattern,
     KleenePattern,
     MinimalLengthPattern,
@@ -45,6 +46,7 @@ class Negation:
     previous: str | None
     following: str | None
     text: str
+    node: NegationPattern | None = field(default=None, compare=False)  # the NOT as written
 
 
 @dataclass(frozen=True)
@@ -80,23 +82,29 @@ def split_pattern(pattern: Pattern, fail: Fail) -> SubPattern:
     return _split(pattern, fail, top_level=True)
 
 
-def split_ends(pattern: Pattern, fail: Fail) -> tuple[Pattern, tuple[Negation, ...]]:
-    """The positive pattern of a pattern on a position template (automaton.py) and the negations of its
-    top-level SEQ (leading, trailing, between two parts), anchored to types (``query._positions`` refuses
-    any other NOT first). Its template is the caller's: position states, which GRETA's Algorithm 1 cannot
-    build."""
-    if not isinstance(pattern, SeqPattern) or not any(isinstance(i, NegationPattern) for i in pattern.items):
-        return pattern, ()
-    split = _split(pattern, fail, top_level=True, typed=False)
-    return split.pattern, split.negations
+def split_positions(pattern: Pattern, fail: Fail) -> tuple[tuple[Negation, ...], dict[int, int]]:
+    """The negations of a pattern on a position template (automaton.py), as written, and the number among
+    them of each NOT between two parts, by the id of its node: ``build_states`` guards the transitions
+    across it. Leading and trailing NOTs of the top-level SEQ hold at every start or end state (anchored
+    to types, as GRETA's); the template is the caller's, since GRETA's Algorithm 1 cannot build it."""
+    operands = pattern.operands if isinstance(pattern, ChoicePattern) else (pattern,)
+    negations = [
+        n for o in operands for n in _split(o, fail, top_level=len(operands) == 1, typed=False).negations
+    ]
+    middle = {
+        id(n.node): i for i, n in enumerate(negations) if n.previous is not None and n.following is not None
+    }
+    return tuple(negations), middle
 
 
 def _split(pattern: Pattern, fail: Fail, top_level: bool, typed: bool = True) -> SubPattern:
     negations: list[Negation] = []
 
     def strip(p: Pattern, is_root: bool) -> Pattern:
-        if isinstance(p, EventTypePattern) or (isinstance(p, MinimalLengthPattern) and not typed):
+        if isinstance(p, EventTypePattern):
             return p
+        if isinstance(p, MinimalLengthPattern):  # (on a position template only: ``split_positions``)
+            return MinimalLengthPattern(p.line, p.column, strip(p.inner, False), p.minimum)
         if isinstance(p, (KleenePattern, OptionalPattern, StarPattern)):
             return type(p)(p.line, p.column, strip(p.inner, False))
         if not isinstance(p, SeqPattern):
@@ -138,6 +146,7 @@ def _split(pattern: Pattern, fail: Fail, top_level: bool, typed: bool = True) ->
                     previous=end_type(before) if before is not None else None,
                     following=start_type(after) if after is not None else None,
                     text=canonical(item),
+                    node=item,
                 )
             )
         if not positives:

@@ -35,7 +35,7 @@ from typing import Any
 
 from hamlet.analysis.automaton import StateTemplate
 from hamlet.events import Event
-from hamlet.runtime.aggregates import Algebra
+from hamlet.runtime.aggregates import Algebra, ConjunctionAlgebra
 from hamlet.runtime.reaches import Reaches
 from hamlet.runtime.sources import Source
 
@@ -156,13 +156,25 @@ class LongerTrends:
         at = [n for s in r if (n := number.get((id(previous.attributes), s))) is not None]
         return frozenset(t for t, (_, one, two) in nodes.items() if own in two or any(n in one for n in at))
 
-    def kept(self, parts: Split) -> Any:
-        """What a node adds to the finals: the parts whose R holds no end state (None: nothing)."""
+    def kept(self, parts: Split, state: str) -> Any:
+        """What a node at ``state`` adds to the finals: the parts whose R holds no end state (None: nothing).
+        For P AND Q, whose trends are pairs of a trend of P and one of Q, each under the semantics on its own
+        (SEMANTICS.md), a part's trends are P's where ``state`` ends P and no state of R does, and Q's alike:
+        its class (``ConjunctionAlgebra``) follows from both."""
         add = self.algebra.add
         total = None
+        conjunction = isinstance(self.algebra, ConjunctionAlgebra)
+        accepts = self.states.accepts
         for r, x in parts.items():
-            if not r & self.ends:
-                total = x if total is None else add(total, x)
+            if conjunction:
+                longer = frozenset().union(*(accepts.get(s, ()) for s in r))
+                ops = accepts.get(state, frozenset()) - longer
+                if not ops:
+                    continue
+                x = (x[0], x[0] * (ops == {0}), x[0] * (ops == {1}), x[0] * (ops == {0, 1}))
+            elif r & self.ends:
+                continue
+            total = x if total is None else add(total, x)
         return total
 
     def commit(self, event: Event, stored: bool) -> None:

@@ -43,7 +43,15 @@ from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, LatestStartAlgebra
 from hamlet.runtime.dominance import LongerTrends, SplitAlgebra, dominance_applies
 from hamlet.runtime.reaches import Reaches
-from hamlet.runtime.sources import IndexedSource, QueueSource, RunningSource, ScanSource, Source, Threshold
+from hamlet.runtime.sources import (
+    Admits,
+    IndexedSource,
+    QueueSource,
+    RunningSource,
+    ScanSource,
+    Source,
+    Threshold,
+)
 
 GLOBAL_WINDOW = (0,)
 
@@ -87,19 +95,11 @@ class TrendGraph:
         self.outgoing: dict[str, list[Source]] = {t: [] for t in self.template.types}
         horizon = query.window.within if horizon is None else horizon
         running: dict[str, RunningSource] = {}  # plain transitions from one type share its running totals
-        # (a NOT between two parts of a position template guards every transition between states of its
-        # types: automaton.inexact_guard)
-        type_of = (
-            query.states.state_type.get
-            if query.states is not None and self.template is not part.template
-            else None
-        )
         for transition in self.template.transitions:
             source, target = transition.source, transition.target
-            pair = (source, target) if type_of is None else (type_of(source), type_of(target))
-            guards = [g for n, g in self.children if (n.previous, n.following) == pair]
+            threshold, admits = self._guard(part, source, target)
             src = _choose_source(
-                query, source, target, algebra, events, _latest_of(guards), exact_scan, horizon
+                query, source, target, algebra, events, threshold, admits, exact_scan, horizon
             )
             if src is None:
                 if source not in running:
@@ -133,6 +133,28 @@ class TrendGraph:
             self.edges = SemanticsEdges(self.semantics, self.incoming, self.times, horizon)
         # ``hamlet trends`` (trends.py) keeps the edges of the root graph to walk its trends; None: not kept.
         self.recorder: Any = None
+
+    def _guard(self, part: SubPattern, source: str, target: str) -> tuple[Threshold | None, Admits | None]:
+        """What the NOTs between two parts make of a transition: the latest match start a predecessor must
+        be at or after, where only the absence of their matches takes it; else a test of a predecessor's
+        time against each NOT's (a position template's ``automaton.Guard``)."""
+        states = self.query.states
+        if states is None or self.template is part.template:  # GRETA's: the NOTs between its two types
+            return _latest_of(
+                g for n, g in self.children if (n.previous, n.following) == (source, target)
+            ), None
+        guard = states.guards.get((source, target))
+        if guard is None:
+            return None, None
+        graphs = [self.children[k][1] for k in guard.negations]
+        if guard.outcomes == {0}:
+            return _latest_of(graphs), None
+
+        def admits(time: Any) -> bool:
+            latest = (g.latest_match_start for g in graphs)
+            return guard.admits([limit is not None and time < limit for limit in latest])
+
+        return None, admits
 
     def ends_apart(self) -> None:
         """Each end type's finals on their own: on a merged template (``greta.GraphGroup.template``) each
@@ -257,7 +279,9 @@ class TrendGraph:
             return
         if isinstance(edges, LongerTrends):
             aggregates = {
-                k: kept for k, parts in aggregates.items() if (kept := edges.kept(parts)) is not None
+                k: kept
+                for k, parts in aggregates.items()
+                if (kept := edges.kept(parts, event.type)) is not None
             }
         if self.trailing:
             for k, agg in aggregates.items():
@@ -498,9 +522,12 @@ class PartitionClasses:
 
 
 def _choose_source(query: AnalyzedQuery, source: str, target: str, algebra: Algebra, events: Sequence[Event],
-                   threshold: Threshold | None, plain_scan: bool, horizon: Any) -> Source | None:  # fmt: skip
+                   threshold: Threshold | None, admits: Admits | None, plain_scan: bool, horizon: Any
+                   ) -> Source | None:  # fmt: skip
     """The cheapest source that answers the transition exactly; None for a shared running total."""
     predicates = query.edge_predicates_of(source, target)
+    if admits is not None:
+        return ScanSource(source, algebra, [p.test for p in predicates], None, horizon, admits)
     if (
         plain_scan
         or len(predicates) > 1

@@ -364,8 +364,7 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra, projections: 
 def _on_states(pattern: SubPattern, states: StateTemplate) -> SubPattern:
     """A pattern's position template with its NOTs anchored to states: a leading or trailing NOT to a start
     or an end state (it applies at every one, so the anchor only tells leading from trailing), a NOT between
-    two parts to the first states of its types (``_transitions`` guards every transition between states of
-    those types: automaton.inexact_guard)."""
+    two parts to the first states of its types (the transitions it guards are ``StateTemplate.guards``)."""
     template = states.template
 
     def anchored(n: Negation) -> Negation:
@@ -412,13 +411,11 @@ def _transitions(query: AnalyzedQuery, part: SubPattern, negations: list[tuple],
     those with edge predicates or guarded by a NOT between them. Its negations are appended to
     ``negations`` (numbered from 1, parents before their own negations), as ``GraphKernel`` takes them."""
     position = {t: i for i, t in enumerate(part.template.types)}
-    # (on a position template a NOT between two parts guards every transition between states of its types)
-    states = query.states if number == 0 else None
-    type_of = (lambda t: t) if states is None else (lambda t: t and states.state_type[t])
-    guards: dict[tuple[str | None, str | None], int] = {}
+    numbers: list[int] = []  # of ``part.negations``, as the kernel numbers them
     for negation in part.negations:
         negations.append(())
         k = len(negations)
+        numbers.append(k)
         inner = negation.part.template
         inner_position = {t: i for i, t in enumerate(inner.types)}
         inner_plain, inner_edges = _transitions(query, negation.part, negations, k)
@@ -427,12 +424,22 @@ def _transitions(query: AnalyzedQuery, part: SubPattern, negations: list[tuple],
         # (optional parts give a negative sub-pattern several start and end types: ``NOT SEQ(C?, D)``)
         negations[k - 1] = (list(inner.types), [inner_position[t] for t in inner.starts],
                             [inner_position[t] for t in inner.ends], inner_plain, inner_edges, number, *around)  # fmt: skip
-        guards[(type_of(negation.previous), type_of(negation.following))] = k
+    # A guard: the negations a transition crosses and, as a bit set, the outcomes that take it (bit m of
+    # ``outcomes`` for outcome m, whose bit j says that negation j had a match between the two events).
+    guards: dict[tuple[str, str], tuple[list[int], int]] = {}
+    if number == 0 and query.states is not None:
+        for pair, crossed in query.states.guards.items():
+            guards[pair] = ([numbers[i] for i in crossed.negations], crossed.bits)
+    else:
+        for k, negation in zip(numbers, part.negations):
+            if negation.previous is not None and negation.following is not None:
+                # (several NOTs between the same two types: only no match of any takes the transition)
+                guards.setdefault((negation.previous, negation.following), ([], 1))[0].append(k)
     plain: list[tuple[int, int]] = []
     edges: list[tuple] = []
     for t in part.template.transitions:
         predicates = query.edge_predicates_of(t.source, t.target)
-        guard = guards.get((type_of(t.source), type_of(t.target)))
+        guard = guards.get((t.source, t.target))
         if predicates or guard:
             programs, index = _edge_programs(predicates) if predicates else ([], None)
             edges.append((position[t.source], position[t.target], programs, index, guard))

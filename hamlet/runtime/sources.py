@@ -28,6 +28,7 @@ from hamlet.events import Event, Time
 from hamlet.runtime.aggregates import Algebra
 
 Threshold = Callable[[], Any]  # the current latest negative-match start, or None
+Admits = Callable[[Any], bool]  # whether a predecessor at that time may precede the new event (its NOTs)
 
 
 class RunningSource:
@@ -238,11 +239,12 @@ class ScanSource:
     kind = "scan"
 
     def __init__(self, predecessor_type: str, algebra: Algebra, tests: Sequence[EdgeFn],
-                 threshold: Threshold | None, horizon: Any) -> None:  # fmt: skip
+                 threshold: Threshold | None, horizon: Any, admits: Admits | None = None) -> None:  # fmt: skip
         self.predecessor_type = predecessor_type
         self.algebra = algebra
         self.tests = tuple(tests)
         self.threshold = threshold
+        self.admits = admits  # (a position template's guard that a match may open as well as close)
         self.horizon = horizon  # events this much older than the new one share no window with it
         self.stored: deque[tuple[Event, dict[int, Any]]] = deque()
 
@@ -254,8 +256,9 @@ class ScanSource:
             stored.popleft()
         add, tests = self.algebra.add, self.tests
         totals: dict[int, Any] = {}
+        admits = self.admits
         for previous, aggregates in stored:  # in time order: the front pruning left none before the limit
-            if all(test(previous, event) for test in tests):
+            if (admits is None or admits(previous.time)) and all(test(previous, event) for test in tests):
                 for k, agg in aggregates.items():
                     current = totals.get(k)
                     totals[k] = agg if current is None else add(current, agg)
@@ -272,17 +275,20 @@ class ScanSource:
         oldest = before(event.time, self.horizon)
         while stored and (stored[0][0].time <= oldest or (limit is not None and stored[0][0].time < limit)):
             stored.popleft()
-        tests = self.tests
+        tests, admits = self.tests, self.admits
+
+        def edge(previous: Event) -> bool:
+            return (admits is None or admits(previous.time)) and all(test(previous, event) for test in tests)
+
         if since is not None:
             recent = []
             for previous, aggregates in reversed(stored):
                 if previous.time < since:
                     break
-                if all(test(previous, event) for test in tests):
+                if edge(previous):
                     recent.append((previous, aggregates))
             return recent[::-1]
-        return [(previous, aggregates) for previous, aggregates in stored
-                if all(test(previous, event) for test in tests)]  # fmt: skip
+        return [(previous, aggregates) for previous, aggregates in stored if edge(previous)]
 
     def insert(self, event: Event, aggregates: dict[int, Any]) -> None:
         self.stored.append((event, aggregates))

@@ -315,14 +315,57 @@ fn numeric_order(a: V, b: V) -> Result<Option<Ordering>, ()> {
 }
 
 /// A transition that is not a plain running total: its edge predicates (maybe none), the index that
-/// answers them when they are one comparison, and the negation that guards it (`negation.rs`: x may precede
-/// y only if x.time ≥ that negation's L).
+/// answers them when they are one comparison, and the negations that guard it.
 #[derive(Clone, Debug)]
 pub struct Edge {
     pub source: usize,
     pub predicates: Vec<Expr>,
     pub index: Option<(Op, Expr, Expr)>, // f(x) op g(y): f over x, g over y (its NEXT dropped)
-    pub guard: Option<usize>,            // the guarding negation's number (from 1)
+    pub guard: Option<Guard>,
+}
+
+/// The NOTs between two parts that a transition crosses (negation numbers, from 1) and the outcomes that
+/// take it (`automaton.Guard`): bit m of `outcomes` is outcome m, whose bit j says that negation
+/// `negations[j]` had a match between x and y (`negation.rs`: x.time < its L). On GRETA's template only
+/// outcome 0 takes it (x.time ≥ every L); on a position template one parse may cross a NOT where another
+/// stays inside a part, so a match may also send a trend to another state.
+#[derive(Clone, Debug)]
+pub struct Guard {
+    pub negations: Vec<usize>,
+    pub outcomes: u64,
+}
+
+pub const MAX_GUARD_NEGATIONS: usize = 6; // (2^6 outcomes: one u64)
+
+/// A guard read when an event y arrives: the L of each negation it crosses.
+#[derive(Clone, Copy, Debug)]
+pub struct Crossing {
+    latest: [Option<i64>; MAX_GUARD_NEGATIONS],
+    count: usize,
+    outcomes: u64,
+}
+
+impl Guard {
+    pub fn at(&self, latest: impl Fn(usize) -> Option<i64>) -> Crossing {
+        let mut at = [None; MAX_GUARD_NEGATIONS];
+        for (slot, &k) in at.iter_mut().zip(&self.negations) {
+            *slot = latest(k);
+        }
+        Crossing { latest: at, count: self.negations.len(), outcomes: self.outcomes }
+    }
+}
+
+impl Crossing {
+    /// Whether an x at `time` may precede y.
+    pub fn admits(&self, time: i64) -> bool {
+        let outcome = (0..self.count).filter(|&j| self.latest[j].is_some_and(|l| time < l)).fold(0, |m, j| m | 1 << j);
+        self.outcomes >> outcome & 1 == 1
+    }
+
+    /// Whether only the absence of every match takes the edge: then an x it refuses refuses every earlier x.
+    pub fn closes(&self) -> bool {
+        self.outcomes == 1
+    }
 }
 
 impl Edge {
@@ -350,7 +393,7 @@ impl Source {
     /// The source of `edge` over a partition whose source events hold `values` for f(x); a scan where the
     /// values are not all numbers (or null).
     pub fn new(edge: &Edge, values: &[Vec<Raw>]) -> Result<Source, ()> {
-        let (Some((op, f, _)), None) = (&edge.index, edge.guard) else {
+        let (Some((op, f, _)), None) = (&edge.index, &edge.guard) else {
             return Ok(Source::Scan(Vec::new()));
         };
         let mut keys: Vec<V<'static>> = Vec::new();
@@ -398,16 +441,16 @@ impl Source {
     }
 
     /// The combined aggregate, per class in `classes`, of the source events that may precede the event
-    /// `y` (values `y_values`) across the edge, those before `threshold` (the guard's L) left out;
+    /// `y` (values `y_values`) across the edge, those its guard (read at y) refuses left out;
     /// `values(i)`: the values of the partition's event i.
     #[allow(clippy::too_many_arguments)]
     pub fn collect<'v>(&self, graph: &Graph, edge: &Edge, y_values: &[Raw], classes: &[usize],
-                       threshold: Option<i64>, values: impl Fn(usize) -> &'v [Raw],
+                       crossing: Option<Crossing>, values: impl Fn(usize) -> &'v [Raw],
                        out: &mut [Agg]) -> Result<(), ()> {
         match self {
             Source::Scan(events) => {
                 for (i, time, aggs) in events {
-                    if threshold.is_some_and(|l| *time < l) || !edge.holds(values(*i), y_values)? {
+                    if crossing.is_some_and(|g| !g.admits(*time)) || !edge.holds(values(*i), y_values)? {
                         continue;
                     }
                     for (c, agg) in aggs {

@@ -782,9 +782,9 @@ impl<'a> Partition<'a> {
             let mut accs: Vec<Agg> = self.classes.iter().map(|&c| self.predecessors(position, c)).collect();
             for &e in &kernel.edges_into[position] {
                 let (edge, events) = (&kernel.edges[e], self.events);
-                let threshold = edge.guard.and_then(|k| self.negations[k - 1].latest);
+                let crossing = edge.guard.as_ref().map(|g| g.at(|k| self.negations[k - 1].latest));
                 self.sources[e]
-                    .collect(kernel, edge, event.fields(), &self.classes, threshold, |j| events[j].fields(), &mut accs)
+                    .collect(kernel, edge, event.fields(), &self.classes, crossing, |j| events[j].fields(), &mut accs)
                     .ok()?;
             }
             for (&c, acc) in self.classes.iter().zip(accs) {
@@ -899,10 +899,10 @@ impl<'a> Partition<'a> {
                 let Some(agg) = kernel.extend(accs[k].clone(), event, position, start, self.scales, false) else {
                     continue;
                 };
-                if !longer.dominated(position, *r) {
+                if let Some(final_part) = longer.kept(kernel, position, *r, &agg) {
                     match kept.as_mut() {
-                        Some(total) => kernel.add(total, &agg),
-                        None => kept = Some(agg.clone()),
+                        Some(total) => kernel.add(total, &final_part),
+                        None => kept = Some(final_part),
                     }
                 }
                 onward.push((c, *r, agg));
@@ -1005,9 +1005,9 @@ impl<'a> Partition<'a> {
         for &e in &kernel.edges_into[position] {
             // (guarded only: `Graph::burst_position`)
             let (edge, events) = (&kernel.edges[e], self.events);
-            let threshold = edge.guard.and_then(|k| self.negations[k - 1].latest);
+            let crossing = edge.guard.as_ref().map(|g| g.at(|k| self.negations[k - 1].latest));
             self.sources[e]
-                .collect(kernel, edge, first.fields(), &classes, threshold, |j| events[j].fields(), &mut snapshots)
+                .collect(kernel, edge, first.fields(), &classes, crossing, |j| events[j].fields(), &mut snapshots)
                 .ok()?;
         }
         for (&c, mut x) in classes.iter().zip(snapshots) {

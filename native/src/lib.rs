@@ -35,7 +35,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyTuple};
 
 use burst::{Decisions, Sharing};
-use edges::{Edge, Expr};
+use edges::{Edge, Expr, Guard};
 use columns::{Bytes, ColumnSpec, Held};
 use negation::Negation;
 use partials::{Function, MemberSpec, PartialColumns, StateSpec};
@@ -62,7 +62,7 @@ type EdgeSpec<'py> = (
     usize,
     Vec<Bound<'py, PyAny>>,
     Option<(String, Bound<'py, PyAny>, Bound<'py, PyAny>)>,
-    Option<usize>,
+    Option<(Vec<usize>, u64)>,
 );
 
 /// A negative sub-pattern as Python describes it (`GraphKernel::new`).
@@ -84,7 +84,14 @@ fn parse_edges(n: usize, specs: &[EdgeSpec], attributes: &mut Vec<String>)
         };
         into[*target].push(edges.len());
         from[*source].push(edges.len());
-        edges.push(Edge { source: *source, predicates, index, guard: *guard });
+        let guard = match guard {
+            Some((negations, _)) if negations.len() > edges::MAX_GUARD_NEGATIONS => {
+                return Err(PyValueError::new_err(format!("a transition crosses more than {} NOTs", edges::MAX_GUARD_NEGATIONS)));
+            }
+            Some((negations, outcomes)) => Some(Guard { negations: negations.clone(), outcomes: *outcomes }),
+            None => None,
+        };
+        edges.push(Edge { source: *source, predicates, index, guard });
     }
     Ok((edges, into, from))
 }

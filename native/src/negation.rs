@@ -61,9 +61,9 @@ impl NegationState {
         }
         for &e in &negation.edges_into[position] {
             let edge = &negation.edges[e];
-            let threshold = edge.guard.and_then(&latest_of);
+            let crossing = edge.guard.as_ref().map(|g| g.at(&latest_of));
             for &(j, time, latest) in &self.stored[e] {
-                if threshold.is_some_and(|l| time < l) || !edge.holds(events[j].fields(), event.fields())? {
+                if crossing.is_some_and(|g| !g.admits(time)) || !edge.holds(events[j].fields(), event.fields())? {
                     continue;
                 }
                 acc = acc.max(Some(latest));

@@ -143,11 +143,14 @@ impl EventEdges {
             while held.front().is_some_and(|h| h.time < since) {
                 held.pop_front();
             }
-            let threshold = edge.and_then(|e| e.guard).and_then(&guard);
+            let crossing = edge.and_then(|e| e.guard.as_ref()).map(|g| g.at(&guard));
             // (newest first: the sort below then merges runs)
             for (slot, h) in held.iter().enumerate().rev() {
-                if threshold.is_some_and(|l| h.time < l) {
-                    break; // (and every earlier one)
+                if let Some(crossing) = crossing.filter(|g| !g.admits(h.time)) {
+                    if crossing.closes() {
+                        break; // (and every earlier one)
+                    }
+                    continue;
                 }
                 if let Some(edge) = edge {
                     if !edge.holds(events[h.index].fields(), y)? {
