@@ -32,6 +32,9 @@ qnext: RETURN COUNT(*), SUM(Travel.duration)
 qnot: RETURN COUNT(*), MIN(Travel.speed)
     PATTERN SEQ(Request, Travel+, NOT Cancel, Dropoff, Travel)
     WHERE [driver] WITHIN 30 min SLIDE 10 min
+qnotor: RETURN COUNT(*), SUM(Travel.duration)
+    PATTERN SEQ(Travel+, NOT Cancel, Travel) OR SEQ(Request, Travel+)
+    WHERE [driver] WITHIN 30 min SLIDE 10 min
 """
 
 
@@ -44,7 +47,7 @@ def test_the_job_equals_hamlet_evaluate_on_section_12_constructs(spark, events_t
     start, end = START + timedelta(hours=2), START + timedelta(hours=3)
     assert aggregate(events_table, out, workload, start, end) == 0
     expected = evaluated_rows(workload, events_table, tmp_path, start, end)
-    assert {r.query for r in expected} == {"qany", "qor", "qand", "qtwice", "qnext", "qnot"}
+    assert {r.query for r in expected} == {"qany", "qor", "qand", "qtwice", "qnext", "qnot", "qnotor"}
     assert any(r.query == "qand" and r.value > 0 for r in expected)
     schema = "query string, window_start timestamp, window_end timestamp, `group` map<string,string>, " \
              "aggregate string, value double, value_exact string"  # fmt: skip
