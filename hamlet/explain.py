@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from hamlet.analysis.automaton import Guard
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
 from hamlet.analysis.template import canonical, merge_ends
@@ -214,7 +215,23 @@ def _states(q: AnalyzedQuery) -> list[str]:
     ends = [s + (f" (operands {', '.join(str(i + 1) for i in sorted(states.accepts[s]))})"
                  if states.operands > 1 else "") for s in t.ends]  # fmt: skip
     lines.append(f"    start {' | '.join(t.starts)}, end {' | '.join(ends)}")
-    lines.extend(f"    {tr.source} -> {tr.target}" for tr in t.transitions)
+    texts = [n.text for n in q.pattern.negations]
+
+    def when(guard: Guard, between: str) -> str:
+        """The outcomes of the NOTs that take a guarded step: which of them have a match ``between``."""
+        cases = ["; ".join(f"{texts[k]}: {'a match' if m >> j & 1 else 'no match'}" for j, k in enumerate(guard.negations))
+                 for m in sorted(guard.outcomes)]  # fmt: skip
+        return f" (where {' or '.join(cases)} {between})"
+
+    for state, guard in states.start_guards.items():
+        lines.append(f"    starts at {state}{when(guard, 'from the window start to its first event')}")
+    for tr in t.transitions:
+        crossing = states.guards.get((tr.source, tr.target))
+        between = when(crossing, "between the two events") if crossing else ""
+        lines.append(f"    {tr.source} -> {tr.target}{between}")
+    for operand, k in enumerate(states.trailing):
+        if k is not None:
+            lines.append(f"    operand {operand + 1} ends a trend where {texts[k]} has no match after it")
     return lines
 
 

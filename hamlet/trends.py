@@ -73,7 +73,9 @@ class _Recorded:
     matched: list[Event]  # as the graph runs them (``graph.placed``: once per state on a position template)
     original: dict[int, Event]  # id of a placed event → the event of the stream
     classes: Any  # the query's WindowClasses over the partition
-    limits: list[tuple[Any, Any]]  # (time, trailing NOT limit after that time's events)
+    limits: list[
+        tuple[Any, tuple[Any, tuple[Any, ...]]]
+    ]  # (time, ``TrendGraph.end_limits`` after its events)
 
 
 def count_only(query: AnalyzedQuery) -> AnalyzedQuery:
@@ -148,8 +150,8 @@ def _record(query: AnalyzedQuery, partition: list[Event]) -> _Recorded | None:
         for _ in run.advance_runs(time):
             pass
         run.step(list(batch))
-        if run.root.trailing:
-            limits.append((time, run.root.trailing_limit()))  # type: ignore[misc]
+        if run.root.trailing or run.root.operand_trailing:
+            limits.append((time, run.root.end_limits()))
     for _ in run.finish_runs():
         pass
     return _Recorded(run.root, recorder, matched, original, classes.of(query.window), limits)
@@ -173,7 +175,7 @@ def _window_trends(query: AnalyzedQuery, recorded: _Recorded, k: int) -> Iterato
     start, end = window.start(k), window.end(k)
     c = recorded.classes.class_of(k)[0]
     root, recorder = recorded.root, recorded.recorder
-    limit = _trailing_limit(recorded.limits, end) if root.trailing else None
+    limits = _end_limits(recorded.limits, end)
     edges, starts = recorder.edges, recorder.starts
     crowded = root.edges.crowded if root.edges is not None else None
 
@@ -188,12 +190,12 @@ def _window_trends(query: AnalyzedQuery, recorded: _Recorded, k: int) -> Iterato
                     yield previous, False
 
     if isinstance(root.edges, LongerTrends):
-        yield from _longer_trends(recorded, c, start, end, limit, root.edges.ends)
+        yield from _longer_trends(recorded, c, start, end, limits, root.edges.ends)
         return
     for event in recorded.matched:
         if not (start <= event.time < end) or c not in recorder.finals.get(id(event), {}):
             continue
-        if limit is not None and event.time < limit:
+        if not root.ends_of(event.time, event.type, limits):
             continue  # a trailing NOT matched after it before the window's end
         yield from _walk((event, True), options, recorded.original)
 
@@ -218,7 +220,7 @@ def _walk(last: tuple[Event, Any], options: Callable[[Event, Any], Iterator[tupl
             stack.append(options(*step))
 
 
-def _longer_trends(recorded: _Recorded, c: int, start: Any, end: Any, limit: Any,
+def _longer_trends(recorded: _Recorded, c: int, start: Any, end: Any, limits: tuple[Any, tuple[Any, ...]],
                    ends: frozenset[str]) -> Iterator[Trend]:  # fmt: skip
     """``_window_trends`` under NEXT on a position template: a path back from an END node holds, per node,
     the set R of its partial trend (``dominance.py``); it starts at the parts no longer trend dominates
@@ -236,17 +238,23 @@ def _longer_trends(recorded: _Recorded, c: int, start: Any, end: Any, limit: Any
 
     for event in recorded.matched:
         parts = recorder.finals.get(id(event), {}).get(c)
-        if not (start <= event.time < end) or not parts or (limit is not None and event.time < limit):
+        if (
+            not (start <= event.time < end)
+            or not parts
+            or not recorded.root.ends_of(event.time, event.type, limits)
+        ):
             continue
         for r in parts:
             if not r & ends:  # (else a longer trend with the same first and last events holds these)
                 yield from _walk((event, r), options, recorded.original)
 
 
-def _trailing_limit(limits: list[tuple[Any, Any]], end: Any) -> Any:
-    """The latest start of a trailing NOT's match completed before ``end`` (None: none)."""
+def _end_limits(
+    limits: list[tuple[Any, tuple[Any, tuple[Any, ...]]]], end: Any
+) -> tuple[Any, tuple[Any, ...]]:
+    """``TrendGraph.end_limits`` as they were before ``end`` (no trailing NOT, or no match yet: none)."""
     i = bisect_left([t for t, _ in limits], end)
-    return limits[i - 1][1] if i else None
+    return limits[i - 1][1] if i else (None, ())
 
 
 def trend_text(trend: Trend) -> str:

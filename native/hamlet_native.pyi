@@ -12,10 +12,14 @@ class GraphKernel:
         fields: list[tuple[str, list[int], str | None, bool]],  # (kind, positions that update it, attribute, scaled)
         count_only: bool,
         members: list[tuple[int, int, int, int]],
-        edges: list[tuple[int, int, list[tuple], tuple[str, tuple, tuple] | None, int | None]],
+        # (source, target, predicates, index, guard: (negation numbers, outcomes as a bit set) or None)
+        edges: list[tuple[int, int, list[tuple], tuple[str, tuple, tuple] | None, tuple[list[int], int] | None]],
         semantics: int = 0,  # 0 skip-till-any-match, 1 skip-till-next-match (plain transitions only)
         required: list[int] | None = None,  # positions whose type every trend holds (default: all)
         member_ends: list[int] | None = None,  # per member its end position, on a merged template
+        # P OR Q, P AND Q: (per position the operands it ends as bits, per operand its trailing NOT's number,
+        # (position, negation numbers, outcomes as bits) per start position the operands' leading NOTs guard)
+        operands: tuple[list[int], list[int | None], list[tuple[int, list[int], int]]] | None = None,
     ) -> None: ...
     def run(self, events: list[Any], substream: list[int] | None = None) -> list[tuple[int, int, int, Any]] | None: ...
 

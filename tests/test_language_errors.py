@@ -81,11 +81,18 @@ MALFORMED = [
     # OR / AND, over types that appear once, under every semantics.
     ("q1: RETURN COUNT(*) PATTERN SEQ(A x, B, A y) WITHIN 1", "q1", 1, 41, "A already has the alias x"),
     (
-        "q1: RETURN COUNT(*) PATTERN SEQ(A, B) OR SEQ(NOT C, B) WITHIN 1",
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B) OR SEQ(B+, NOT C)\n  SEMANTICS NEXT WITHIN 1",
+        "q1",
+        2,
+        3,
+        "SEMANTICS NEXT on P OR Q with a NOT last in an operand is not supported",
+    ),
+    (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B) OR SEQ(NOT C, B) OR SEQ(NOT C, A) WITHIN 1",
         "q1",
         1,
         46,
-        "NOT first or last in an operand of OR is not supported: there a NOT stands between two parts",
+        "C stands under this NOT and elsewhere in a pattern with a type at several places",
     ),
     (
         "q1: RETURN COUNT(*) PATTERN SEQ(NOT C{2,}, A, A) WITHIN 1",

@@ -261,24 +261,35 @@ def test_next_semantics_on_a_conjunction_hold_per_operand():
     counted_by_hand(text, stream, {"qa": 10})
 
 
-def test_nots_between_two_parts_of_position_templates_by_hand():
-    """NOTs between two parts of position templates over a1 c2 a3 b4 a5 c6 a7 (one window), counted by hand:
+def test_nots_on_position_templates_by_hand():
+    """NOTs on position templates over a1 c2 a3 b4 a5 c6 a7 (one window), counted by hand: between two parts
     where the types around a NOT also follow each other inside a part, in a Kleene part, in an operand of OR
-    and AND (``automaton.Guard``).
+    and AND (``automaton.Guard``):
 
     * ``SEQ(A+, NOT C, A)``: the last two a's with no c between them: only a3, a5, after a1 or not — 2;
     * ``SEQ(A, NOT C, B) OR SEQ(B, A+)``: (a3, b4) (c2 cuts a1 off), and b4 before a5, a7 or both — 4;
     * ``SEQ(A, (SEQ(B, NOT C, A))+)``: a1 or a3, then b4 and a5 (c6 cuts a7 off) — 2;
     * ``SEQ(A, NOT C, A) AND A+``: one pair of a's with no c between them, (a3, a5), paired with each of
-      the other 14 of the 15 trends of A+ — 14."""
+      the other 14 of the 15 trends of A+ — 14;
+
+    and NOTs first or last in an operand of OR and AND, at its own starts and ends only:
+
+    * ``SEQ(NOT C, A+) OR SEQ(B, A)``: the a's after a1 (c2 precedes them) and (b4, a5), (b4, a7) — 8 + 2;
+    * ``SEQ(A+, NOT C) OR SEQ(B, A+)``: the a's up to a7 (c6 follows the others) and b4 before a5, a7 or
+      both — 8 + 3;
+    * ``SEQ(A, A, NOT C) AND A+``: P's (a1, a7), (a3, a7), (a5, a7) are trends of A+ too, whose other 12
+      are not P's: 12·3 + 3·2/2 = 39 pairs."""
     text = """
     qk: RETURN COUNT(*) PATTERN SEQ(A+, NOT C, A) WITHIN 100 SLIDE 100
     qo: RETURN COUNT(*) PATTERN SEQ(A, NOT C, B) OR SEQ(B, A+) WITHIN 100 SLIDE 100
     qp: RETURN COUNT(*) PATTERN SEQ(A, (SEQ(B, NOT C, A))+) WITHIN 100 SLIDE 100
     qa: RETURN COUNT(*) PATTERN SEQ(A, NOT C, A) AND A+ WITHIN 100 SLIDE 100
+    ql: RETURN COUNT(*) PATTERN SEQ(NOT C, A+) OR SEQ(B, A) WITHIN 100 SLIDE 100
+    qt: RETURN COUNT(*) PATTERN SEQ(A+, NOT C) OR SEQ(B, A+) WITHIN 100 SLIDE 100
+    qe: RETURN COUNT(*) PATTERN SEQ(A, A, NOT C) AND A+ WITHIN 100 SLIDE 100
     """
     stream = [Event(t, time, {}) for time, t in enumerate("ACABACA", 1)]
-    expected = {"qk": 2, "qo": 4, "qp": 2, "qa": 14}
+    expected = {"qk": 2, "qo": 4, "qp": 2, "qa": 14, "ql": 10, "qt": 11, "qe": 39}
     counted_by_hand(text, stream, expected)
 
 

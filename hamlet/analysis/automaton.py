@@ -74,6 +74,10 @@ class StateTemplate:
     operands: int  # 1, or the number of operands of OR / AND
     # (source, target) → the outcomes of the NOTs between two parts that take the transition (none: all)
     guards: dict[tuple[str, str], Guard] = field(default_factory=dict)
+    # start state → the outcomes of the operands' leading NOTs (in [window start, event)) that start there
+    start_guards: dict[str, Guard] = field(default_factory=dict)
+    # per operand of OR / AND: the number of its trailing NOT, or None (empty: no operand has one)
+    trailing: tuple[int | None, ...] = ()
 
     def type_template(self) -> Template:
         """The template projected on event types: which types follow which (what the analysis of
@@ -157,15 +161,20 @@ class _Glushkov:
                 self.follow.setdefault((x, y), set()).add(crossed)
 
 
-def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None = None) -> StateTemplate:
+def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None = None,
+                 leading: Sequence[int | None] = (), trailing: Sequence[int | None] = ()) -> StateTemplate:  # fmt: skip
     """The deterministic position template of ``pattern`` (a ``ChoicePattern`` or any pattern), with its
-    NOTs between two parts in place: ``guarded`` numbers them (by the id of their node); the others, the
-    leading and trailing NOTs of the top-level SEQ, are not the template's.
+    NOTs between two parts in place: ``guarded`` numbers them (by the id of their node). ``leading`` and
+    ``trailing``: per operand of OR / AND, the number of the NOT first or last in it (or None).
 
     A NOT between two parts of a parse guards the follow pairs across it, so whether a trend may go from
     one set of positions to the next depends on which of the NOTs crossed had a match between the two
     events. The subset construction runs over (event type, those outcomes): a transition from a state to
-    another is taken for some outcomes (``Guard``), and a trend still runs along exactly one path."""
+    another is taken for some outcomes (``Guard``), and a trend still runs along exactly one path. Where
+    operands lead with NOTs of their own, so does the state a trend starts at: the first positions of the
+    operands whose NOT has no match in [window start, first event) (``start_guards``); a trend ends an
+    operand only where its trailing NOT has no match in (last event, window end) (``trailing``, read at the
+    window's end)."""
     operands = pattern.operands if isinstance(pattern, ChoicePattern) else (pattern,)
     too_many = (
         f"the pattern has more than {MAX_POSITIONS} places (each event type as often as it is written, "
@@ -191,7 +200,12 @@ def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None
         return {t: frozenset(ps) for t, ps in out.items()}
 
     # Subset construction: a state is the set of positions (all of one type) a trend may be at.
-    starts = list(by_type(first).values())
+    lead_of = [leading[o] if leading else None for o in positions.operand]
+    start_guards: dict[frozenset[int], Guard | None] = {}
+    for found in by_type(first).values():
+        start_guards.update(_guarded_sets([(y, {frozenset(k for k in [lead_of[y]] if k is not None)}) for y in sorted(found)],
+                                          lambda: fail(pattern, _too_many_guards)))  # fmt: skip
+    starts = list(start_guards)
     edges: dict[frozenset[int], dict[frozenset[int], Guard | None]] = {}
     todo = list(starts)
     while todo:
@@ -233,6 +247,7 @@ def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None
         if t in live and guard is not None
     }
     ends = tuple(names[s] for s in ordered if s & last)
+    guarded_starts = {names[s]: g for s, g in start_guards.items() if s in live and g is not None}
     template = Template(tuple(names[s] for s in ordered), tuple(names[s] for s in starts if s in live), ends,
                         transitions)  # fmt: skip
     state_type = {names[s]: types[min(s)] for s in ordered}
@@ -240,7 +255,8 @@ def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None
     for name, t in state_type.items():
         states_of[t] = states_of.get(t, ()) + (name,)
     accepts = {names[s]: frozenset(positions.operand[p] for p in s & last) for s in ordered if s & last}
-    return StateTemplate(template, state_type, states_of, accepts, len(operands), guards)
+    return StateTemplate(template, state_type, states_of, accepts, len(operands), guards, guarded_starts,
+                         tuple(trailing))  # fmt: skip
 
 
 _too_many_guards = (
@@ -259,17 +275,23 @@ def _targets(state: frozenset[int], successors: Mapping[int, list[tuple[int, set
         for y, crossings in successors[x]:
             by_type.setdefault(types[y], []).append((y, crossings))
     for pairs in by_type.values():
-        crossed = tuple(sorted({k for _, crossings in pairs for c in crossings for k in c}))
-        if len(crossed) > MAX_GUARD_NOTS:
-            raise too_many()
-        outcomes: dict[frozenset[int], set[int]] = {}
-        for mask in range(1 << len(crossed)):
-            matched = {k for j, k in enumerate(crossed) if mask >> j & 1}
-            # (a parse may take the pair when none of the NOTs it crosses matched)
-            target = frozenset(y for y, crossings in pairs if any(not (c & matched) for c in crossings))
-            if target:
-                outcomes.setdefault(target, set()).add(mask)
-        for target, masks in outcomes.items():
-            every = len(masks) == 1 << len(crossed)
-            out[target] = None if every else Guard(crossed, frozenset(masks))
+        out.update(_guarded_sets(pairs, too_many))
     return out
+
+
+def _guarded_sets(candidates: Sequence[tuple[int, set[frozenset[int]]]], too_many: Callable[[], QueryError]
+                  ) -> dict[frozenset[int], Guard | None]:  # fmt: skip
+    """Per outcome of the NOTs that ``candidates`` (position, the sets of NOTs it is reached across, one
+    per way) cross, the set of positions reached where none of the NOTs of one way matched; each set with
+    the outcomes that give it (None: all)."""
+    crossed = tuple(sorted({k for _, crossings in candidates for c in crossings for k in c}))
+    if len(crossed) > MAX_GUARD_NOTS:
+        raise too_many()
+    outcomes: dict[frozenset[int], set[int]] = {}
+    for mask in range(1 << len(crossed)):
+        matched = {k for j, k in enumerate(crossed) if mask >> j & 1}
+        reached = frozenset(y for y, crossings in candidates if any(not (c & matched) for c in crossings))
+        if reached:
+            outcomes.setdefault(reached, set()).add(mask)
+    every = 1 << len(crossed)
+    return {s: None if len(m) == every else Guard(crossed, frozenset(m)) for s, m in outcomes.items()}

@@ -82,19 +82,38 @@ def split_pattern(pattern: Pattern, fail: Fail) -> SubPattern:
     return _split(pattern, fail, top_level=True)
 
 
-def split_positions(pattern: Pattern, fail: Fail) -> tuple[tuple[Negation, ...], dict[int, int]]:
-    """The negations of a pattern on a position template (automaton.py), as written, and the number among
-    them of each NOT between two parts, by the id of its node: ``build_states`` guards the transitions
-    across it. Leading and trailing NOTs of the top-level SEQ hold at every start or end state (anchored
-    to types, as GRETA's); the template is the caller's, since GRETA's Algorithm 1 cannot build it."""
+@dataclass(frozen=True)
+class PositionNegations:
+    """The negations of a pattern on a position template (automaton.py), as written, and where each stands:
+    ``middle``: the number among them of each NOT between two parts, by the id of its node (what
+    ``build_states`` guards the transitions across); ``leading``, ``trailing``: per operand of OR / AND, the
+    number of the NOT first or last in it, or None (empty without OR / AND: a leading or trailing NOT of the
+    top-level SEQ then holds at every start or end state, anchored to types as GRETA's)."""
+
+    negations: tuple[Negation, ...]
+    middle: dict[int, int]
+    leading: tuple[int | None, ...]
+    trailing: tuple[int | None, ...]
+
+
+def split_positions(pattern: Pattern, fail: Fail) -> PositionNegations:
+    """``PositionNegations`` of ``pattern``; the template is the caller's, since GRETA's Algorithm 1 cannot
+    build it."""
     operands = pattern.operands if isinstance(pattern, ChoicePattern) else (pattern,)
-    negations = [
-        n for o in operands for n in _split(o, fail, top_level=len(operands) == 1, typed=False).negations
-    ]
+    negations: list[Negation] = []
+    leading: list[int | None] = []
+    trailing: list[int | None] = []
+    for operand in operands:
+        own = _split(operand, fail, top_level=True, typed=False).negations
+        leading.append(next((len(negations) + i for i, n in enumerate(own) if n.previous is None), None))
+        trailing.append(next((len(negations) + i for i, n in enumerate(own) if n.following is None), None))
+        negations.extend(own)
     middle = {
         id(n.node): i for i, n in enumerate(negations) if n.previous is not None and n.following is not None
     }
-    return tuple(negations), middle
+    choice = isinstance(pattern, ChoicePattern)
+    return PositionNegations(tuple(negations), middle, tuple(leading) if choice else (),
+                             tuple(trailing) if choice and any(t is not None for t in trailing) else ())  # fmt: skip
 
 
 def _split(pattern: Pattern, fail: Fail, top_level: bool, typed: bool = True) -> SubPattern:

@@ -415,6 +415,18 @@ class ConjunctionAlgebra:
     def count(agg: tuple) -> int:
         return agg[0]
 
+    @staticmethod
+    def restricted(agg: tuple, operands: frozenset[int]) -> tuple | None:
+        """``agg`` as trends of ``operands`` only (NEXT drops a trend of one operand for a longer one, a NOT
+        last in one operand drops its trends): a trend of both stays in the class of what is left of it;
+        None where nothing is."""
+        _, p_only, q_only, both = agg
+        p_only, q_only = p_only * (0 in operands), q_only * (1 in operands)
+        if operands != {0, 1}:
+            p_only, q_only, both = p_only + both * (0 in operands), q_only + both * (1 in operands), 0
+        count = p_only + q_only + both
+        return (count, p_only, q_only, both) if count else None
+
     def states(self, agg: tuple, aggregates: Sequence[AggregateSpec]) -> list[AggregateState]:
         return [AggregateState("PAIRS", pairs=(agg[1], agg[2], agg[3])) for _ in aggregates]
 

@@ -168,10 +168,9 @@ class LongerTrends:
         for r, x in parts.items():
             if conjunction:
                 longer = frozenset().union(*(accepts.get(s, ()) for s in r))
-                ops = accepts.get(state, frozenset()) - longer
-                if not ops:
+                x = ConjunctionAlgebra.restricted(x, accepts.get(state, frozenset()) - longer)
+                if x is None:
                     continue
-                x = (x[0], x[0] * (ops == {0}), x[0] * (ops == {1}), x[0] * (ops == {0, 1}))
             elif r & self.ends:
                 continue
             total = x if total is None else add(total, x)

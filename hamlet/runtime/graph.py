@@ -40,7 +40,7 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import SubPattern
 from hamlet.analysis.windows import Window
 from hamlet.events import Event
-from hamlet.runtime.aggregates import Algebra, LatestStartAlgebra
+from hamlet.runtime.aggregates import Algebra, ConjunctionAlgebra, LatestStartAlgebra
 from hamlet.runtime.dominance import LongerTrends, SplitAlgebra, dominance_applies
 from hamlet.runtime.reaches import Reaches
 from hamlet.runtime.sources import (
@@ -80,11 +80,21 @@ class TrendGraph:
             for negation in part.negations
         ]
         self.latest_match_start: Any = None  # for a negative sub-pattern: L, the latest start of a match
-        leading = [g for n, g in self.children if n.previous is None]
-        trailing = [g for n, g in self.children if n.following is None]
-        self.leading = leading
-        self.trailing = trailing
-        self.trailing_limit = _latest_of(trailing)
+        # (a NOT first or last in an operand of OR / AND holds at that operand's start or end states only:
+        # ``StateTemplate.start_guards``, ``StateTemplate.trailing``)
+        states = query.states if windowed else None
+        apart = states is not None and states.operands > 1
+        self.leading = [g for n, g in self.children if n.previous is None and not apart]
+        self.trailing = [g for n, g in self.children if n.following is None and not apart]
+        self.trailing_limit = _latest_of(self.trailing)
+        self.start_guards = {
+            state: (guard, [self.children[k][1] for k in guard.negations])
+            for state, guard in (states.start_guards.items() if states is not None else ())
+        }
+        self.operand_trailing = [
+            None if k is None else self.children[k][1]
+            for k in (states.trailing if states is not None else ())
+        ]
         # The matching semantics apply to the trends of the query's pattern, not to the matches of its
         # negative sub-patterns (Definition 2.2 negates matches_any(N, I)).
         self.semantics = query.semantics if windowed else "ANY"
@@ -114,8 +124,8 @@ class TrendGraph:
         self.finals: dict[int, Any] = {}
         # Per end type, the finals its events add to: all the same unless ``ends_apart``.
         self.finals_of: dict[str, dict[int, Any]] = dict.fromkeys(self.template.ends, self.finals)
-        self.pending_ends: dict[int, list[tuple[Any, Any]]] = {}
-        self.trailing_results: dict[int, tuple[int, Any, Any]] = {}  # class → (ends seen, limit, result)
+        self.pending_ends: dict[int, list[tuple[Any, str, Any]]] = {}  # class → (time, end state, aggregate)
+        self.trailing_results: dict[int, tuple[int, Any, Any]] = {}  # class → (ends seen, limits, result)
         if windowed and not classes:
             classes = (WindowClasses(query.window, [e.time for e in events]),)
         self.classes = tuple(classes) if windowed else ()
@@ -207,17 +217,14 @@ class TrendGraph:
         windows = self.windows(event.time)
         if not windows:
             return {}
-        is_start = event.type in self.template.starts
         extend = self.algebra.extend
         out: dict[int, Any] = {}
         for k, acc in zip(windows, self.predecessors(event, windows)):
-            agg = extend(acc, event, is_start and (not self.leading or self._may_start(k)))
+            agg = extend(acc, event, self._starts(event.type, k))
             if agg is not None:
                 out[k] = agg
         if self.recorder is not None:
-            self.recorder.starts[id(event)] = {
-                k: is_start and (not self.leading or self._may_start(k)) for k in windows
-            }
+            self.recorder.starts[id(event)] = {k: self._starts(event.type, k) for k in windows}
             if event.type in self.template.ends:
                 self.recorder.finals[id(event)] = out
         return out
@@ -235,19 +242,30 @@ class TrendGraph:
     def snapshot(self, event: Event, windows: Sequence[int]) -> list[Any]:
         """The graphlet-level snapshot x of a burst (HAMLET Definition 3.9) per window: what one event of
         the burst gets from outside it — its predecessors before the burst, and one if it starts trends."""
-        is_start = event.type in self.template.starts
         started = self.algebra.started  # type: ignore[union-attr]
-        return [started(acc) if is_start and (not self.leading or self._may_start(k)) else acc
+        return [started(acc) if self._starts(event.type, k) else acc
                 for k, acc in zip(windows, self.predecessors(event, windows))]  # fmt: skip
 
-    def _may_start(self, c: int) -> bool:
-        """Whether trends may start in the windows of class c: no leading negative match started in them.
-        L < start(k) ⇔ L ≤ the (c−1)-th event's time (L is an event's time, none lies in between)."""
+    def _starts(self, state: str, c: int) -> bool:
+        """Whether an event at ``state`` starts trends in the windows of class c: a start state, where no
+        leading NOT has a match in them, and where the operands' own leading NOTs start at this state."""
+        if state not in self.template.starts or any(self._matched_since(g, c) for g in self.leading):
+            return False
+        guarded = self.start_guards.get(state)
+        if guarded is None:
+            return True
+        guard, graphs = guarded
+        return guard.admits([self._matched_since(g, c) for g in graphs])
+
+    def _matched_since(self, negation: TrendGraph, c: int) -> bool:
+        """Whether a match of a negative sub-pattern started in the windows of class c, before now:
+        L ≥ start(k) ⇔ L > the (c−1)-th event's time (L is an event's time, none lies in between)."""
+        latest = negation.latest_match_start
+        if latest is None:
+            return False
         if not self.classes:  # a negative sub-pattern's graph has one global window, starting at 0
-            return all(g.latest_match_start is None or g.latest_match_start < 0 for g in self.leading)
-        before = self.times[c - 1] if c else None
-        return all(g.latest_match_start is None or (before is not None and g.latest_match_start <= before)
-                   for g in self.leading)  # fmt: skip
+            return latest >= 0
+        return not c or latest > self.times[c - 1]
 
     def commit(self, event: Event, aggregates: dict[int, Any]) -> None:
         edges = self.edges
@@ -260,12 +278,11 @@ class TrendGraph:
             # Contiguous: an event that shares its time with another event of the sub-stream can only be the
             # first (or last) of a trend, never in its middle (Definition 2.4): what it hands on is the trend
             # it starts, alone.
-            is_start = event.type in self.template.starts
             extend = self.algebra.extend
             zero: Any = self.algebra.zero
             onward = {}
             for k in aggregates:
-                if is_start and (not self.leading or self._may_start(k)):
+                if self._starts(event.type, k):
                     single = extend(zero, event, True)
                     if single is not None:
                         onward[k] = single
@@ -283,9 +300,9 @@ class TrendGraph:
                 for k, parts in aggregates.items()
                 if (kept := edges.kept(parts, event.type)) is not None
             }
-        if self.trailing:
+        if self.trailing or self.operand_trailing:
             for k, agg in aggregates.items():
-                self.pending_ends.setdefault(k, []).append((event.time, agg))
+                self.pending_ends.setdefault(k, []).append((event.time, event.type, agg))
             return
         add = self.final_algebra.add
         finals = self.finals_of[event.type]
@@ -304,7 +321,9 @@ class TrendGraph:
         while k <= last:
             label, through = classes.class_of(k)
             through = min(last, through)
-            final = self._trailing_final(label) if self.trailing else finals.get(label)
+            final = (
+                self._trailing_final(label) if self.trailing or self.operand_trailing else finals.get(label)
+            )
             if final is not None:
                 yield range(k, through + 1), final
             k = through + 1
@@ -323,19 +342,40 @@ class TrendGraph:
             self.trailing_results.pop(dead, None)
 
     def _trailing_final(self, label: int) -> Any:
-        """The END contributions of the class that no negative match follows before now (a window's end)."""
+        """The END contributions of the class that no negative match follows before now (a window's end):
+        of a trailing NOT, or for a trend of OR / AND, of the one last in each operand it ends."""
         pending = self.pending_ends.get(label, ())
-        limit = self.trailing_limit()  # type: ignore[misc]
+        limits = self.end_limits()
         cached = self.trailing_results.get(label)
-        if cached is not None and cached[0] == len(pending) and cached[1] == limit:
+        if cached is not None and cached[0] == len(pending) and cached[1] == limits:
             return cached[2]
         result = None
         add = self.final_algebra.add
-        for time, agg in pending:
-            if limit is None or time >= limit:
+        for time, state, agg in pending:
+            operands = self.ends_of(time, state, limits)
+            if operands and isinstance(self.final_algebra, ConjunctionAlgebra):
+                agg = self.final_algebra.restricted(agg, operands)
+            if operands and agg is not None:
                 result = agg if result is None else add(result, agg)
-        self.trailing_results[label] = (len(pending), limit, result)
+        self.trailing_results[label] = (len(pending), limits, result)
         return result
+
+    def end_limits(self) -> tuple[Any, tuple[Any, ...]]:
+        """The latest starts of the trailing NOTs' matches so far: the pattern's, and each operand's."""
+        limit = self.trailing_limit() if self.trailing_limit is not None else None
+        return limit, tuple(None if g is None else g.latest_match_start for g in self.operand_trailing)
+
+    def ends_of(self, time: Any, state: str, limits: tuple[Any, tuple[Any, ...]]) -> frozenset[int]:
+        """The operands (0 for a pattern without OR / AND) a trend ending at ``state`` at ``time`` ends with
+        no match of a trailing NOT after it, by ``limits`` (``end_limits`` at a window's end)."""
+        limit, by_operand = limits
+        if limit is not None and time < limit:
+            return frozenset()
+        states = self.query.states
+        ends = states.accepts.get(state, frozenset({0})) if states is not None else frozenset({0})
+        if not by_operand:
+            return ends
+        return frozenset(o for o in ends if by_operand[o] is None or time >= by_operand[o])
 
 
 def placed(query: AnalyzedQuery, events: Iterable[Event]) -> list[Event]:

@@ -353,10 +353,19 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra, projections: 
     every = frozenset.intersection(*(frozenset(q.required_types) for q in queries))
     required = [places[t][0] for t in query.required_types if t in every]
     ends = None if merged is None else [position[q.pattern.template.end] for q in queries]
+    operands = None
+    if query.states is not None and query.states.operands > 1:
+        states = query.states
+        top = [k for k, spec in enumerate(negations, 1) if spec[5] == 0]  # (the pattern's own NOTs, in order)
+        operands = (
+            [sum(1 << o for o in states.accepts.get(t, ())) for t in template.types],
+            [None if i is None else top[i] for i in states.trailing],
+            [(position[s], [top[i] for i in g.negations], g.bits) for s, g in states.start_guards.items()],
+        )
     kernel = hamlet_native.GraphKernel(
         [type_of(t) for t in template.types], [position[t] for t in template.starts],
         [position[t] for t in template.ends], plain, negations, fields, isinstance(algebra, CountAlgebra),
-        members, edges, SEMANTICS_CODES[query.semantics], required, ends,
+        members, edges, SEMANTICS_CODES[query.semantics], required, ends, operands,
     )  # fmt: skip
     return NativeGraph(kernel, [q.name for q in queries], projections, query.semantics == "CONT")
 

@@ -24,8 +24,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
 
-use crate::graph::{Agg, Event, Graph, ENDS};
-use crate::num::Num;
+use crate::graph::{Agg, Event, Graph};
 use crate::reach::{take_reach, Reach};
 
 /// A node's aggregate per (window class, R).
@@ -57,7 +56,6 @@ pub struct LongerTrends {
     node: HashMap<(usize, usize), usize>, // (stream event, position) → number of the held node
     rank: Vec<usize>,                   // per position: its index among its type's places
     end_ranks: Vec<u64>,                // per position: the ranks of its type's end places
-    accepts: Vec<u8>,                   // per position: the operands of P AND Q it ends (bit o)
     operand_ends: Option<[Vec<u64>; 2]>, // P AND Q: per operand and position, the ranks of its type's places ending it
     siblings: Vec<Sibling>,             // of the stream event `current`
     current: Option<usize>,
@@ -71,18 +69,13 @@ impl LongerTrends {
         let end_ranks = (0..n)
             .map(|p| graph.places[p].iter().enumerate().filter(|(_, &q)| graph.is_end[q]).fold(0, |m, (r, _)| m | 1 << r))
             .collect();
-        // P AND Q (`ConjunctionAlgebra`): the operands each position ends, from the ENDS field it sets
-        let accepts: Vec<u8> = (0..n)
-            .map(|p| graph.updates[p].iter().filter(|u| u.kind == ENDS)
-                .filter_map(|u| graph.resets.iter().position(|&f| f == u.field)).fold(0, |m, class| m | (class as u8 + 1)))
-            .collect();
+        // P AND Q (`ConjunctionAlgebra`): per operand, the ranks of the places of each position's type that end it
         let operand_ends = (graph.resets.len() == 3).then(|| {
             [0, 1].map(|o| (0..n)
-                .map(|p| graph.places[p].iter().enumerate().filter(|(_, &q)| accepts[q] >> o & 1 == 1).fold(0, |m, (r, _)| m | 1 << r))
+                .map(|p| graph.places[p].iter().enumerate().filter(|(_, &q)| graph.accepts[q] >> o & 1 == 1).fold(0, |m, (r, _)| m | 1 << r))
                 .collect::<Vec<u64>>())
         });
         LongerTrends {
-            accepts,
             operand_ends,
             held: (0..n).map(|_| VecDeque::new()).collect(),
             numbers: VecDeque::new(),
@@ -99,22 +92,13 @@ impl LongerTrends {
     /// What a part with set `r` and aggregate `agg` at a node of `position` adds to the finals: nothing where
     /// a longer trend ends there too. For P AND Q, whose trends are pairs of a trend of P and one of Q, each
     /// under the semantics on its own, the part's trends are P's where `position` ends P and no place of R
-    /// does, and Q's alike: its class (the ENDS fields: P only, Q only, both) follows from both.
+    /// does, and Q's alike (`Graph::restricted`).
     pub fn kept(&self, graph: &Graph, position: usize, r: u64, agg: &Agg) -> Option<Agg> {
         let Some(operand_ends) = &self.operand_ends else {
             return (r & self.end_ranks[position] == 0).then(|| agg.clone());
         };
-        let ops = (0..2).filter(|&o| self.accepts[position] >> o & 1 == 1 && r & operand_ends[o][position] == 0);
-        let class = ops.fold(0, |m, o| m | 1 << o);
-        if class == 0 {
-            return None;
-        }
-        let mut out = agg.clone();
-        for &f in &graph.resets {
-            out[f] = Num::ZERO;
-        }
-        out[graph.resets[class - 1]] = agg[0].clone();
-        Some(out)
+        let ops = (0..2).filter(|&o| graph.accepts[position] >> o & 1 == 1 && r & operand_ends[o][position] == 0);
+        graph.restricted(agg, position, ops.fold(0, |m, o| m | 1 << o))
     }
 
     /// Node `i`'s predecessors' aggregates, summed per R (first R = 0, always there) and per class of

@@ -346,6 +346,12 @@ pub struct Crossing {
 }
 
 impl Guard {
+    /// Whether the outcome where exactly the negations k with `matched(k)` had a match takes it.
+    pub fn takes(&self, matched: impl Fn(usize) -> bool) -> bool {
+        let outcome = self.negations.iter().enumerate().filter(|&(_, &k)| matched(k)).fold(0, |m, (j, _)| m | 1 << j);
+        self.outcomes >> outcome & 1 == 1
+    }
+
     pub fn at(&self, latest: impl Fn(usize) -> Option<i64>) -> Crossing {
         let mut at = [None; MAX_GUARD_NEGATIONS];
         for (slot, &k) in at.iter_mut().zip(&self.negations) {

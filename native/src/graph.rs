@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
 
 use crate::events::RawEvent;
-use crate::edges::{Edge, Source};
+use crate::edges::{Edge, Guard, Source};
 use crate::negation::{Negation, NegationState};
 use crate::dominance::{LongerTrends, Parts};
 use crate::reach::EventEdges;
@@ -128,6 +128,12 @@ pub struct Graph {
     pub negations: Vec<Negation>, // every negative sub-pattern, numbered from 1 in this order
     pub leading: Vec<usize>,      // the negations before the pattern's start (their numbers)
     pub trailing: Vec<usize>,     // the negations after its end
+    /// P OR Q, P AND Q whose operands lead or end with NOTs of their own (`automaton.build_states`): per
+    /// position, the outcomes of those leading NOTs (in [window start, event)) that start trends there;
+    /// per position, the operands it ends (bit o); per operand, its trailing NOT's number.
+    pub start_guard: Vec<Option<Guard>>,
+    pub accepts: Vec<u8>,
+    pub operand_trailing: Vec<Option<usize>>,
     pub is_start: Vec<bool>,      // per position: a trend may start there
     pub is_end: Vec<bool>,        // per position: a trend may end there
     /// Per end position, the finals it adds to (usize::MAX elsewhere); per member, the finals it reads. One
@@ -346,6 +352,32 @@ impl Graph {
         }
     }
 
+    /// END contributions wait for the window's end: a trailing NOT, the pattern's or an operand's.
+    pub fn waits_for_ends(&self) -> bool {
+        !self.trailing.is_empty() || !self.operand_trailing.is_empty()
+    }
+
+    /// `agg` of the trends ending at `position` as trends of the operands in `operands` (bit o; of those
+    /// `position` ends) only: None where that is none. For P AND Q, where one of the two is left, a trend of
+    /// both is a trend of that one (`ConjunctionAlgebra.restricted`): its class (the ENDS fields: P only, Q
+    /// only, both) and the count follow.
+    pub fn restricted(&self, agg: &Agg, position: usize, operands: u8) -> Option<Agg> {
+        if operands == 0 {
+            return None;
+        }
+        if self.resets.len() != 3 || operands == self.accepts[position] {
+            return Some(agg.clone());
+        }
+        let [p, q, both] = [self.resets[0], self.resets[1], self.resets[2]];
+        let (kept, dropped) = if operands == 1 { (p, q) } else { (q, p) };
+        let mut out = agg.clone();
+        out[kept].add_assign(&agg[both]);
+        out[dropped] = Num::ZERO;
+        out[both] = Num::ZERO;
+        out[0] = out[kept].clone();
+        (!out[0].is_zero()).then_some(out)
+    }
+
     /// `VectorAlgebra.extend`: the aggregate of the trends ending at the event; None: no trend ends there.
     /// `start`: the event starts a trend (at the start position, where no leading NOT forbids it).
     fn extend(&self, mut acc: Agg, event: &Event, position: usize, start: bool, scales: &[Scale],
@@ -413,7 +445,7 @@ pub struct Partition<'a> {
     times: Vec<i64>,
     running: Vec<HashMap<usize, Agg>>, // per source position: running totals per class
     finals: Vec<HashMap<usize, Agg>>, // per end slot (`Graph::end_slot`), per class
-    pending: Vec<HashMap<usize, Vec<(i64, Agg)>>>, // with a trailing NOT: END contributions, read at close
+    pending: Vec<HashMap<usize, Vec<(i64, usize, Agg)>>>, // with a trailing NOT: END contributions, read at close
     negations: Vec<NegationState>,            // per negation (numbered from 1): its graph here
     open: Vec<VecDeque<(i64, i64)>>,          // per member: open windows as runs [first, last]
     next_close: Vec<Option<i64>>,
@@ -742,7 +774,6 @@ impl<'a> Partition<'a> {
                     .ok()?;
                 continue;
             }
-            let starts = kernel.is_start[position];
             if self.longer.is_some() {
                 self.longer_step(from + i, position, time, &mut computed)?;
                 continue;
@@ -756,7 +787,7 @@ impl<'a> Partition<'a> {
                     self.contiguous_predecessors(position, time)
                 };
                 for (&c, acc) in self.classes.iter().zip(accs) {
-                    let start = starts && self.may_start(c);
+                    let start = self.starts_at(position, c);
                     if let Some(agg) = kernel.extend(acc, event, position, start, self.scales, self.keeps_zero()) {
                         computed.push((from + i, position, c, agg));
                     }
@@ -771,7 +802,7 @@ impl<'a> Partition<'a> {
             if kernel.edges_into[position].is_empty() {
                 for &c in &self.classes {
                     let acc = self.predecessors(position, c);
-                    let start = starts && self.may_start(c);
+                    let start = self.starts_at(position, c);
                     if let Some(agg) = kernel.extend(acc, event, position, start, self.scales, self.keeps_zero()) {
                         computed.push((from + i, position, c, agg));
                     }
@@ -788,7 +819,7 @@ impl<'a> Partition<'a> {
                     .ok()?;
             }
             for (&c, acc) in self.classes.iter().zip(accs) {
-                let start = starts && self.may_start(c);
+                let start = self.starts_at(position, c);
                 if let Some(agg) = kernel.extend(acc, event, position, start, self.scales, self.keeps_zero()) {
                     computed.push((from + i, position, c, agg));
                 }
@@ -805,7 +836,7 @@ impl<'a> Partition<'a> {
                     if !crowded {
                         return Some((*e, *position, *c, agg.clone()));
                     }
-                    let start = kernel.is_start[*position] && self.may_start(*c);
+                    let start = self.starts_at(*position, *c);
                     kernel
                         .extend(kernel.zero(), &self.events[*e], *position, start, self.scales, false)
                         .map(|single| (*e, *position, *c, single))
@@ -885,7 +916,7 @@ impl<'a> Partition<'a> {
                    computed: &mut Vec<(usize, usize, usize, Agg)>) -> Option<()> {
         let kernel = self.kernel;
         let since = time.saturating_sub(self.next.as_ref()?.horizon).saturating_add(1);
-        let starts: Vec<bool> = self.classes.iter().map(|&c| kernel.is_start[position] && self.may_start(c)).collect();
+        let starts: Vec<bool> = self.classes.iter().map(|&c| self.starts_at(position, c)).collect();
         let negations = &self.negations;
         let longer = self.longer.as_mut()?;
         let guard = |k: usize| negations[k - 1].latest;
@@ -984,10 +1015,21 @@ impl<'a> Partition<'a> {
         if c == 0 && self.zero.as_ref().is_some_and(|z| !z.starts) {
             return false;
         }
-        self.kernel.leading.iter().all(|&k| match self.negations[k - 1].latest {
-            None => true,
-            Some(l) => c > 0 && l <= self.times[c - 1],
-        })
+        self.kernel.leading.iter().all(|&k| !self.matched_since(k, c))
+    }
+
+    /// Whether a match of negation k started in the windows of class c (before now).
+    fn matched_since(&self, k: usize, c: usize) -> bool {
+        self.negations[k - 1].latest.is_some_and(|l| c == 0 || l > self.times[c - 1])
+    }
+
+    /// Whether an event at `position` starts trends in the windows of class c: a start position, where
+    /// trends may start, and where the operands' own leading NOTs start at this position.
+    fn starts_at(&self, position: usize, c: usize) -> bool {
+        let kernel = self.kernel;
+        kernel.is_start[position]
+            && self.may_start(c)
+            && kernel.start_guard[position].as_ref().is_none_or(|g| g.takes(|k| self.matched_since(k, c)))
     }
 
     /// A burst at once: per window class, the graphlet-level snapshot x (Definition 3.9: the predecessors'
@@ -1046,10 +1088,9 @@ impl<'a> Partition<'a> {
 
     /// An event at a `final_only` position into the finals of every class of its time.
     fn add_to_finals(&mut self, position: usize) {
-        let starts = self.kernel.is_start[position];
         let classes = std::mem::take(&mut self.classes);
         for &c in &classes {
-            self.add_to_final(position, c, starts && self.may_start(c));
+            self.add_to_final(position, c, self.starts_at(position, c));
         }
         self.classes = classes;
     }
@@ -1078,8 +1119,8 @@ impl<'a> Partition<'a> {
             return;
         }
         let slot = kernel.end_slot[position];
-        if !kernel.trailing.is_empty() {
-            self.pending[slot].entry(c).or_default().push((time, agg));
+        if kernel.waits_for_ends() {
+            self.pending[slot].entry(c).or_default().push((time, position, agg));
             return;
         }
         match self.finals[slot].get_mut(&c) {
@@ -1119,18 +1160,31 @@ impl<'a> Partition<'a> {
     /// The final of class c at end slot `slot` now (None: no trend), with a trailing NOT the END
     /// contributions that no negated event follows.
     fn final_of(&self, slot: usize, c: usize) -> Option<Agg> {
-        if self.kernel.trailing.is_empty() {
+        let kernel = self.kernel;
+        if !kernel.waits_for_ends() {
             return self.finals[slot].get(&c).cloned();
         }
-        let limit = self.kernel.trailing.iter().map(|&k| self.negations[k - 1].latest).max().flatten();
+        let latest = |k: &usize| self.negations[k - 1].latest;
+        let limit = kernel.trailing.iter().map(latest).max().flatten();
+        let by_operand: Vec<Option<i64>> = kernel.operand_trailing.iter().map(|k| k.as_ref().and_then(latest)).collect();
         let mut result: Option<Agg> = None;
-        for (time, agg) in self.pending[slot].get(&c)? {
+        for (time, position, agg) in self.pending[slot].get(&c)? {
             if limit.is_some_and(|l| *time < l) {
                 continue;
             }
-            match result.as_mut() {
-                Some(total) => self.kernel.add(total, agg),
-                None => result = Some(agg.clone()),
+            let part = if by_operand.is_empty() {
+                Some(agg.clone())
+            } else {
+                // (the operands it ends whose own trailing NOT has no match after it)
+                let ends = (0..by_operand.len())
+                    .filter(|&o| kernel.accepts[*position] >> o & 1 == 1 && by_operand[o].is_none_or(|l| *time >= l))
+                    .fold(0, |m, o| m | 1 << o);
+                kernel.restricted(agg, *position, ends)
+            };
+            match (result.as_mut(), part) {
+                (_, None) => {}
+                (Some(total), Some(part)) => kernel.add(total, &part),
+                (None, part) => result = part,
             }
         }
         result

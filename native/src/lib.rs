@@ -65,6 +65,9 @@ type EdgeSpec<'py> = (
     Option<(Vec<usize>, u64)>,
 );
 
+/// P OR Q, P AND Q as Python describes them (`GraphKernel::new`).
+type OperandsSpec = (Vec<u8>, Vec<Option<usize>>, Vec<(usize, Vec<usize>, u64)>);
+
 /// A negative sub-pattern as Python describes it (`GraphKernel::new`).
 type NegationSpec<'py> =
     (Vec<String>, Vec<usize>, Vec<usize>, Vec<(usize, usize)>, Vec<EdgeSpec<'py>>, usize, Option<usize>, Option<usize>);
@@ -120,11 +123,14 @@ impl GraphKernel {
     /// other transition, (source, target, [expressions], (op, f, g) when they are one comparison
     /// f(x) op g(y), the number of the negation that guards it); `required`: the positions whose type every
     /// trend holds (default: all); `member_ends`: per member, the end position whose trends it counts, on a
-    /// merged template (queries that share every position but the end; default: every end, for each).
+    /// merged template (queries that share every position but the end; default: every end, for each);
+    /// `operands`: for P OR Q and P AND Q (`automaton.build_states`), (per position the operands it ends as
+    /// a bit set, per operand the number of its trailing NOT or None, and (position, negation numbers,
+    /// outcomes as a bit set) for each start position that the operands' leading NOTs guard).
     #[new]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (types, starts, ends, transitions, negations, fields, count_only, members, edges, semantics=0,
-                        required=None, member_ends=None))]
+                        required=None, member_ends=None, operands=None))]
     fn new(
         py: Python<'_>,
         types: Vec<String>,
@@ -139,6 +145,7 @@ impl GraphKernel {
         semantics: u8,
         required: Option<Vec<usize>>,
         member_ends: Option<Vec<usize>>,
+        operands: Option<OperandsSpec>,
     ) -> PyResult<Self> {
         let n = types.len();
         let outside = |what: &str, positions: &[usize]| match positions.iter().find(|&&p| p >= n) {
@@ -242,11 +249,29 @@ impl GraphKernel {
         let top = |f: fn(&Negation) -> bool| -> Vec<usize> {
             (1..=parsed_negations.len()).filter(|&k| parsed_negations[k - 1].parent == 0 && f(&parsed_negations[k - 1])).collect()
         };
+        let (accepts, operand_trailing, guarded_starts) = operands.unwrap_or_default();
+        let mut start_guard: Vec<Option<Guard>> = vec![None; n];
+        for (position, negations, outcomes) in guarded_starts {
+            *start_guard.get_mut(position).ok_or_else(|| PyValueError::new_err(format!("start guard: position {position}")))? =
+                Some(Guard { negations, outcomes });
+        }
+        let accepts = if accepts.is_empty() { is_end.iter().map(|&e| e as u8).collect() } else { accepts };
+        if accepts.len() != n {
+            return Err(PyValueError::new_err("operands: one set of operands per position"));
+        }
+        // (the NOTs first or last in an operand hold at its own start and end positions only)
+        let own: Vec<usize> = start_guard.iter().flatten().flat_map(|g| g.negations.iter().copied())
+            .chain(operand_trailing.iter().flatten().copied()).collect();
+        if own.iter().any(|&k| k == 0 || k > parsed_negations.len()) {
+            return Err(PyValueError::new_err("operands: a negation number outside the negations"));
+        }
         let (leading, trailing) = (top(|n| n.previous.is_none()), top(|n| n.following.is_none()));
+        let (leading, trailing): (Vec<usize>, Vec<usize>) =
+            (leading.into_iter().filter(|k| !own.contains(k)).collect(), trailing.into_iter().filter(|k| !own.contains(k)).collect());
         let final_only = (0..n)
             .map(|p| {
                 is_end[p] && !is_source[p] && edges_into[p].is_empty() && edges_from[p].is_empty() && updates[p].is_empty()
-                    && resets.is_empty() && trailing.is_empty() && semantics == ANY
+                    && resets.is_empty() && trailing.is_empty() && operand_trailing.is_empty() && semantics == ANY
             })
             .collect();
         let members: Vec<Member> = members
@@ -261,6 +286,9 @@ impl GraphKernel {
             negations: parsed_negations,
             leading,
             trailing,
+            start_guard,
+            accepts,
+            operand_trailing,
             is_start,
             is_end,
             end_slot,
