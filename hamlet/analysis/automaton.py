@@ -42,6 +42,7 @@ MAX_STATES = 256  # subset construction may grow exponentially; real patterns st
 MAX_POSITIONS = 1024
 # The NOTs one transition crosses: its outcomes are a 64-bit set in the kernel (``edges.rs``).
 MAX_GUARD_NOTS = 6
+MAX_CROSSED_NOTS = 12  # (before the NOTs that decide nothing there are left out: 2^12 outcomes tried)
 
 
 @dataclass(frozen=True)
@@ -283,15 +284,22 @@ def _guarded_sets(candidates: Sequence[tuple[int, set[frozenset[int]]]], too_man
                   ) -> dict[frozenset[int], Guard | None]:  # fmt: skip
     """Per outcome of the NOTs that ``candidates`` (position, the sets of NOTs it is reached across, one
     per way) cross, the set of positions reached where none of the NOTs of one way matched; each set with
-    the outcomes that give it (None: all)."""
-    crossed = tuple(sorted({k for _, crossings in candidates for c in crossings for k in c}))
-    if len(crossed) > MAX_GUARD_NOTS:
+    the outcomes that give it, over the NOTs whose outcome changes what is reached (None: all)."""
+    crossed = sorted({k for _, crossings in candidates for c in crossings for k in c})
+    if len(crossed) > MAX_CROSSED_NOTS:
+        raise too_many()
+
+    def reached(mask: int) -> frozenset[int]:
+        matched = {k for j, k in enumerate(crossed) if mask >> j & 1}
+        return frozenset(y for y, crossings in candidates if any(not (c & matched) for c in crossings))
+
+    every = [reached(m) for m in range(1 << len(crossed))]
+    deciding = [j for j in range(len(crossed)) if any(r != every[m ^ 1 << j] for m, r in enumerate(every))]
+    if len(deciding) > MAX_GUARD_NOTS:
         raise too_many()
     outcomes: dict[frozenset[int], set[int]] = {}
-    for mask in range(1 << len(crossed)):
-        matched = {k for j, k in enumerate(crossed) if mask >> j & 1}
-        reached = frozenset(y for y, crossings in candidates if any(not (c & matched) for c in crossings))
-        if reached:
-            outcomes.setdefault(reached, set()).add(mask)
-    every = 1 << len(crossed)
-    return {s: None if len(m) == every else Guard(crossed, frozenset(m)) for s, m in outcomes.items()}
+    for m, r in enumerate(every):
+        if r:  # (the outcome over the deciding NOTs only)
+            outcomes.setdefault(r, set()).add(sum(1 << i for i, j in enumerate(deciding) if m >> j & 1))
+    negations, whole = tuple(crossed[j] for j in deciding), 1 << len(deciding)
+    return {s: None if len(o) == whole else Guard(negations, frozenset(o)) for s, o in outcomes.items()}
