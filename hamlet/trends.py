@@ -15,6 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import groupby
 from operator import attrgetter
 from typing import Any
@@ -190,7 +191,7 @@ def _window_trends(query: AnalyzedQuery, recorded: _Recorded, k: int) -> Iterato
                     yield previous, False
 
     if isinstance(root.edges, LongerTrends):
-        yield from _longer_trends(recorded, c, start, end, limits, root.edges.ends)
+        yield from _longer_trends(recorded, c, start, end, limits)
         return
     for event in recorded.matched:
         if not (start <= event.time < end) or c not in recorder.finals.get(id(event), {}):
@@ -220,8 +221,8 @@ def _walk(last: tuple[Event, Any], options: Callable[[Event, Any], Iterator[tupl
             stack.append(options(*step))
 
 
-def _longer_trends(recorded: _Recorded, c: int, start: Any, end: Any, limits: tuple[Any, tuple[Any, ...]],
-                   ends: frozenset[str]) -> Iterator[Trend]:  # fmt: skip
+def _longer_trends(recorded: _Recorded, c: int, start: Any, end: Any, limits: tuple[Any, tuple[Any, ...]]
+                   ) -> Iterator[Trend]:  # fmt: skip
     """``_window_trends`` under NEXT on a position template: a path back from an END node holds, per node,
     the set R of its partial trend (``dominance.py``); it starts at the parts no longer trend dominates
     and steps back to the predecessor parts whose R moved to the one it holds."""
@@ -238,14 +239,15 @@ def _longer_trends(recorded: _Recorded, c: int, start: Any, end: Any, limits: tu
 
     for event in recorded.matched:
         parts = recorder.finals.get(id(event), {}).get(c)
-        if (
-            not (start <= event.time < end)
-            or not parts
-            or not recorded.root.ends_of(event.time, event.type, limits)
-        ):
+        ending = partial(
+            recorded.root.ends_of, event.time, limits=limits
+        )  # (its trailing NOTs at the window's end)
+        if not (start <= event.time < end) or not parts or not ending(event.type):
             continue
         for r in parts:
-            if not r & ends:  # (else a longer trend with the same first and last events holds these)
+            if not any(
+                map(ending, r)
+            ):  # (else a longer trend with the same first and last events holds these)
                 yield from _walk((event, r), options, recorded.original)
 
 

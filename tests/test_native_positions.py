@@ -278,7 +278,10 @@ def test_nots_on_position_templates_by_hand():
     * ``SEQ(A+, NOT C) OR SEQ(B, A+)``: the a's up to a7 (c6 follows the others) and b4 before a5, a7 or
       both — 8 + 3;
     * ``SEQ(A, A, NOT C) AND A+``: P's (a1, a7), (a3, a7), (a5, a7) are trends of A+ too, whose other 12
-      are not P's: 12·3 + 3·2/2 = 39 pairs."""
+      are not P's: 12·3 + 3·2/2 = 39 pairs;
+    * ``SEQ(A, B, A, NOT C) OR SEQ(A, A)`` under NEXT: (a1, b4, a7), (a3, b4, a7) (c6 follows a5); of the 6
+      pairs of a's, (a1, a7) and (a3, a7) are dropped for those, while (a1, a5) and (a3, a5) stay, since
+      (a1, b4, a5) and (a3, b4, a5) are no trends — 2 + 4."""
     text = """
     qk: RETURN COUNT(*) PATTERN SEQ(A+, NOT C, A) WITHIN 100 SLIDE 100
     qo: RETURN COUNT(*) PATTERN SEQ(A, NOT C, B) OR SEQ(B, A+) WITHIN 100 SLIDE 100
@@ -287,9 +290,10 @@ def test_nots_on_position_templates_by_hand():
     ql: RETURN COUNT(*) PATTERN SEQ(NOT C, A+) OR SEQ(B, A) WITHIN 100 SLIDE 100
     qt: RETURN COUNT(*) PATTERN SEQ(A+, NOT C) OR SEQ(B, A+) WITHIN 100 SLIDE 100
     qe: RETURN COUNT(*) PATTERN SEQ(A, A, NOT C) AND A+ WITHIN 100 SLIDE 100
+    qn: RETURN COUNT(*) PATTERN SEQ(A, B, A, NOT C) OR SEQ(A, A) SEMANTICS NEXT WITHIN 100 SLIDE 100
     """
     stream = [Event(t, time, {}) for time, t in enumerate("ACABACA", 1)]
-    expected = {"qk": 2, "qo": 4, "qp": 2, "qa": 14, "ql": 10, "qt": 11, "qe": 39}
+    expected = {"qk": 2, "qo": 4, "qp": 2, "qa": 14, "ql": 10, "qt": 11, "qe": 39, "qn": 6}
     counted_by_hand(text, stream, expected)
 
 

@@ -670,21 +670,13 @@ def several_ends_nots(draw) -> str:
 
 @st.composite
 def position_queries_with_ends(draw, name: str) -> str:
-    """``position_queries(kernel=False)`` on ``position_patterns_with_ends`` (not under NEXT where an
-    operand of OR ends with a NOT: the analysis refuses it)."""
+    """``position_queries(kernel=False)`` on ``position_patterns_with_ends``."""
     pattern = draw(position_patterns_with_ends().filter(analyses))
     partition = draw(st.sampled_from([((), ())] * 3 + [(("k",), ()), ((), ("g",)), (("k",), ("g",))]))
     window = draw(st.sampled_from([(15, 15), (16, 8), (10, 5), (6, 6)]))
     predicates = [] if draw(st.booleans()) else None
     text = draw(queries(name, pattern=pattern, partition=partition, window=window, predicates=predicates))
-    operands = pattern.split(" OR ")
-    trailing_in_or = len(operands) > 1 and any(
-        o.startswith("SEQ(") and split_items(o[4:-1])[-1].startswith("NOT ") for o in operands
-    )
-    clauses = (
-        [c for c in POSITION_SEMANTICS if "NEXT" not in c and "next" not in c] if trailing_in_or else None
-    )
-    return draw(with_semantics(text, clauses=clauses or POSITION_SEMANTICS))
+    return draw(with_semantics(text, clauses=POSITION_SEMANTICS))
 
 
 # Around the B+ that ``sharing_workloads`` share: queries on position templates that must share nothing.

@@ -277,16 +277,6 @@ class _Analyzer:
                 if isinstance(item, AggregateCall) and item.target is not None:
                     raise self.fail(item, f"{item.text()} is not defined for P AND Q: a conjunction matches pairs "
                                     "of trends, and the dissertation (§12) defines only their number, COUNT(*)")  # fmt: skip
-        under_next = q.semantics if q.semantics is not None and q.semantics.kind == "NEXT" else None
-        if (
-            split.trailing
-            and under_next is not None
-            and isinstance(q.pattern, ChoicePattern)
-            and q.pattern.op == "OR"
-        ):
-            raise self.fail(under_next, "SEMANTICS NEXT on P OR Q with a NOT last in an operand is not supported: "
-                            "whether a longer trend of another operand drops a trend would depend on that "
-                            "operand's NOT at each window's end")  # fmt: skip
         states = build_states(q.pattern, self.fail, split.middle, split.leading, split.trailing)
         if q.semantics is not None and q.semantics.kind == "NEXT":
             # (the kernel keeps the states a longer trend may stand at as one 64-bit set per event: dominance.rs)

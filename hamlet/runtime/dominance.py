@@ -31,6 +31,7 @@ and part, a test per pair of states.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hamlet.analysis.automaton import StateTemplate
@@ -91,7 +92,6 @@ class LongerTrends:
                  horizon: Any) -> None:  # fmt: skip
         self.incoming = incoming
         self.states = states
-        self.ends = frozenset(states.template.ends)
         self.algebra = algebra  # the base one (a part's aggregate)
         # keyed by (id of the node's attributes: its event, state): what finds the other nodes of an event
         self.reaches = Reaches(horizon)
@@ -156,22 +156,25 @@ class LongerTrends:
         at = [n for s in r if (n := number.get((id(previous.attributes), s))) is not None]
         return frozenset(t for t, (_, one, two) in nodes.items() if own in two or any(n in one for n in at))
 
-    def kept(self, parts: Split, state: str) -> Any:
-        """What a node at ``state`` adds to the finals: the parts whose R holds no end state (None: nothing).
-        For P AND Q, whose trends are pairs of a trend of P and one of Q, each under the semantics on its own
-        (SEMANTICS.md), a part's trends are P's where ``state`` ends P and no state of R does, and Q's alike:
-        its class (``ConjunctionAlgebra``) follows from both."""
+    def kept(self, parts: Split, state: str, ends: Callable[[str], frozenset[int]] | None = None) -> Any:
+        """What a node at ``state`` adds to the finals: the parts whose R holds no state a trend ends at
+        (None: nothing). ``ends(s)``: the operands a trend ending at state s of this event ends (default:
+        those s ends; with a NOT last in an operand, those whose NOT has no match after the event before the
+        window's end: ``TrendGraph.ends_of``, so a longer trend of an operand whose NOT matched drops
+        nothing). For P AND Q, whose trends are pairs of a trend of P and one of Q, each under the semantics
+        on its own (SEMANTICS.md), a part's trends are P's where ``state`` ends P and no state of R does,
+        and Q's alike: its class (``ConjunctionAlgebra``) follows from both."""
+        ends = ends or (lambda s: self.states.accepts.get(s, frozenset()))
         add = self.algebra.add
         total = None
         conjunction = isinstance(self.algebra, ConjunctionAlgebra)
-        accepts = self.states.accepts
         for r, x in parts.items():
+            longer = frozenset().union(*map(ends, r))
             if conjunction:
-                longer = frozenset().union(*(accepts.get(s, ()) for s in r))
-                x = ConjunctionAlgebra.restricted(x, accepts.get(state, frozenset()) - longer)
+                x = ConjunctionAlgebra.restricted(x, ends(state) - longer)
                 if x is None:
                     continue
-            elif r & self.ends:
+            elif longer or not ends(state):
                 continue
             total = x if total is None else add(total, x)
         return total

@@ -33,6 +33,7 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -294,13 +295,13 @@ class TrendGraph:
         if not self.windowed:
             self.latest_match_start = self.algebra.add(self.latest_match_start, aggregates[0])
             return
-        if isinstance(edges, LongerTrends):
+        if isinstance(edges, LongerTrends) and not self.waits_for_ends():
             aggregates = {
                 k: kept
                 for k, parts in aggregates.items()
                 if (kept := edges.kept(parts, event.type)) is not None
             }
-        if self.trailing or self.operand_trailing:
+        if self.waits_for_ends():  # (under NEXT the parts, split by R: ``_trailing_final``)
             for k, agg in aggregates.items():
                 self.pending_ends.setdefault(k, []).append((event.time, event.type, agg))
             return
@@ -351,14 +352,23 @@ class TrendGraph:
             return cached[2]
         result = None
         add = self.final_algebra.add
+        longer = self.edges if isinstance(self.edges, LongerTrends) else None
         for time, state, agg in pending:
-            operands = self.ends_of(time, state, limits)
-            if operands and isinstance(self.final_algebra, ConjunctionAlgebra):
-                agg = self.final_algebra.restricted(agg, operands)
-            if operands and agg is not None:
+            if longer is not None:  # (whether a longer trend drops it depends on its operand's NOT too)
+                agg = longer.kept(agg, state, partial(self.ends_of, time, limits=limits))
+            else:
+                operands = self.ends_of(time, state, limits)
+                if operands and isinstance(self.final_algebra, ConjunctionAlgebra):
+                    agg = self.final_algebra.restricted(agg, operands)
+                agg = agg if operands else None
+            if agg is not None:
                 result = agg if result is None else add(result, agg)
         self.trailing_results[label] = (len(pending), limits, result)
         return result
+
+    def waits_for_ends(self) -> bool:
+        """END contributions wait for the window's end: a trailing NOT, the pattern's or an operand's."""
+        return bool(self.trailing or self.operand_trailing)
 
     def end_limits(self) -> tuple[Any, tuple[Any, ...]]:
         """The latest starts of the trailing NOTs' matches so far: the pattern's, and each operand's."""
@@ -366,13 +376,14 @@ class TrendGraph:
         return limit, tuple(None if g is None else g.latest_match_start for g in self.operand_trailing)
 
     def ends_of(self, time: Any, state: str, limits: tuple[Any, tuple[Any, ...]]) -> frozenset[int]:
-        """The operands (0 for a pattern without OR / AND) a trend ending at ``state`` at ``time`` ends with
-        no match of a trailing NOT after it, by ``limits`` (``end_limits`` at a window's end)."""
+        """The operands (0 for a pattern without OR / AND) a trend ending at ``state`` (an end state, or on a
+        position template any) at ``time`` ends with no match of a trailing NOT after it, by ``limits``
+        (``end_limits`` at a window's end)."""
         limit, by_operand = limits
         if limit is not None and time < limit:
             return frozenset()
         states = self.query.states
-        ends = states.accepts.get(state, frozenset({0})) if states is not None else frozenset({0})
+        ends = states.accepts.get(state, frozenset()) if states is not None else frozenset({0})
         if not by_operand:
             return ends
         return frozenset(o for o in ends if by_operand[o] is None or time >= by_operand[o])

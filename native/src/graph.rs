@@ -445,7 +445,7 @@ pub struct Partition<'a> {
     times: Vec<i64>,
     running: Vec<HashMap<usize, Agg>>, // per source position: running totals per class
     finals: Vec<HashMap<usize, Agg>>, // per end slot (`Graph::end_slot`), per class
-    pending: Vec<HashMap<usize, Vec<(i64, usize, Agg)>>>, // with a trailing NOT: END contributions, read at close
+    pending: Vec<HashMap<usize, Vec<PendingEnd>>>, // with a trailing NOT: END contributions, read at close
     negations: Vec<NegationState>,            // per negation (numbered from 1): its graph here
     open: Vec<VecDeque<(i64, i64)>>,          // per member: open windows as runs [first, last]
     next_close: Vec<Option<i64>>,
@@ -485,6 +485,10 @@ pub struct EndState {
     pub running: HashMap<usize, Vec<Option<Agg>>>,
     pub may_start: HashMap<usize, bool>,
 }
+
+/// An END contribution that waits for its window's end (a trailing NOT): (time, position, under NEXT on a
+/// position template the R of the part, aggregate).
+type PendingEnd = (i64, usize, u64, Agg);
 
 /// What NEXT keeps per position of a graph without edges (else `reach::EventEdges`). Without edge predicates or a NOT between two types,
 /// u → v is an edge iff u's position precedes v's and u.time < v.time, so whether an event reaches another
@@ -921,6 +925,8 @@ impl<'a> Partition<'a> {
         let longer = self.longer.as_mut()?;
         let guard = |k: usize| negations[k - 1].latest;
         let parts = longer.predecessors(kernel, self.events, i, position, since, &self.classes, guard).ok()?;
+        // (with a trailing NOT, whether a longer trend drops a part is read at the window's end: `final_of`)
+        let deferred = kernel.waits_for_ends() && kernel.is_end[position];
         let event = &self.events[i];
         let mut onward = Vec::new();
         for (k, &c) in self.classes.iter().enumerate() {
@@ -930,7 +936,9 @@ impl<'a> Partition<'a> {
                 let Some(agg) = kernel.extend(accs[k].clone(), event, position, start, self.scales, false) else {
                     continue;
                 };
-                if let Some(final_part) = longer.kept(kernel, position, *r, &agg) {
+                if deferred {
+                    self.pending[kernel.end_slot[position]].entry(c).or_default().push((time, position, *r, agg.clone()));
+                } else if let Some(final_part) = longer.kept(kernel, position, *r, &agg) {
                     match kept.as_mut() {
                         Some(total) => kernel.add(total, &final_part),
                         None => kept = Some(final_part),
@@ -1120,7 +1128,7 @@ impl<'a> Partition<'a> {
         }
         let slot = kernel.end_slot[position];
         if kernel.waits_for_ends() {
-            self.pending[slot].entry(c).or_default().push((time, position, agg));
+            self.pending[slot].entry(c).or_default().push((time, position, 0, agg));
             return;
         }
         match self.finals[slot].get_mut(&c) {
@@ -1167,20 +1175,28 @@ impl<'a> Partition<'a> {
         let latest = |k: &usize| self.negations[k - 1].latest;
         let limit = kernel.trailing.iter().map(latest).max().flatten();
         let by_operand: Vec<Option<i64>> = kernel.operand_trailing.iter().map(|k| k.as_ref().and_then(latest)).collect();
+        // The operands a trend ending at position p at `time` ends: those whose own trailing NOT has no match
+        // after it.
+        let ends_at = |p: usize, time: i64| -> u8 {
+            (0..8).filter(|&o| kernel.accepts[p] >> o & 1 == 1 && by_operand.get(o).is_none_or(|l| l.is_none_or(|l| time >= l)))
+                .fold(0, |m, o| m | 1 << o)
+        };
         let mut result: Option<Agg> = None;
-        for (time, position, agg) in self.pending[slot].get(&c)? {
-            if limit.is_some_and(|l| *time < l) {
+        for &(time, position, r, ref agg) in self.pending[slot].get(&c)? {
+            if limit.is_some_and(|l| time < l) {
                 continue;
             }
-            let part = if by_operand.is_empty() {
-                Some(agg.clone())
-            } else {
-                // (the operands it ends whose own trailing NOT has no match after it)
-                let ends = (0..by_operand.len())
-                    .filter(|&o| kernel.accepts[*position] >> o & 1 == 1 && by_operand[o].is_none_or(|l| *time >= l))
-                    .fold(0, |m, o| m | 1 << o);
-                kernel.restricted(agg, *position, ends)
-            };
+            // Under NEXT, the operands a longer trend (R: the ranks of the places it may end at) ends too
+            // drop this one (`LongerTrends::kept`, deferred to the window's end).
+            let places = &kernel.places[position];
+            let longer = (0..places.len()).filter(|&rank| r >> rank & 1 == 1).fold(0, |m, rank| m | ends_at(places[rank], time));
+            let mut ends = ends_at(position, time);
+            if kernel.resets.len() == 3 {
+                ends &= !longer;
+            } else if longer != 0 {
+                ends = 0;
+            }
+            let part = kernel.restricted(agg, position, ends);
             match (result.as_mut(), part) {
                 (_, None) => {}
                 (Some(total), Some(part)) => kernel.add(total, &part),
