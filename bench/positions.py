@@ -31,6 +31,16 @@ PATTERNS = {
     "OR SEQ(A+, B) OR SEQ(A, B+)": ("SEQ(A+, B) OR SEQ(A, B+)", "COUNT(*), SUM(A.x)"),
     "AND SEQ(A+, B) AND SEQ(A, B+)": ("SEQ(A+, B) AND SEQ(A, B+)", "COUNT(*)"),
     "optional SEQ(A, B*, C)": ("SEQ(A, B*, C)", "COUNT(*), SUM(A.x)"),
+    "no NOT SEQ(A+, A)": ("SEQ(A+, A)", "COUNT(*), SUM(A.x)"),
+    "NOT inside a part's pair SEQ(A+, NOT C, A)": ("SEQ(A+, NOT C, A)", "COUNT(*), SUM(A.x)"),
+    "NOT in an OR operand SEQ(A, NOT C, B) OR SEQ(B, A+)": (
+        "SEQ(A, NOT C, B) OR SEQ(B, A+)",
+        "COUNT(*), SUM(A.x)",
+    ),
+    "NOT last in an OR operand SEQ(A+, NOT C) OR SEQ(B+, A)": (
+        "SEQ(A+, NOT C) OR SEQ(B+, A)",
+        "COUNT(*), SUM(A.x)",
+    ),
 }
 EXECUTORS = {"compiled": run_greta, "python": partial(run_greta, native=False)}
 
