@@ -15,6 +15,12 @@ counts of the conjunction formula (``accepts``).
 
 The graph runs an event at every state of its type (``states_of``), as §12's modification (3) says: an
 event may start a trend at one state and extend trends at another.
+
+A NOT between two parts guards the pairs of positions across it (``_Glushkov.follow``), anywhere in the
+pattern. Where one parse crosses it and another stays inside a part (``SEQ(A+, NOT C, A)``), the set of
+positions a trend may be at next depends on whether the NOT matched between the two events, so the subset
+construction runs over (type, outcomes of the NOTs crossed): ``Guard``. A NOT first or last in an operand of
+OR / AND decides the same way which state a trend starts at, and which operands it ends.
 """
 
 from __future__ import annotations
@@ -201,11 +207,15 @@ def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None
         return {t: frozenset(ps) for t, ps in out.items()}
 
     # Subset construction: a state is the set of positions (all of one type) a trend may be at.
+    def too_many_guards() -> QueryError:
+        return fail(pattern, _too_many_guards)
+
+    # (a start position "crosses" its operand's leading NOT, from the window's start to the event)
     lead_of = [leading[o] if leading else None for o in positions.operand]
+    leads = [frozenset[int]() if k is None else frozenset({k}) for k in lead_of]
     start_guards: dict[frozenset[int], Guard | None] = {}
     for found in by_type(first).values():
-        start_guards.update(_guarded_sets([(y, {frozenset(k for k in [lead_of[y]] if k is not None)}) for y in sorted(found)],
-                                          lambda: fail(pattern, _too_many_guards)))  # fmt: skip
+        start_guards.update(_guarded_sets([(y, {leads[y]}) for y in sorted(found)], too_many_guards))
     starts = list(start_guards)
     edges: dict[frozenset[int], dict[frozenset[int], Guard | None]] = {}
     todo = list(starts)
@@ -217,7 +227,7 @@ def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None
             raise fail(
                 pattern, f"the pattern's template needs more than {MAX_STATES} states; write a shorter one"
             )
-        edges[state] = _targets(state, successors, types, lambda: fail(pattern, _too_many_guards))
+        edges[state] = _targets(state, successors, types, too_many_guards)
         todo.extend(edges[state])
     # Keep the states from which a trend can still end (trimmed: a dead state only costs).
     live = {s for s in edges if s & last}
