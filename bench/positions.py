@@ -1,10 +1,10 @@
 """Per-event cost of position templates (dissertation §12: a type at several places, P{n,}, OR, AND) and of
 optional parts on the compiled kernel against the Python graph that ran them before.
 
-    .venv/bin/python bench/positions.py [--events 20000] [--repeat 3] [--output bench/results/positions.md]
+    .venv/bin/python bench/positions.py [--events 20000] [--repeat 3] [--within 60 --slide 10] [--output F]
 
 The stream: ``--events`` events of types A, B, C, two per second, 8 partitions (attribute ``k``), x in 0..3,
-seed 2021. Each query runs alone in a sliding window of 60 s every 10 s; ``compiled`` is strategy ``greta``
+seed 2021. Each query runs alone in a sliding window (default 60 s every 10 s); ``compiled`` is strategy ``greta``
 on the kernel (native/), ``python`` the Python graph (``run_greta(native=False)``), interleaved, garbage
 collected before each, best of ``--repeat`` in CPU seconds of this process (``timing.py``). Both must
 return the same rows.
@@ -68,10 +68,11 @@ def best(workload: Any, events: list[Event], repeat: int) -> dict[str, tuple[flo
 
 
 def main() -> None:
-    args = one_stream_arguments(__doc__)
+    args = one_stream_arguments(__doc__, window=(60, 10))
     events = stream(args.events)
+    window = f"WITHIN {args.within} SLIDE {args.slide}"
     lines = [
-        f"## Position templates: {args.events} events, WITHIN 60 SLIDE 10, 8 partitions (`bench/positions.py`)",
+        f"## Position templates: {args.events} events, {window}, 8 partitions (`bench/positions.py`)",
         "",
         f"{machine()}; {load()} before",
         "",
@@ -79,7 +80,7 @@ def main() -> None:
         "|---|---|---|---|---|",
     ]
     for label, (pattern, returns) in PATTERNS.items():
-        text = f"q: RETURN {returns} PATTERN {pattern} WHERE [k] WITHIN 60 SLIDE 10"
+        text = f"q: RETURN {returns} PATTERN {pattern} WHERE [k] {window}"
         found = best(parse_workload(text), events, args.repeat)
         (compiled, rows), (python, python_rows) = found["compiled"], found["python"]
         assert rows == python_rows, label

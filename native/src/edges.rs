@@ -22,6 +22,7 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 
+use crate::crossed::Crossed;
 use crate::graph::{Agg, Event, Graph};
 use crate::predicates::{int_versus_float, parse_op, Op};
 use crate::values::Raw;
@@ -368,6 +369,11 @@ impl Crossing {
         self.outcomes >> outcome & 1 == 1
     }
 
+    /// The L of the j-th negation it crosses.
+    pub fn latest(&self, j: usize) -> Option<i64> {
+        self.latest[j]
+    }
+
     /// Whether only the absence of every match takes the edge: then an x it refuses refuses every earlier x.
     pub fn closes(&self) -> bool {
         self.outcomes == 1
@@ -393,12 +399,20 @@ pub enum Source {
     /// f(x) of every source event, ranked: the sorted distinct numbers, and per class a Fenwick tree over
     /// their ranks (reversed for `>`, `>=`: every op reads a prefix) or, for `=`, a table by rank.
     Index { op: Op, keys: Vec<V<'static>>, trees: FxHashMap<usize, Vec<Option<Agg>>> },
+    /// One NOT and nothing else guards the edge: per class, the events split at its L (`crossed.rs`);
+    /// `suffix`: those at or after L precede (no match between), else those before it.
+    Crossed { suffix: bool, classes: FxHashMap<usize, Crossed> },
 }
 
 impl Source {
     /// The source of `edge` over a partition whose source events hold `values` for f(x); a scan where the
     /// values are not all numbers (or null).
     pub fn new(edge: &Edge, values: &[Vec<Raw>]) -> Result<Source, ()> {
+        if let (Some(guard), true) = (&edge.guard, edge.predicates.is_empty()) {
+            if guard.negations.len() == 1 && (guard.outcomes == 1 || guard.outcomes == 2) {
+                return Ok(Source::Crossed { suffix: guard.outcomes == 1, classes: FxHashMap::default() });
+            }
+        }
         let (Some((op, f, _)), None) = (&edge.index, &edge.guard) else {
             return Ok(Source::Scan(Vec::new()));
         };
@@ -443,6 +457,10 @@ impl Source {
                 }
                 Ok(())
             }
+            Source::Crossed { classes, .. } => {
+                classes.entry(c).or_default().push(graph, event.time, agg);
+                Ok(())
+            }
         }
     }
 
@@ -450,7 +468,7 @@ impl Source {
     /// `y` (values `y_values`) across the edge, those its guard (read at y) refuses left out;
     /// `values(i)`: the values of the partition's event i.
     #[allow(clippy::too_many_arguments)]
-    pub fn collect<'v>(&self, graph: &Graph, edge: &Edge, y_values: &[Raw], classes: &[usize],
+    pub fn collect<'v>(&mut self, graph: &Graph, edge: &Edge, y_values: &[Raw], classes: &[usize],
                        crossing: Option<Crossing>, values: impl Fn(usize) -> &'v [Raw],
                        out: &mut [Agg]) -> Result<(), ()> {
         match self {
@@ -504,6 +522,15 @@ impl Source {
                 }
                 Ok(())
             }
+            Source::Crossed { suffix, classes: held } => {
+                let limit = crossing.and_then(|g| g.latest(0));
+                for (k, c) in classes.iter().enumerate() {
+                    let Some(split) = held.get_mut(c) else { continue };
+                    split.advance(graph, limit);
+                    split.add_to(graph, *suffix, &mut out[k]);
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -519,6 +546,7 @@ impl Source {
                 events.retain(|(_, _, classes)| !classes.is_empty());
             }
             Source::Index { trees, .. } => trees.retain(|&c, _| c >= frontier),
+            Source::Crossed { classes, .. } => classes.retain(|&c, _| c >= frontier),
         }
     }
 }

@@ -15,6 +15,7 @@
 
 mod burst;
 mod columns;
+mod crossed;
 mod dominance;
 mod edges;
 mod events;
