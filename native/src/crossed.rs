@@ -6,6 +6,7 @@
 //! is one running aggregate, the suffix a queue whose total is kept by two stacks (amortised O(1) per event
 //! for MIN and MAX too, which cannot be subtracted). Python's `QueueSource` is the suffix half.
 
+use crate::edges::combine;
 use crate::graph::{Agg, Graph};
 
 /// Per window class: the events before L (combined) and those at or after it (a queue).
@@ -59,12 +60,5 @@ impl Crossed {
         for part in parts.into_iter().flatten() {
             graph.add(out, part);
         }
-    }
-}
-
-fn combine(graph: &Graph, slot: &mut Option<Agg>, agg: &Agg) {
-    match slot {
-        Some(total) => graph.add(total, agg),
-        None => *slot = Some(agg.clone()),
     }
 }

@@ -55,8 +55,6 @@ pub struct LongerTrends {
     numbered: usize,                    // numbers handed out so far
     node: HashMap<(usize, usize), usize>, // (stream event, position) → number of the held node
     rank: Vec<usize>,                   // per position: its index among its type's places
-    end_ranks: Vec<u64>,                // per position: the ranks of its type's end places
-    operand_ends: Option<[Vec<u64>; 2]>, // P AND Q: per operand and position, the ranks of its type's places ending it
     siblings: Vec<Sibling>,             // of the stream event `current`
     current: Option<usize>,
     reaches: VecDeque<(usize, Reach)>,  // (node, reach) of one timestamp's nodes, until held
@@ -66,39 +64,16 @@ impl LongerTrends {
     pub fn new(graph: &Graph) -> LongerTrends {
         let n = graph.types.len();
         let rank = (0..n).map(|p| graph.places[p].iter().position(|&q| q == p).expect("a place of its type")).collect();
-        let end_ranks = (0..n)
-            .map(|p| graph.places[p].iter().enumerate().filter(|(_, &q)| graph.is_end[q]).fold(0, |m, (r, _)| m | 1 << r))
-            .collect();
-        // P AND Q (`ConjunctionAlgebra`): per operand, the ranks of the places of each position's type that end it
-        let operand_ends = (graph.resets.len() == 3).then(|| {
-            [0, 1].map(|o| (0..n)
-                .map(|p| graph.places[p].iter().enumerate().filter(|(_, &q)| graph.accepts[q] >> o & 1 == 1).fold(0, |m, (r, _)| m | 1 << r))
-                .collect::<Vec<u64>>())
-        });
         LongerTrends {
-            operand_ends,
             held: (0..n).map(|_| VecDeque::new()).collect(),
             numbers: VecDeque::new(),
             numbered: 0,
             node: HashMap::default(),
             rank,
-            end_ranks,
             siblings: Vec::new(),
             current: None,
             reaches: VecDeque::new(),
         }
-    }
-
-    /// What a part with set `r` and aggregate `agg` at a node of `position` adds to the finals: nothing where
-    /// a longer trend ends there too. For P AND Q, whose trends are pairs of a trend of P and one of Q, each
-    /// under the semantics on its own, the part's trends are P's where `position` ends P and no place of R
-    /// does, and Q's alike (`Graph::restricted`).
-    pub fn kept(&self, graph: &Graph, position: usize, r: u64, agg: &Agg) -> Option<Agg> {
-        let Some(operand_ends) = &self.operand_ends else {
-            return (r & self.end_ranks[position] == 0).then(|| agg.clone());
-        };
-        let ops = (0..2).filter(|&o| graph.accepts[position] >> o & 1 == 1 && r & operand_ends[o][position] == 0);
-        graph.restricted(agg, position, ops.fold(0, |m, o| m | 1 << o))
     }
 
     /// Node `i`'s predecessors' aggregates, summed per R (first R = 0, always there) and per class of

@@ -346,11 +346,16 @@ pub struct Crossing {
     outcomes: u64,
 }
 
+/// Whether `outcomes` (bit m: outcome m) hold the outcome whose bit j is `matched[j]`.
+fn takes(outcomes: u64, matched: impl Iterator<Item = bool>) -> bool {
+    let outcome = matched.enumerate().filter(|&(_, m)| m).fold(0, |o, (j, _)| o | 1 << j);
+    outcomes >> outcome & 1 == 1
+}
+
 impl Guard {
     /// Whether the outcome where exactly the negations k with `matched(k)` had a match takes it.
     pub fn takes(&self, matched: impl Fn(usize) -> bool) -> bool {
-        let outcome = self.negations.iter().enumerate().filter(|&(_, &k)| matched(k)).fold(0, |m, (j, _)| m | 1 << j);
-        self.outcomes >> outcome & 1 == 1
+        takes(self.outcomes, self.negations.iter().map(|&k| matched(k)))
     }
 
     pub fn at(&self, latest: impl Fn(usize) -> Option<i64>) -> Crossing {
@@ -365,8 +370,7 @@ impl Guard {
 impl Crossing {
     /// Whether an x at `time` may precede y.
     pub fn admits(&self, time: i64) -> bool {
-        let outcome = (0..self.count).filter(|&j| self.latest[j].is_some_and(|l| time < l)).fold(0, |m, j| m | 1 << j);
-        self.outcomes >> outcome & 1 == 1
+        takes(self.outcomes, self.latest[..self.count].iter().map(|l| l.is_some_and(|l| time < l)))
     }
 
     /// The L of the j-th negation it crosses.
@@ -573,7 +577,8 @@ fn rank_of(keys: &[V], v: V) -> Result<Option<usize>, ()> {
     }
 }
 
-fn combine(graph: &Graph, slot: &mut Option<Agg>, agg: &Agg) {
+/// `slot` = `slot` combined with `agg` (None: nothing yet).
+pub fn combine(graph: &Graph, slot: &mut Option<Agg>, agg: &Agg) {
     match slot {
         Some(total) => graph.add(total, agg),
         None => *slot = Some(agg.clone()),

@@ -378,6 +378,20 @@ impl Graph {
         (!out[0].is_zero()).then_some(out)
     }
 
+    /// NEXT on a position template (`dominance.rs`): what a part with set `r` (the ranks of the places of
+    /// `position`'s type a longer trend may stand at) and aggregate `agg` adds to the finals, where `ends(p)`
+    /// is the operands a trend ending at place p ends (bit o). Nothing where a longer trend ends there too;
+    /// for P AND Q, whose trends are pairs of a trend of P and one of Q, each under the semantics on its
+    /// own, the part's trends are P's where `position` ends P and no place of R does, and Q's alike.
+    pub fn undominated(&self, position: usize, r: u64, agg: &Agg, ends: impl Fn(usize) -> u8) -> Option<Agg> {
+        let places = &self.places[position];
+        let longer = (0..places.len()).filter(|&rank| r >> rank & 1 == 1).fold(0, |m, rank| m | ends(places[rank]));
+        if self.resets.len() != 3 {
+            return (longer == 0).then(|| agg.clone());
+        }
+        self.restricted(agg, position, ends(position) & !longer)
+    }
+
     /// `VectorAlgebra.extend`: the aggregate of the trends ending at the event; None: no trend ends there.
     /// `start`: the event starts a trend (at the start position, where no leading NOT forbids it).
     fn extend(&self, mut acc: Agg, event: &Event, position: usize, start: bool, scales: &[Scale],
@@ -938,7 +952,7 @@ impl<'a> Partition<'a> {
                 };
                 if deferred {
                     self.pending[kernel.end_slot[position]].entry(c).or_default().push((time, position, *r, agg.clone()));
-                } else if let Some(final_part) = longer.kept(kernel, position, *r, &agg) {
+                } else if let Some(final_part) = kernel.undominated(position, *r, &agg, |p| kernel.accepts[p]) {
                     match kept.as_mut() {
                         Some(total) => kernel.add(total, &final_part),
                         None => kept = Some(final_part),
@@ -1186,17 +1200,11 @@ impl<'a> Partition<'a> {
             if limit.is_some_and(|l| time < l) {
                 continue;
             }
-            // Under NEXT, the operands a longer trend (R: the ranks of the places it may end at) ends too
-            // drop this one (`LongerTrends::kept`, deferred to the window's end).
-            let places = &kernel.places[position];
-            let longer = (0..places.len()).filter(|&rank| r >> rank & 1 == 1).fold(0, |m, rank| m | ends_at(places[rank], time));
-            let mut ends = ends_at(position, time);
-            if kernel.resets.len() == 3 {
-                ends &= !longer;
-            } else if longer != 0 {
-                ends = 0;
+            if ends_at(position, time) == 0 {
+                continue;
             }
-            let part = kernel.restricted(agg, position, ends);
+            // (under NEXT, what a longer trend drops, deferred to the window's end: `longer_step`)
+            let part = kernel.undominated(position, r, agg, |p| ends_at(p, time));
             match (result.as_mut(), part) {
                 (_, None) => {}
                 (Some(total), Some(part)) => kernel.add(total, &part),
