@@ -160,9 +160,9 @@ def _record(query: AnalyzedQuery, partition: list[Event]) -> _Recorded | None:
 
 def _placings(query: AnalyzedQuery, stream: list[Event]) -> Iterator[Event]:
     """Each event of ``stream`` as often as ``placed`` places it, in the same order."""
-    states = query.states
+    placement = query.placement
     for event in stream:
-        for _ in states.states_of.get(event.type, (event.type,)) if states is not None else (event.type,):
+        for _ in placement.get(event.type, (event.type,)):
             yield event
 
 

@@ -310,3 +310,39 @@ def counted_by_hand(text: str, stream: list[Event], expected: dict[str, int]) ->
             assert compiled_queries(workload, stream, strategy) == set(expected), strategy
             assert evaluate(text, stream, strategy) == rows, strategy
             assert finalize_table(workload, evaluate_table(workload, table, strategy)) == rows, strategy
+
+
+def test_a_type_both_matched_and_negated_and_nots_over_places_by_hand():
+    """A NOT over a type the pattern matches too, or one type under two NOTs, over a1 b2 a3 c4 a5 a6 b7 b8
+    c9 a10 b11 (one window), counted by hand; each such event is a node of the pattern's graph and a match
+    of the NOT's:
+
+    * ``SEQ(A, NOT A, B)``: the last a before each b — (a1, b2), (a6, b7), (a6, b8), (a10, b11): 4;
+    * ``SEQ(A+, NOT A, B)``: A+ ends at that a, with any earlier a's: 1 + 8 + 8 + 16 = 33;
+    * ``SEQ(NOT B, A+, B)``: no b before the first a, so A+ starts at a1: 1 + 8 + 8 + 16 = 33;
+    * ``SEQ(A, B, NOT A)``: no a after the b, so the b is b11: 5;
+    * ``SEQ(A, NOT C, B, NOT C, A)``: c4 and c9 cut every pair across them: only (a1, b2, a3): 1;
+    * ``SEQ(B, A, B, NOT A)`` (a position template): the last b is b11, after b2 (a3, a5, a6 or a10 between),
+      b7 or b8 (a10): 4 + 1 + 1 = 6;
+
+    and NOTs of patterns with a type at several places or ``P{n,}`` (their graphs run over places):
+
+    * ``SEQ(A, NOT SEQ(C, C), B)``: of the 14 pairs of an a and a later b, only (a1, b11) and (a3, b11)
+      have two c's between them: 12;
+    * ``SEQ(A+, NOT C{2,}, B)``: 1 + 15 + 15 for b2, b7, b8, and for b11 the 31 A+ trends of a1 ... a10 but
+      the 3 that end at a1 or a3: 59;
+    * ``SEQ(A, NOT SEQ(A, A), A)``: two a's with at most one a between them: 4 + 3 = 7."""
+    text = """
+    qa: RETURN COUNT(*) PATTERN SEQ(A, NOT A, B) WITHIN 100 SLIDE 100
+    qk: RETURN COUNT(*) PATTERN SEQ(A+, NOT A, B) WITHIN 100 SLIDE 100
+    ql: RETURN COUNT(*) PATTERN SEQ(NOT B, A+, B) WITHIN 100 SLIDE 100
+    qt: RETURN COUNT(*) PATTERN SEQ(A, B, NOT A) WITHIN 100 SLIDE 100
+    qc: RETURN COUNT(*) PATTERN SEQ(A, NOT C, B, NOT C, A) WITHIN 100 SLIDE 100
+    qp: RETURN COUNT(*) PATTERN SEQ(B, A, B, NOT A) WITHIN 100 SLIDE 100
+    qs: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(C, C), B) WITHIN 100 SLIDE 100
+    qm: RETURN COUNT(*) PATTERN SEQ(A+, NOT C{2,}, B) WITHIN 100 SLIDE 100
+    qr: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(A, A), A) WITHIN 100 SLIDE 100
+    """
+    stream = [Event(t, time, {}) for time, t in enumerate("ABACAABBCAB", 1)]
+    expected = {"qa": 4, "qk": 33, "ql": 33, "qt": 5, "qc": 1, "qp": 6, "qs": 12, "qm": 59, "qr": 7}
+    counted_by_hand(text, stream, expected)

@@ -17,6 +17,8 @@ from hypothesis import assume, given, note
 from hypothesis import strategies as st
 from kernel_checks import compiled_queries, position_queries_of
 from oracle import evaluate_bruteforce
+from test_trends import expected as expected_trends
+from test_trends import listed
 from workloads import (
     MULTI_QUERY_EXAMPLES,
     POSITION_AROUND_B,
@@ -26,6 +28,7 @@ from workloads import (
     events,
     graph_sharing_workloads,
     multi_query_workloads,
+    negating_its_own_types,
     optional_patterns,
     position_patterns,
     position_queries,
@@ -112,6 +115,31 @@ def test_optional_and_star_equal_bruteforce(data):
     taken = {q.name for q in workload.queries if kernel_obstacle(q) is None}
     for strategy in STRATEGIES:
         assert taken <= compiled_queries(workload, stream, strategy), strategy
+
+
+@given(st.data())
+def test_a_type_both_matched_and_negated_equals_bruteforce(data):
+    """A NOT over types the positive pattern holds too, or one type under two NOTs (``SEQ(A, NOT A, B)``:
+    only the last A before a B; ``SEQ(A+, B, A, NOT B)``): each event of such a type is a node of the
+    pattern's graph and a match of the NOT's. 1-2 queries (on GRETA's and on position templates) with
+    predicates, groups, windows and every semantics, next to a query that shares B+ with one of them: every
+    strategy equals the oracle, in Python and compiled (the kernel takes every one of them), through the
+    API and the Arrow path; and ``hamlet trends`` lists the oracle's trends."""
+    lines = [data.draw(queries(f"q{i}", pattern=data.draw(negating_its_own_types())))
+             for i in range(data.draw(st.integers(1, 2)))]  # fmt: skip
+    text = data.draw(with_semantics("\n".join(lines), weight_any=2))
+    if data.draw(st.booleans()):
+        text += "\nsharer: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 SLIDE 5"
+    workload = parse_workload(text)
+    stream = data.draw(events(types_of(text, every=2), max_events=12))
+    check(text, stream)
+    for query in workload.queries:
+        if query.choice != "AND":
+            assert listed(workload, query.name, stream) == expected_trends(query, stream), query.name
+    names = {q.name for q in workload.queries if kernel_obstacle(q) is None}
+    assert {q.name for q in workload.queries if q.semantics != "CONT" or not q.edge_predicates} <= names, text
+    for strategy in STRATEGIES:
+        assert names <= compiled_queries(workload, stream, strategy), strategy
 
 
 @given(st.data())

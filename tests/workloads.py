@@ -64,7 +64,9 @@ NEGATION_SHAPES = [
     "SEQ(A+, NOT E)", "SEQ(NOT E, A+)", "SEQ(NOT E, A, B+, NOT C)", "(SEQ(A+, NOT SEQ(C, NOT E, D), B))+",
     "SEQ(A, NOT C, B+)", "SEQ(A+, NOT SEQ(C, D+), B)", "(SEQ(A, NOT C, B))+", "SEQ(A, NOT C+, B, NOT D, E+)",
     "SEQ(NOT SEQ(C, D), A+)", "SEQ((SEQ(A, B))+, NOT SEQ(C, NOT E, D))", "SEQ(A+, NOT SEQ(C?, D), B)",
-    "SEQ(NOT SEQ(C, D*), A+, NOT SEQ(E?, B))",
+    "SEQ(NOT SEQ(C, D*), A+, NOT SEQ(E?, B))", "SEQ(A, NOT A, B+)", "SEQ(A+, NOT C, B, NOT C, D)",
+    "SEQ(NOT B, A+, B, NOT A)", "(SEQ(A, NOT B, B))+", "SEQ(A, NOT SEQ(C, C), B+)", "SEQ(A+, NOT C{2,})",
+    "SEQ(NOT SEQ(B, A+, B), A+, B)",
 ]  # fmt: skip
 
 
@@ -161,10 +163,11 @@ def conditions(draw, pattern: str, edges: bool = True, local: Callable[[str], li
     out = []
     for _ in range(draw(st.integers(0, 2))):
         out.append(draw(st.sampled_from(local(draw(st.sampled_from(query.types))))))
-    transitions = [tr for part in query.pattern.walk() for tr in part.template.transitions]
+    transitions = [(part.places.get(tr.source, tr.source), part.places.get(tr.target, tr.target))
+                   for part in query.pattern.walk() for tr in part.template.transitions]  # fmt: skip
     for _ in range(draw(st.integers(0, 2)) if transitions and edges else 0):
-        tr = draw(st.sampled_from(transitions))
-        out.append(draw(st.sampled_from(edge(tr.source, tr.target))))
+        source, target = draw(st.sampled_from(transitions))
+        out.append(draw(st.sampled_from(edge(source, target))))
     return out
 
 
@@ -684,3 +687,33 @@ POSITION_AROUND_B = [
     "SEQ(A, B+) OR SEQ(C, B+)", "SEQ(A, B+) AND SEQ(C, B+)", "SEQ(A, B+) OR SEQ(A+, B)", "SEQ(A, B+, A)",
     "SEQ(B+, A, B)", "B{2,}", "SEQ(A, B{2,})", "SEQ(B+, C) AND B+", "B+ OR SEQ(A, B+, C)",
 ]  # fmt: skip
+
+
+@st.composite
+def negating_its_own_types(draw) -> str:
+    """A pattern with 1-2 NOTs over types its positive part holds too, or one type under both NOTs
+    (``SEQ(A, NOT A, B)``: the last A before a B; ``SEQ(A, NOT C, B, NOT C, D)``), or over a pattern with a
+    type at several places or P{n,} (``NOT SEQ(C, C)``, ``NOT C{2,}``, ``NOT SEQ(B, A+, B)``): leading, trailing or
+    between two items of any SEQ in it, over GRETA's templates (``patterns``) and position templates
+    (``position_patterns``) alike, at slots the analysis takes."""
+    if draw(st.booleans()):
+        core = draw(patterns(list(draw(st.permutations("ABCD"))), nots=False))
+    else:
+        core = draw(position_patterns())
+    own = sorted(set(re.findall(r"\b[A-F]\b", core)))
+    menu = [f"NOT {t}" for t in own] + [f"NOT {t}+" for t in own] + ["NOT E", "NOT SEQ(E, E)", "NOT E{2,}"]
+    menu += [f"NOT SEQ({t}, {t})" for t in own] + [f"NOT {own[0]}{{2,}}"]
+    if len(own) > 1:
+        menu += [f"NOT SEQ({own[0]}, {own[1]})", f"NOT SEQ({own[1]}, {own[0]}+, {own[1]})"]
+    drawn = draw(st.lists(st.sampled_from(menu), min_size=1, max_size=2))
+    pattern = core
+    for negation in drawn:
+        negated = negation[len("NOT ") :]
+        choices = [_with_ends(pattern, negated, ""), _with_ends(pattern, "", negated)]
+        choices += [f"{pattern[:i]}, {negation}{pattern[i:]}" for i in range(len(pattern))
+                    if pattern.startswith(", ", i)]  # fmt: skip
+        for choice in draw(st.permutations(choices)):
+            if analyses(choice):
+                pattern = choice
+                break
+    return pattern

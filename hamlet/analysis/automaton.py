@@ -99,26 +99,6 @@ class StateTemplate:
                         tuple(dict.fromkeys(map(project, self.template.ends))), tuple(transitions.values()))  # fmt: skip
 
 
-def needs_positions(pattern: Pattern) -> bool:
-    """Whether the pattern's template needs position states: a type at two places, a minimal length, OR
-    or AND. Other patterns keep one state per type (GRETA's template)."""
-    seen: list[str] = []
-
-    def visit(p: Pattern | NegationPattern) -> bool:
-        if isinstance(p, (MinimalLengthPattern, ChoicePattern)):
-            return True
-        if isinstance(p, EventTypePattern):
-            if p.type_name in seen:
-                return True
-            seen.append(p.type_name)
-            return False
-        if isinstance(p, (KleenePattern, OptionalPattern, StarPattern, NegationPattern)):
-            return visit(p.inner)
-        return any(visit(item) for item in p.items)
-
-    return visit(pattern)
-
-
 @dataclass
 class _Glushkov:
     """Positions, and for a sub-pattern its first and last positions, nullability and the follow pairs, each
@@ -313,3 +293,21 @@ def _guarded_sets(candidates: Sequence[tuple[int, set[frozenset[int]]]], too_man
             outcomes.setdefault(r, set()).add(sum(1 << i for i, j in enumerate(deciding) if m >> j & 1))
     negations, whole = tuple(crossed[j] for j in deciding), 1 << len(deciding)
     return {s: None if len(o) == whole else Guard(negations, frozenset(o)) for s, o in outcomes.items()}
+
+
+def place_template(pattern: Pattern, fail: Fail, suffix: str) -> tuple[Template, dict[str, str]]:
+    """The template of a NOT's pattern with a type at several places or ``P{n,}`` (``NOT SEQ(C, C)``,
+    ``NOT C{2,}``): its position automaton as it is, one state per place named ``Type`` + ``suffix`` +
+    its number, and the type of each. Not made deterministic: a NOT's graph keeps only the latest start
+    of a match (a maximum), which counts nothing twice however many ways a match parses."""
+    too_many = f"the negated pattern has more than {MAX_POSITIONS} places (P{{n,}} is n times P)"
+    positions = _Glushkov([], [], {}, lambda: fail(pattern, too_many), {})
+    first, last, _ = positions.visit(pattern, 0)
+    names = [f"{t}{suffix}{p + 1}" for p, t in enumerate(positions.types)]
+    transitions = tuple(
+        Transition(names[x], names[y], "+" if x == y else "SEQ") for x, y in sorted(positions.follow)
+    )
+    starts = tuple(names[p] for p in sorted(first))
+    return Template(tuple(names), starts, tuple(names[p] for p in sorted(last)), transitions), dict(
+        zip(names, positions.types)
+    )

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
 
-from hamlet.analysis.automaton import StateTemplate, build_states, needs_positions
+from hamlet.analysis.automaton import StateTemplate, build_states
 from hamlet.analysis.predicates import (
     EdgePredicate,
     LocalFn,
@@ -22,7 +22,7 @@ from hamlet.analysis.predicates import (
     references,
 )
 from hamlet.analysis.split import Negation, SubPattern, split_pattern, split_positions
-from hamlet.analysis.template import canonical, has_optional, nullable, required_types
+from hamlet.analysis.template import canonical, has_optional, needs_positions, nullable, required_types
 from hamlet.analysis.windows import Window
 from hamlet.errors import QueryError
 from hamlet.language import nodes
@@ -115,7 +115,36 @@ class AnalyzedQuery:
     @cached_property
     def types(self) -> tuple[str, ...]:
         """Every event type the query reads, positive and negated (once per query)."""
-        return self.pattern.all_types()
+        return tuple(dict.fromkeys(self.pattern.all_types()))
+
+    @cached_property
+    def place_type(self) -> dict[str, str]:
+        """Each state of the query's graphs that is a place rather than a type (a position template's, a
+        NOT's over a pattern with a type at several places) → the event type of its events."""
+        out = dict(self.states.state_type) if self.states is not None else {}
+        for part in self.pattern.walk():
+            out.update(part.places)
+        return out
+
+    @cached_property
+    def placement(self) -> dict[str, tuple[str, ...]]:
+        """Per event type that some graph of the query reads at places, the nodes each of its events is:
+        its states and places, and the type itself where another graph reads it as a type (``graph.placed``)."""
+        names: dict[str, dict[str, None]] = {}
+        for part in self.pattern.walk():
+            if part is self.pattern and self.states is not None:
+                states = [s for of in self.states.states_of.values() for s in of]
+            else:
+                states = list(part.template.types)
+            for s in states:
+                names.setdefault(self.place_type.get(s, s), {})[s] = None
+        return {t: tuple(of) for t, of in names.items() if tuple(of) != (t,)}
+
+    @cached_property
+    def negated_types(self) -> frozenset[str]:
+        """The types some NOT of the query reads (a type may also be positive, or under two NOTs:
+        ``SEQ(A, NOT A, B)``, the last A before a B)."""
+        return frozenset(t for n in self.pattern.negations for t in n.part.all_types())
 
     def local_predicates_of(self, event_type: str) -> tuple[LocalPredicate, ...]:
         return tuple(p for p in self.local_predicates if p.event_type == event_type)
@@ -123,9 +152,8 @@ class AnalyzedQuery:
     def edge_predicates_of(self, source: str, target: str) -> tuple[EdgePredicate, ...]:
         """The edge predicates from ``source`` to ``target`` (types, or states of ``states``: a predicate
         X.a op NEXT(Y).b holds between every place of X and every place of Y)."""
-        if self.states is not None:
-            source = self.states.state_type.get(source, source)
-            target = self.states.state_type.get(target, target)
+        source = self.place_type.get(source, source)
+        target = self.place_type.get(target, target)
         return tuple(p for p in self.edge_predicates if p.source == source and p.target == target)
 
     def burst_obstacle(self, event_type: str) -> str | None:
@@ -137,6 +165,8 @@ class AnalyzedQuery:
         root = self.pattern
         if event_type not in root.template.types:
             return f"{event_type} is negated"
+        if event_type in self.negated_types:
+            return f"{event_type} is also negated: each {event_type} event may be a NOT's match"
         if self.semantics != "ANY":
             return f"SEMANTICS {self.semantics}: each {event_type} event keeps only some of its edges"
         if self.states is not None:
@@ -257,19 +287,6 @@ class _Analyzer:
         at every start and end state. A NOT between two parts, anywhere in the pattern, guards the follow
         pairs of positions across it, and the deterministic template's transitions with the outcomes that
         take them (``automaton.build_states``): exact for every parse."""
-        for negation in _negations(q.pattern):
-            if needs_positions(negation.inner):
-                raise self.fail(negation, "NOT of a pattern with a type at several places or P{n,} is not "
-                                "supported: a negated pattern runs on GRETA's template of types")  # fmt: skip
-        counted: dict[str, int] = {}
-        for t in _type_names(q.pattern):
-            counted[t] = counted.get(t, 0) + 1
-        for negation in _negations(q.pattern):
-            for t in _type_names(negation.inner):
-                if counted[t] > 1:
-                    raise self.fail(negation, f"{t} stands under this NOT and elsewhere in a pattern with a type "
-                                    "at several places, P{n,}, OR or AND, which is not supported: a negated type "
-                                    "must appear once")  # fmt: skip
         self._not_empty(q.pattern)
         split = split_positions(q.pattern, self.fail)
         if isinstance(q.pattern, ChoicePattern) and q.pattern.op == "AND":
@@ -359,7 +376,7 @@ class _Analyzer:
         if len(previous) > 1 or len(following) > 1:
             raise self.fail(expr, f"edge predicate '{text}' must read one previous type X and one NEXT(Y)")
         source, target = previous.pop(), following.pop()
-        if not any(part.template.transition(source, target) for part in pattern.walk()):
+        if not any(part.follows(source, target) for part in pattern.walk()):
             raise self.fail(expr, f"edge predicate '{text}': an {source} event is never immediately followed "
                             f"by a {target} event in this pattern")  # fmt: skip
         key = index_key(expr)
@@ -369,28 +386,6 @@ class _Analyzer:
                 source, target, compile_expression(expr), text, key_op, source_key, target_key, expr
             )
         )
-
-
-def _negations(p: Pattern | NegationPattern) -> list[NegationPattern]:
-    """Every NOT of the pattern that stands outside any other NOT."""
-    if isinstance(p, NegationPattern):
-        return [p]
-    if isinstance(p, EventTypePattern):
-        return []
-    if isinstance(p, (KleenePattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
-        return _negations(p.inner)
-    return [n for item in (p.operands if isinstance(p, ChoicePattern) else p.items) for n in _negations(item)]
-
-
-def _type_names(p: Pattern | NegationPattern) -> list[str]:
-    """Every place of an event type in the pattern, positive or negated."""
-    if isinstance(p, EventTypePattern):
-        return [p.type_name]
-    if isinstance(p, (KleenePattern, NegationPattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
-        return _type_names(p.inner)
-    return [
-        t for item in (p.operands if isinstance(p, ChoicePattern) else p.items) for t in _type_names(item)
-    ]
 
 
 def _kleene_subpatterns(p: Pattern | NegationPattern) -> list[str]:

@@ -18,6 +18,7 @@ from hamlet.analysis.template import (
     end_type,
     first_types,
     last_types,
+    needs_positions,
     nullable,
     start_type,
 )
@@ -56,13 +57,24 @@ class SubPattern:
     pattern: Pattern
     template: Template
     negations: tuple[Negation, ...]
+    # A NOT's pattern with a type at several places or P{n,}: its template's states are places, each of
+    # the type given here (``automaton.place_template``); empty: the template's states are types.
+    places: dict[str, str] = field(default_factory=dict, compare=False)
 
     def all_types(self) -> tuple[str, ...]:
-        """The types of this sub-pattern and of every negative sub-pattern below it."""
-        out = list(self.template.types)
+        """The event types of this sub-pattern and of every negative sub-pattern below it."""
+        out = [self.places.get(t, t) for t in self.template.types]
         for negation in self.negations:
             out.extend(negation.part.all_types())
         return tuple(out)
+
+    def follows(self, source: str, target: str) -> bool:
+        """Whether a ``target`` event may come right after a ``source`` event in a match (types, even where
+        the template's states are places)."""
+        return any(
+            (self.places.get(t.source, t.source), self.places.get(t.target, t.target)) == (source, target)
+            for t in self.template.transitions
+        )
 
     def key(self) -> tuple:
         """Equal for sub-patterns that are equal up to aliases, NOTs included and in place. ``pattern`` alone
@@ -158,7 +170,11 @@ def _split(pattern: Pattern, fail: Fail, top_level: bool, typed: bool = True) ->
                 raise fail(
                     item, "NOT of a pattern that matches the empty sequence (P? or P* alone) negates nothing"
                 )
-            part = _split(item.inner, fail, top_level=False)
+            part = (
+                _placed(item, fail)
+                if needs_positions(item.inner)
+                else _split(item.inner, fail, top_level=False)
+            )
             negations.append(
                 Negation(
                     part,
@@ -177,3 +193,24 @@ def _split(pattern: Pattern, fail: Fail, top_level: bool, typed: bool = True) ->
     positive = strip(pattern, True)
     template = build_template(positive) if typed else Template((), (), (), ())
     return SubPattern(positive, template, tuple(negations))
+
+
+def _placed(negation: NegationPattern, fail: Fail) -> SubPattern:
+    """``NOT N`` where N has a type at several places or ``P{n,}``: N's graph over its places."""
+    from hamlet.analysis.automaton import place_template  # (automaton.py builds on this module)
+
+    if _holds_negation(negation.inner):
+        raise fail(negation, "a NOT inside the NOT of a pattern with a type at several places or P{n,} is not "
+                   "supported; negate the inner pattern in the query's own SEQ")  # fmt: skip
+    template, places = place_template(negation.inner, fail, f"@{negation.line}:{negation.column}#")
+    return SubPattern(negation.inner, template, (), places)
+
+
+def _holds_negation(p: Pattern | NegationPattern) -> bool:
+    if isinstance(p, NegationPattern):
+        return True
+    if isinstance(p, EventTypePattern):
+        return False
+    if isinstance(p, (KleenePattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
+        return _holds_negation(p.inner)
+    return any(map(_holds_negation, p.operands if isinstance(p, ChoicePattern) else p.items))

@@ -234,3 +234,26 @@ def canonical(pattern: Pattern | NegationPattern) -> str:
     if isinstance(pattern, NegationPattern):
         return f"NOT {canonical(pattern.inner)}"
     return "SEQ(" + ", ".join(canonical(item) for item in pattern.items) + ")"
+
+
+def needs_positions(pattern: Pattern) -> bool:
+    """Whether the pattern's template needs position states: a type at two places, a minimal length, OR
+    or AND. Other patterns keep one state per type (GRETA's template). A NOT's pattern is a graph of its own
+    (``split.py``, with a template of its own places where it needs them): ``SEQ(A, NOT A, B)`` and
+    ``SEQ(A, NOT SEQ(C, C), B)`` keep GRETA's template."""
+
+    def visit(p: Pattern | NegationPattern, seen: list[str]) -> bool:
+        if isinstance(p, (MinimalLengthPattern, ChoicePattern)):
+            return True
+        if isinstance(p, EventTypePattern):
+            if p.type_name in seen:
+                return True
+            seen.append(p.type_name)
+            return False
+        if isinstance(p, NegationPattern):
+            return False
+        if isinstance(p, (KleenePattern, OptionalPattern, StarPattern)):
+            return visit(p.inner, seen)
+        return any(visit(item, seen) for item in p.items)
+
+    return visit(pattern, [])

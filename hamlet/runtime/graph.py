@@ -34,7 +34,6 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from functools import partial
-from types import MappingProxyType
 from typing import Any
 
 from hamlet.analysis.query import AnalyzedQuery
@@ -389,26 +388,31 @@ class TrendGraph:
         return frozenset(o for o in ends if by_operand[o] is None or time >= by_operand[o])
 
 
+class NodeAttributes(dict[str, Any]):
+    """The attributes of an event that ``placed`` made nodes of: one object per event, shared by its nodes
+    (what tells them apart from another event's nodes under NEXT, ``dominance.LongerTrends``), and what
+    tells a placed event from a stream event of the same type."""
+
+
 def placed(query: AnalyzedQuery, events: Iterable[Event]) -> list[Event]:
-    """The events a graph of ``query`` runs: on a position template (``query.states``, dissertation §12),
-    each event once per state of its type, as an event whose type is the state (it may start a trend at
-    one place and extend trends at another; all copies share its time, so none precedes another). An
-    event of another type (negated, or only in the sub-stream) and an event placed already (its type a
-    state) stay as they are, so a caller may place events itself."""
-    states = query.states
-    if states is None:
+    """The events the graphs of ``query`` run: where a graph's states are places (a position template,
+    dissertation §12; a NOT's over a pattern with a type at several places), each event once per place of
+    its type, as an event whose type is the place (it may start a trend at one place and extend trends at
+    another; all copies share its time, so none precedes another), and once as itself where another graph
+    of the query reads its type (``AnalyzedQuery.placement``). Other events, and an event placed already
+    (its type a place, or its attributes the ``NodeAttributes`` placing gives them), stay as they are, so
+    a caller may place events itself."""
+    placement = query.placement
+    if not placement:
         return events if isinstance(events, list) else list(events)
-    of = states.states_of
     out: list[Event] = []
-    for e in events:  # (a stream event's type is never a state: state names hold a '#')
-        places = of.get(e.type)
-        if places is None:
+    for e in events:  # (a stream event's type is never a place: place names hold a '#')
+        names = placement.get(e.type)
+        if names is None or isinstance(e.attributes, NodeAttributes):
             out.append(e)
         else:
-            # (one attributes object per event, shared by its nodes: what tells them apart from another
-            # event's nodes under NEXT, ``dominance.LongerTrends``)
-            attributes = MappingProxyType(e.attributes)
-            out.extend(Event(state, e.time, attributes) for state in places)
+            attributes = NodeAttributes(e.attributes)
+            out.extend(Event(n, e.time, attributes) for n in names)
     return out
 
 

@@ -14,7 +14,8 @@ The graphs it takes, decided once per graph group (``kernel_obstacle`` says why 
 shows it):
 
 * any pattern whose types appear once, with NOT leading, trailing or guarding a transition, over any
-  sub-pattern, nested (``native/src/negation.rs``); optional parts (``P?``, ``P*``) give the positive pattern
+  sub-pattern, nested (``native/src/negation.rs``; a type a NOT reads may be matched too, or read by
+  another NOT: each of its events then has a role in each graph, ``Graph::roles``); optional parts (``P?``, ``P*``) give the positive pattern
   and its negative sub-patterns several start and end types (``SEQ(A?, B+)``, ``NOT SEQ(C?, D)``,
   ``NOT SEQ(C, D*)``), which the kernel's graphs take;
 * position templates (dissertation §12, ``automaton.py``: a type at several places, ``P{n,}``, ``P OR Q``,
@@ -298,6 +299,8 @@ def graphlet_obstacle(query: AnalyzedQuery, event_type: str) -> str | None:
     template = pattern.template
     if event_type not in template.types:
         return f"{event_type} is negated"
+    if event_type in query.negated_types:
+        return f"{event_type} is also negated: each {event_type} event may be a NOT's match"
     if template.transition(event_type, event_type) is None:
         return f"{event_type} is not under a Kleene plus of its own"
     for t in template.transitions:
@@ -431,7 +434,7 @@ def _transitions(query: AnalyzedQuery, part: SubPattern, negations: list[tuple],
         around = (None if negation.previous is None else position[negation.previous],
                   None if negation.following is None else position[negation.following])  # fmt: skip
         # (optional parts give a negative sub-pattern several start and end types: ``NOT SEQ(C?, D)``)
-        negations[k - 1] = (list(inner.types), [inner_position[t] for t in inner.starts],
+        negations[k - 1] = ([negation.part.places.get(t, t) for t in inner.types], [inner_position[t] for t in inner.starts],
                             [inner_position[t] for t in inner.ends], inner_plain, inner_edges, number, *around)  # fmt: skip
     # A guard: the negations a transition crosses and, as a bit set, the outcomes that take it (bit m of
     # ``outcomes`` for outcome m, whose bit j says that negation j had a match between the two events).

@@ -21,7 +21,7 @@
 //! sharing pays, and by Theorem 4.3 queries that add no snapshot (the same events) are always in it.
 
 use crate::events::RawEvent;
-use crate::graph::{Event, Graph, Partition, Role};
+use crate::graph::{positive_of, Event, Graph, Partition, Role};
 use crate::graphlet::Graphlet;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -65,7 +65,7 @@ impl Decisions {
 /// One graph of the set as the decision sees it.
 pub struct Reader<'a> {
     pub graph: &'a Graph,
-    pub roles: &'a [Option<Role>],
+    pub roles: &'a [Vec<Role>],
     pub events: &'a [Event],
     pub partition: &'a Partition<'a>,
 }
@@ -128,7 +128,7 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
         .iter()
         .flat_map(|reader| {
             (0..types).map(move |kind| {
-                let p = reader.roles.get(kind).copied().flatten().and_then(Role::positive);
+                let p = reader.roles.get(kind).and_then(|roles| positive_of(roles));
                 p.filter(|&p| shared[kind] && reader.graph.burst_position(p))
             })
         })

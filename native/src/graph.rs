@@ -87,6 +87,12 @@ impl Role {
     }
 }
 
+/// The first position in the positive pattern among an event type's roles (a type may also be read by
+/// NOTs: `SEQ(A, NOT A, B)`), if it has one.
+pub fn positive_of(roles: &[Role]) -> Option<usize> {
+    roles.iter().find_map(|r| r.positive())
+}
+
 /// One event as one graph reads it. Every graph builds its own, one per event of its types (50 graphs of
 /// the authors' shape: ~300,000 per 20,000 events), and most carry no values and no fields, so those two
 /// sit behind one optional box: 32 bytes an event instead of 80, and a third of the memory to write, fault
@@ -190,45 +196,15 @@ impl Graph {
         &self,
         raw: &[RawEvent],
         indexes: &[usize],
-        roles: &[Option<Role>],
+        roles: &[Vec<Role>],
         attribute_at: &[usize],
     ) -> Option<(Vec<Event>, Vec<Scale>)> {
         let mut out = Vec::with_capacity(indexes.len());
         let mut scales = vec![Scale::default(); self.attributes.len()];
         for &i in indexes {
             let e = &raw[i];
-            let Some(role) = roles[e.kind] else { continue };
-            let Some(first) = role.positive() else {
-                let negation = &self.negations[role.graph - 1];
-                let mut fields = Vec::new();
-                if !negation.edges_into[role.position].is_empty() || !negation.edges_from[role.position].is_empty() {
-                    fields = attribute_at.iter().map(|&a| e.values.get(a).cloned().unwrap_or_default()).collect();
-                }
-                out.push(Event::new(role.graph, role.position, e.time, i, Vec::new(), fields));
-                continue;
-            };
-            // One event per place of its type: all at its time, so none precedes another (`step` computes
-            // every event of a time before it commits any).
-            for &p in &self.places[first] {
-                let mut values = Vec::new();
-                if !self.updates[p].is_empty() {
-                    values = vec![None; self.attributes.len()];
-                    for u in &self.updates[p] {
-                        if u.attribute == usize::MAX {
-                            continue;
-                        }
-                        let value = e.values[attribute_at[u.attribute]].number().ok()?;
-                        if let Some(v) = value {
-                            scales[u.attribute].add(v);
-                        }
-                        values[u.attribute] = value;
-                    }
-                }
-                let mut fields = Vec::new();
-                if !self.edges_into[p].is_empty() || !self.edges_from[p].is_empty() {
-                    fields = attribute_at.iter().map(|&a| e.values.get(a).cloned().unwrap_or_default()).collect();
-                }
-                out.push(Event::new(0, p, e.time, i, values, fields));
+            for &role in &roles[e.kind] {
+                self.read_event(e, i, role, attribute_at, &mut scales, &mut out)?;
             }
         }
         for u in self.updates.iter().flatten() {
@@ -239,6 +215,45 @@ impl Graph {
             }
         }
         Some((out, scales))
+    }
+
+    /// Event `i` in one of its roles: one event of the negation's graph, or one per place of its type in the
+    /// positive pattern. None: a value the kernel cannot read exactly.
+    fn read_event(&self, e: &RawEvent, i: usize, role: Role, attribute_at: &[usize], scales: &mut [Scale],
+                  out: &mut Vec<Event>) -> Option<()> {
+        let Some(first) = role.positive() else {
+            let negation = &self.negations[role.graph - 1];
+            let mut fields = Vec::new();
+            if !negation.edges_into[role.position].is_empty() || !negation.edges_from[role.position].is_empty() {
+                fields = attribute_at.iter().map(|&a| e.values.get(a).cloned().unwrap_or_default()).collect();
+            }
+            out.push(Event::new(role.graph, role.position, e.time, i, Vec::new(), fields));
+            return Some(());
+        };
+        // One event per place of its type: all at its time, so none precedes another (`step` computes
+        // every event of a time before it commits any).
+        for &p in &self.places[first] {
+            let mut values = Vec::new();
+            if !self.updates[p].is_empty() {
+                values = vec![None; self.attributes.len()];
+                for u in &self.updates[p] {
+                    if u.attribute == usize::MAX {
+                        continue;
+                    }
+                    let value = e.values[attribute_at[u.attribute]].number().ok()?;
+                    if let Some(v) = value {
+                        scales[u.attribute].add(v);
+                    }
+                    values[u.attribute] = value;
+                }
+            }
+            let mut fields = Vec::new();
+            if !self.edges_into[p].is_empty() || !self.edges_from[p].is_empty() {
+                fields = attribute_at.iter().map(|&a| e.values.get(a).cloned().unwrap_or_default()).collect();
+            }
+            out.push(Event::new(0, p, e.time, i, values, fields));
+        }
+        Some(())
     }
 
     /// Every type the graph reads and its role: the pattern's by position (a type at several places by its
@@ -257,7 +272,8 @@ impl Graph {
     }
 
     /// The position of a Kleene type whose bursts the graph can take at once (`Partition::apply_burst`):
-    /// E → E is a transition and E's events never wait for a trailing NOT.
+    /// E → E is a transition, E's events never wait for a trailing NOT and no NOT reads E (each of its
+    /// events may be a match).
     /// Events that meet an edge predicate, or a NOT after them, are each their own (`edges.rs`); a NOT before
     /// them is not: its L cannot change inside a burst, so every event of it has the same snapshot.
     pub fn burst_position(&self, position: usize) -> bool {
@@ -268,6 +284,7 @@ impl Graph {
             && (!self.is_start[position] || self.leading.is_empty())
             && self.edges_into[position].iter().all(|&e| self.edges[e].predicates.is_empty())
             && self.edges_from[position].is_empty()
+            && !self.negations.iter().any(|n| n.types.contains(&self.types[position]))
     }
 
     /// The attributes events of `role` are read for: those their aggregates and edge predicates read.

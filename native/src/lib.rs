@@ -41,7 +41,7 @@ use columns::{Bytes, ColumnSpec, Held};
 use negation::Negation;
 use partials::{Function, MemberSpec, PartialColumns, StateSpec};
 use events::{RawEvent, Reader};
-use graph::{gcd, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, NEXT, ENDS, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
+use graph::{gcd, positive_of, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, NEXT, ENDS, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
 use predicates::Program;
 use sums::{GraphSums, Run};
 use values::Scale;
@@ -105,7 +105,7 @@ fn parse_edges(n: usize, specs: &[EdgeSpec], attributes: &mut Vec<String>)
 struct GraphKernel {
     graph: Graph,
     reader: Reader, // for `run`: the graph's own types (`Graph::roles` order) and attributes
-    roles: Vec<Option<Role>>,
+    roles: Vec<Vec<Role>>, // per type number
     attribute_at: Vec<usize>,
 }
 
@@ -318,10 +318,23 @@ impl GraphKernel {
             members,
         };
         // Read on its own, the graph numbers its types in the order of `Graph::roles`.
-        let (types, roles): (Vec<String>, Vec<Role>) = graph.roles().into_iter().unzip();
-        let needs = roles.iter().map(|&r| graph.attributes_at(r)).collect();
+        let mut types: Vec<String> = Vec::new();
+        let mut roles: Vec<Vec<Role>> = Vec::new();
+        let mut needs: Vec<Vec<usize>> = Vec::new();
+        for (t, role) in graph.roles() {
+            let t = number(&mut types, &t);
+            if t == roles.len() {
+                roles.push(Vec::new());
+                needs.push(Vec::new());
+            }
+            roles[t].push(role);
+            needs[t].extend(graph.attributes_at(role));
+        }
+        for need in &mut needs {
+            need.sort_unstable();
+            need.dedup();
+        }
         let reader = Reader::new(py, &types, &graph.attributes, needs);
-        let roles = roles.into_iter().map(Some).collect();
         let attribute_at = (0..graph.attributes.len()).collect();
         Ok(GraphKernel {
             graph,
@@ -380,7 +393,7 @@ impl GraphKernel {
         &self,
         raw: &[RawEvent],
         indexes: &[usize],
-        roles: &[Option<Role>],
+        roles: &[Vec<Role>],
         attribute_at: &[usize],
         substream: Vec<i64>,
     ) -> Option<(Vec<Run>, Vec<Scale>)> {
@@ -430,7 +443,7 @@ struct SetKernel {
     reader: Reader,
     tests: Vec<Vec<Option<Vec<Program>>>>, // per match key, per type number: its predicates (None: not read)
     key_of: Vec<usize>,                    // per graph: its match key
-    roles: Vec<Vec<Option<Role>>>,         // per graph, per type number
+    roles: Vec<Vec<Vec<Role>>>,            // per graph, per type number: its roles there
     attribute_at: Vec<Vec<usize>>,         // per graph: its attribute i is the reader's attribute_at[i]
     grouping_of: Vec<Vec<usize>>,          // per graph, per member: the grouping (GROUP-BY) of its query
     groupings: usize,                      // how many groupings `grouping_of` numbers
@@ -510,15 +523,15 @@ impl SetKernel {
                 by_number
             })
             .collect();
-        let roles: Vec<Vec<Option<Role>>> = roles
+        let roles: Vec<Vec<Vec<Role>>> = roles
             .into_iter()
             .enumerate()
             .map(|(g, by_type)| {
                 let graph = &graphs[g].get().graph;
-                let mut by_number = vec![None; n];
+                let mut by_number = vec![Vec::new(); n];
                 for (t, role) in by_type {
                     needs[t].extend(graph.attributes_at(role).into_iter().map(|a| attribute_at[g][a]));
-                    by_number[t] = Some(role);
+                    by_number[t].push(role);
                 }
                 by_number
             })
@@ -533,7 +546,7 @@ impl SetKernel {
         for (g, by_type) in roles.iter().enumerate() {
             let graph = &graphs[g].get().graph;
             for (t, role) in by_type.iter().enumerate() {
-                if role.and_then(|r| r.positive()).is_some_and(|p| graph.burst_position(p)) {
+                if positive_of(role).is_some_and(|p| graph.burst_position(p)) {
                     kleene_readers[t] += graph.members.len();
                 }
             }
@@ -844,7 +857,7 @@ impl SetKernel {
             // Every trend holds an event of each required type; windows of the run may lie elsewhere.
             let mut seen = vec![false; graph.types.len()];
             for &i in mine {
-                if let Some(p) = self.roles[g][raw[i].kind].and_then(Role::positive) {
+                if let Some(p) = positive_of(&self.roles[g][raw[i].kind]) {
                     seen[p] = true;
                 }
             }
