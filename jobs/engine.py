@@ -16,7 +16,7 @@ others (``kind`` = segment). Stage 1b (``compose``) gets every segment's records
 composes them in time order into their partial rows (``hamlet.compose_segments``), which join the others.
 
 Stage 2 (``combine``): partial rows of the same (query, window, group, aggregate) from different calls
-are merged with ``AggregateState.merge`` (counts and sums add, MIN/MAX keep the extreme, AVG divides at the
+are merged with ``merged_text_states`` (counts and sums add, MIN/MAX keep the extreme, AVG divides at the
 very end) and finalised: ``value`` as a double (null beyond double range or for text), ``value_exact`` as
 text with every digit.
 """
@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 from hamlet.analysis.workload import parse_workload
 from hamlet.api import PreparedWorkload, compose_segments, evaluate_segment, evaluate_table, prepare
 from hamlet.events import MICROS
-from hamlet.partials import AggregateState
+from hamlet.partials import merged_text_states
 from hamlet.runtime import columnar, vertical
 from hamlet.runtime.columnar import ID, TIME, TYPE, micros_of, sorted_events
 from hamlet.stats import EvaluationStats
@@ -262,16 +262,14 @@ def _double(value: Any) -> float | None:
 
 def combine(table: pa.Table) -> pa.Table:
     """Stage 2: merge the partial rows of one shuffle group by (query, window, group, aggregate)."""
-    merged: dict[tuple, AggregateState] = {}
+    texts: dict[tuple, list[str]] = {}
     rows = zip(*(table.column(n).to_pylist() for n in ("query", "window_start_us", "window_end_us",
                                                        "group_key", "aggregate", "state")))  # fmt: skip
     for query, start, end, key, aggregate, state in rows:
-        slot = (query, start, end, key, aggregate)
-        decoded = AggregateState.from_text(state)
-        previous = merged.get(slot)
-        merged[slot] = decoded if previous is None else previous.merge(decoded)
+        texts.setdefault((query, start, end, key, aggregate), []).append(state)
     columns: dict[str, list] = {name: [] for name in RESULT_SCHEMA.names}
-    for (query, start, end, key, aggregate), state in merged.items():
+    for (query, start, end, key, aggregate), states in texts.items():
+        state = merged_text_states(states)
         value = state.value()
         columns["query"].append(query)
         columns["window_start_us"].append(start)
