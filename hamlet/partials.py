@@ -39,6 +39,29 @@ def int_from_text(text: str) -> int:
     return int_from_text(text[:-half]) * 10**half + int_from_text(text[-half:])
 
 
+def _extreme_key(value: Any) -> tuple[Any, int]:
+    """What MIN and MAX order values by: the value, then among equal values its form, -0.0 before an int
+    before any other float. Equal values of different forms (1 and 1.0, 0.0 and -0.0) meet when partitions,
+    engine calls or Spark tasks are merged, in an order nobody fixes: the form must not depend on it."""
+    if isinstance(value, float):
+        return value, 0 if value == 0 and math.copysign(1.0, value) < 0 else 2
+    return value, 1
+
+
+def least(a: Any, b: Any) -> Any:
+    """MIN of two values, None for none (``_extreme_key``: the same whatever order they come in)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return a if _extreme_key(a) <= _extreme_key(b) else b
+
+
+def greatest(a: Any, b: Any) -> Any:
+    """MAX of two values, None for none (``_extreme_key``)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return a if _extreme_key(a) >= _extreme_key(b) else b
+
+
 def nearest_float(exact: Fraction) -> float:
     """The double nearest to ``exact``, by IEEE rounding: past the largest double that is an infinity (Python's
     ``float`` raises instead, and a SUM of a few values near 1e308 gets there)."""
@@ -72,7 +95,7 @@ class AggregateState:
         if self.function in ("MIN", "MAX"):
             if self.extreme is None or other.extreme is None:
                 return self if other.extreme is None else other
-            pick = min if self.function == "MIN" else max
+            pick = least if self.function == "MIN" else greatest
             return replace(self, extreme=pick(self.extreme, other.extreme))
         if self.function == "PAIRS":
             return replace(self, pairs=(self.pairs[0] + other.pairs[0], self.pairs[1] + other.pairs[1],
@@ -134,9 +157,11 @@ def merged_text_states(texts: Sequence[str]) -> AggregateState:
     first = json.loads(texts[0])
     function = first[0]
     if function in ("MIN", "MAX"):
-        extremes = [e for e in (json.loads(t)[5] for t in texts) if e is not None]
-        pick = min if function == "MIN" else max
-        return AggregateState(function, extreme=pick(extremes) if extremes else None)
+        pick = least if function == "MIN" else greatest
+        extreme = None
+        for text in texts:
+            extreme = pick(extreme, json.loads(text)[5])
+        return AggregateState(function, extreme=extreme)
     if function == "PAIRS":
         pairs = [0, 0, 0]
         for text in texts:

@@ -394,6 +394,12 @@ def _all_types(pattern: Pattern | NegationPattern) -> set[str]:
 # ---- aggregates ----------------------------------------------------------------------------------------
 
 
+def _form(value: Any) -> tuple[Any, int]:
+    if isinstance(value, float) and value == 0 and math.copysign(1.0, value) < 0:
+        return value, 0
+    return value, 2 if isinstance(value, float) else 1
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -418,10 +424,12 @@ def aggregate(spec: AggregateSpec, trends: list[Trend]) -> int | float | None:
     values: list[Any] = [v for v in (e.attributes.get(spec.attribute) for e in occurrences) if _is_number(v)]
     if not values:
         return None
+    # Among equal values, the form is fixed whatever the order of the trends: -0.0 before an int before any
+    # other float (MIN takes the first of them, MAX the last).
     if spec.function == "MIN":
-        return min(values)
+        return min(values, key=_form)
     if spec.function == "MAX":
-        return max(values)
+        return max(values, key=_form)
     exact = sum((Fraction(v) for v in values), Fraction(0))  # Fraction(float) is the float's exact value
     if spec.function == "SUM":
         if any(isinstance(v, float) for v in values):

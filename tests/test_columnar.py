@@ -94,7 +94,7 @@ def test_groups_keep_their_values_and_any_text(strategy):
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_partitions_the_kernel_leaves_to_python_merge_with_its_own(strategy):
-    """-0.0 under MAX is Python's to order (it keeps the first of -0.0 and 0.0 it meets): that partition
+    """-0.0 under MAX is Python's to order (MAX prefers 0.0 to -0.0, ``partials.greatest``): that partition
     (and only that one) runs on Events; the others on the kernel. Their rows merge into one result per
     group."""
     workload = """

@@ -26,7 +26,7 @@ from hamlet.analysis.predicates import is_number
 from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
 from hamlet.errors import EvaluationError
 from hamlet.events import Event
-from hamlet.partials import AggregateState
+from hamlet.partials import AggregateState, greatest, least
 
 FLOAT_SCALE_BITS = 1074  # 2^-1074 is the smallest positive double: every double is a multiple of it
 
@@ -67,12 +67,7 @@ class CountAlgebra:
         return [AggregateState("COUNT", count=agg) for _ in aggregates]
 
 
-def _min(a: Any, b: Any) -> Any:
-    return b if a is None else a if b is None else (min(a, b))
-
-
-def _max(a: Any, b: Any) -> Any:
-    return b if a is None else a if b is None else (max(a, b))
+_min, _max = least, greatest  # (partials.py: equal values of other forms meet in any order)
 
 
 class VectorAlgebra:

@@ -387,8 +387,8 @@ def set_rows(table: pa.Table, types: frozenset[str] | None, attributes: Sequence
 
 def without_negative_zeros(table: pa.Table, queries: Sequence[Any]) -> pa.Table:
     """The float attribute columns no MIN, MAX or GROUP-BY of ``queries`` reads with -0.0 as 0.0. The kernel
-    leaves a partition holding -0.0 to Python (its MIN keeps the first of -0.0 and 0.0, which scaled integers
-    cannot tell apart), and a time segment cannot be left so; everywhere else the two are the same number:
+    leaves a partition holding -0.0 to Python (MIN prefers -0.0 to 0.0, MAX 0.0 to -0.0, which scaled
+    integers cannot tell apart), and a time segment cannot be left so; everywhere else the two are the same number:
     sums, comparisons, arithmetic and partitions never tell them apart."""
     kept = {a.attribute for q in queries for a in q.aggregates if a.function in ("MIN", "MAX")}
     kept.update(a for q in queries for a in q.group_by)

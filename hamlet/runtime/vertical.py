@@ -36,7 +36,7 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import as_number
 from hamlet.errors import HamletError
 from hamlet.events import MICROS
-from hamlet.partials import PartialRow
+from hamlet.partials import PartialRow, greatest, least
 from hamlet.runtime.aggregates import CountAlgebra, FloatColumns, algebra_for
 
 CONSTANT, RUNNING, STARTS, EXTREMES = 0, 1, 2, 3  # what a column is (``vertical::Column``)
@@ -295,7 +295,7 @@ def _count_only(algebra: Any) -> bool:
 def _layout(algebra: Any) -> Layout:
     if _count_only(algebra):
         return Layout(1, {})
-    picks = {"min": min, "max": max}
+    picks = {"min": least, "max": greatest}
     return Layout(
         len(algebra.fields), {i: picks[f[0]] for i, f in enumerate(algebra.fields) if f[0] in picks}
     )
