@@ -140,6 +140,7 @@ pub struct Graph {
     pub start_guard: Vec<Option<Guard>>,
     pub accepts: Vec<u8>,
     pub operand_trailing: Vec<Option<usize>>,
+    pub negated: Vec<bool>,       // per position: a NOT reads its type too (`SEQ(A, NOT A, B)`)
     pub is_start: Vec<bool>,      // per position: a trend may start there
     pub is_end: Vec<bool>,        // per position: a trend may end there
     /// Per end position, the finals it adds to (usize::MAX elsewhere); per member, the finals it reads. One
@@ -284,7 +285,7 @@ impl Graph {
             && (!self.is_start[position] || self.leading.is_empty())
             && self.edges_into[position].iter().all(|&e| self.edges[e].predicates.is_empty())
             && self.edges_from[position].is_empty()
-            && !self.negations.iter().any(|n| n.types.contains(&self.types[position]))
+            && !self.negated[position]
     }
 
     /// The attributes events of `role` are read for: those their aggregates and edge predicates read.

@@ -279,7 +279,9 @@ impl GraphKernel {
             .into_iter()
             .map(|(within, slide, first, last)| Member { within, slide, first, last })
             .collect();
+        let negated = types.iter().map(|t| parsed_negations.iter().any(|neg| neg.types.contains(t))).collect();
         let graph = Graph {
+            negated,
             edges: parsed_edges,
             edges_into,
             edges_from,
