@@ -331,7 +331,9 @@ def test_a_type_both_matched_and_negated_and_nots_over_places_by_hand():
       have two c's between them: 12;
     * ``SEQ(A+, NOT C{2,}, B)``: 1 + 15 + 15 for b2, b7, b8, and for b11 the 31 A+ trends of a1 ... a10 but
       the 3 that end at a1 or a3: 59;
-    * ``SEQ(A, NOT SEQ(A, A), A)``: two a's with at most one a between them: 4 + 3 = 7."""
+    * ``SEQ(A, NOT SEQ(A, A), A)``: two a's with at most one a between them: 4 + 3 = 7;
+    * ``SEQ(A, NOT SEQ(C, NOT B, C), B)``: c4 and c9 have b7 and b8 between them, so nothing matches the
+      NOT: all 14 pairs."""
     text = """
     qa: RETURN COUNT(*) PATTERN SEQ(A, NOT A, B) WITHIN 100 SLIDE 100
     qk: RETURN COUNT(*) PATTERN SEQ(A+, NOT A, B) WITHIN 100 SLIDE 100
@@ -342,7 +344,8 @@ def test_a_type_both_matched_and_negated_and_nots_over_places_by_hand():
     qs: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(C, C), B) WITHIN 100 SLIDE 100
     qm: RETURN COUNT(*) PATTERN SEQ(A+, NOT C{2,}, B) WITHIN 100 SLIDE 100
     qr: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(A, A), A) WITHIN 100 SLIDE 100
+    qn: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(C, NOT B, C), B) WITHIN 100 SLIDE 100
     """
     stream = [Event(t, time, {}) for time, t in enumerate("ABACAABBCAB", 1)]
-    expected = {"qa": 4, "qk": 33, "ql": 33, "qt": 5, "qc": 1, "qp": 6, "qs": 12, "qm": 59, "qr": 7}
+    expected = {"qa": 4, "qk": 33, "ql": 33, "qt": 5, "qc": 1, "qp": 6, "qs": 12, "qm": 59, "qr": 7, "qn": 14}
     counted_by_hand(text, stream, expected)

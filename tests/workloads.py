@@ -693,7 +693,8 @@ POSITION_AROUND_B = [
 def negating_its_own_types(draw) -> str:
     """A pattern with 1-2 NOTs over types its positive part holds too, or one type under both NOTs
     (``SEQ(A, NOT A, B)``: the last A before a B; ``SEQ(A, NOT C, B, NOT C, D)``), or over a pattern with a
-    type at several places or P{n,} (``NOT SEQ(C, C)``, ``NOT C{2,}``, ``NOT SEQ(B, A+, B)``): leading, trailing or
+    type at several places or P{n,} (``NOT SEQ(C, C)``, ``NOT C{2,}``, ``NOT SEQ(B, A+, B)``, with a NOT of its
+    own: ``NOT SEQ(A, NOT E, A)``): leading, trailing or
     between two items of any SEQ in it, over GRETA's templates (``patterns``) and position templates
     (``position_patterns``) alike, at slots the analysis takes."""
     if draw(st.booleans()):
@@ -702,7 +703,11 @@ def negating_its_own_types(draw) -> str:
         core = draw(position_patterns())
     own = sorted(set(re.findall(r"\b[A-F]\b", core)))
     menu = [f"NOT {t}" for t in own] + [f"NOT {t}+" for t in own] + ["NOT E", "NOT SEQ(E, E)", "NOT E{2,}"]
-    menu += [f"NOT SEQ({t}, {t})" for t in own] + [f"NOT {own[0]}{{2,}}"]
+    menu += [f"NOT SEQ({t}, {t})" for t in own] + [
+        f"NOT {own[0]}{{2,}}",
+        f"NOT SEQ({own[0]}, NOT E, {own[0]})",
+    ]
+    menu += [f"NOT SEQ(E+, NOT {own[-1]}, E)", f"NOT (SEQ({own[0]}, NOT {own[-1]}, {own[0]}))+"]
     if len(own) > 1:
         menu += [f"NOT SEQ({own[0]}, {own[1]})", f"NOT SEQ({own[1]}, {own[0]}+, {own[1]})"]
     drawn = draw(st.lists(st.sampled_from(menu), min_size=1, max_size=2))

@@ -295,19 +295,25 @@ def _guarded_sets(candidates: Sequence[tuple[int, set[frozenset[int]]]], too_man
     return {s: None if len(o) == whole else Guard(negations, frozenset(o)) for s, o in outcomes.items()}
 
 
-def place_template(pattern: Pattern, fail: Fail, suffix: str) -> tuple[Template, dict[str, str]]:
+def place_template(pattern: Pattern, fail: Fail, suffix: str, guarded: Mapping[int, int]
+                   ) -> tuple[Template, dict[str, str], dict[tuple[str, str], tuple[int, ...]]]:  # fmt: skip
     """The template of a NOT's pattern with a type at several places or ``P{n,}`` (``NOT SEQ(C, C)``,
     ``NOT C{2,}``): its position automaton as it is, one state per place named ``Type`` + ``suffix`` +
-    its number, and the type of each. Not made deterministic: a NOT's graph keeps only the latest start
+    its number, the type of each, and per pair of places the NOTs between two parts it crosses (``guarded``
+    numbers them by the id of their node). Not made deterministic: a NOT's graph keeps only the latest start
     of a match (a maximum), which counts nothing twice however many ways a match parses."""
     too_many = f"the negated pattern has more than {MAX_POSITIONS} places (P{{n,}} is n times P)"
-    positions = _Glushkov([], [], {}, lambda: fail(pattern, too_many), {})
+    positions = _Glushkov([], [], {}, lambda: fail(pattern, too_many), guarded)
     first, last, _ = positions.visit(pattern, 0)
     names = [f"{t}{suffix}{p + 1}" for p, t in enumerate(positions.types)]
-    transitions = tuple(
-        Transition(names[x], names[y], "+" if x == y else "SEQ") for x, y in sorted(positions.follow)
-    )
+    transitions, guards = [], {}
+    for (x, y), crossings in sorted(positions.follow.items()):
+        if len(crossings) > 1:  # (NOTs stand between single types, so one pair is crossed one way)
+            raise fail(pattern, "two places follow each other across different NOTs in this negated pattern")
+        transitions.append(Transition(names[x], names[y], "+" if x == y else "SEQ"))
+        (crossed,) = crossings
+        if crossed:
+            guards[(names[x], names[y])] = tuple(sorted(crossed))
     starts = tuple(names[p] for p in sorted(first))
-    return Template(tuple(names), starts, tuple(names[p] for p in sorted(last)), transitions), dict(
-        zip(names, positions.types)
-    )
+    template = Template(tuple(names), starts, tuple(names[p] for p in sorted(last)), tuple(transitions))
+    return template, dict(zip(names, positions.types)), guards

@@ -60,6 +60,9 @@ class SubPattern:
     # A NOT's pattern with a type at several places or P{n,}: its template's states are places, each of
     # the type given here (``automaton.place_template``); empty: the template's states are types.
     places: dict[str, str] = field(default_factory=dict, compare=False)
+    # With places: per pair of places, the NOTs between two parts its transition crosses (their numbers in
+    # ``negations``): a predecessor is taken only where none of them matched between the two events.
+    guards: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict, compare=False)
 
     def all_types(self) -> tuple[str, ...]:
         """The event types of this sub-pattern and of every negative sub-pattern below it."""
@@ -196,21 +199,13 @@ def _split(pattern: Pattern, fail: Fail, top_level: bool, typed: bool = True) ->
 
 
 def _placed(negation: NegationPattern, fail: Fail) -> SubPattern:
-    """``NOT N`` where N has a type at several places or ``P{n,}``: N's graph over its places."""
+    """``NOT N`` where N has a type at several places or ``P{n,}``: N's graph over its places, N's own NOTs
+    between two parts guarding the pairs of places across them (``SubPattern.guards``)."""
     from hamlet.analysis.automaton import place_template  # (automaton.py builds on this module)
 
-    if _holds_negation(negation.inner):
-        raise fail(negation, "a NOT inside the NOT of a pattern with a type at several places or P{n,} is not "
-                   "supported; negate the inner pattern in the query's own SEQ")  # fmt: skip
-    template, places = place_template(negation.inner, fail, f"@{negation.line}:{negation.column}#")
-    return SubPattern(negation.inner, template, (), places)
-
-
-def _holds_negation(p: Pattern | NegationPattern) -> bool:
-    if isinstance(p, NegationPattern):
-        return True
-    if isinstance(p, EventTypePattern):
-        return False
-    if isinstance(p, (KleenePattern, OptionalPattern, StarPattern, MinimalLengthPattern)):
-        return _holds_negation(p.inner)
-    return any(map(_holds_negation, p.operands if isinstance(p, ChoicePattern) else p.items))
+    inner = _split(negation.inner, fail, top_level=False, typed=False)  # (its NOTs, anchored and checked)
+    guarded = {id(n.node): k for k, n in enumerate(inner.negations)}
+    template, places, guards = place_template(
+        negation.inner, fail, f"@{negation.line}:{negation.column}#", guarded
+    )
+    return SubPattern(negation.inner, template, inner.negations, places, guards)

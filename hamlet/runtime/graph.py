@@ -148,6 +148,8 @@ class TrendGraph:
         """What the NOTs between two parts make of a transition: the latest match start a predecessor must
         be at or after, where only the absence of their matches takes it; else a test of a predecessor's
         time against each NOT's (a position template's ``automaton.Guard``)."""
+        if part.places:  # (a NOT's graph over places: the NOTs its pairs of places cross)
+            return _latest_of(self.children[k][1] for k in part.guards.get((source, target), ())), None
         states = self.query.states
         if states is None or self.template is part.template:  # GRETA's: the NOTs between its two types
             return _latest_of(

@@ -423,6 +423,9 @@ def _transitions(query: AnalyzedQuery, part: SubPattern, negations: list[tuple],
     those with edge predicates or guarded by a NOT between them. Its negations are appended to
     ``negations`` (numbered from 1, parents before their own negations), as ``GraphKernel`` takes them."""
     position = {t: i for i, t in enumerate(part.template.types)}
+    # (where the states are places, a NOT's neighbour type stands at one of them: which one only tells the
+    # kernel the NOT is between two parts; ``part.guards`` says which transitions it guards)
+    anchor = {**{part.places[t]: i for t, i in reversed(position.items()) if t in part.places}, **position}
     numbers: list[int] = []  # of ``part.negations``, as the kernel numbers them
     for negation in part.negations:
         negations.append(())
@@ -431,8 +434,8 @@ def _transitions(query: AnalyzedQuery, part: SubPattern, negations: list[tuple],
         inner = negation.part.template
         inner_position = {t: i for i, t in enumerate(inner.types)}
         inner_plain, inner_edges = _transitions(query, negation.part, negations, k)
-        around = (None if negation.previous is None else position[negation.previous],
-                  None if negation.following is None else position[negation.following])  # fmt: skip
+        around = (None if negation.previous is None else anchor[negation.previous],
+                  None if negation.following is None else anchor[negation.following])  # fmt: skip
         # (optional parts give a negative sub-pattern several start and end types: ``NOT SEQ(C?, D)``)
         negations[k - 1] = ([negation.part.places.get(t, t) for t in inner.types], [inner_position[t] for t in inner.starts],
                             [inner_position[t] for t in inner.ends], inner_plain, inner_edges, number, *around)  # fmt: skip
@@ -442,6 +445,9 @@ def _transitions(query: AnalyzedQuery, part: SubPattern, negations: list[tuple],
     if number == 0 and query.states is not None:
         for pair, crossed in query.states.guards.items():
             guards[pair] = ([numbers[i] for i in crossed.negations], crossed.bits)
+    elif part.places:
+        for pair, ks in part.guards.items():
+            guards[pair] = ([numbers[i] for i in ks], 1)
     else:
         for k, negation in zip(numbers, part.negations):
             if negation.previous is not None and negation.following is not None:
