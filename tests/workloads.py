@@ -66,7 +66,7 @@ NEGATION_SHAPES = [
     "SEQ(NOT SEQ(C, D), A+)", "SEQ((SEQ(A, B))+, NOT SEQ(C, NOT E, D))", "SEQ(A+, NOT SEQ(C?, D), B)",
     "SEQ(NOT SEQ(C, D*), A+, NOT SEQ(E?, B))", "SEQ(A, NOT A, B+)", "SEQ(A+, NOT C, B, NOT C, D)",
     "SEQ(NOT B, A+, B, NOT A)", "(SEQ(A, NOT B, B))+", "SEQ(A, NOT SEQ(C, C), B+)", "SEQ(A+, NOT C{2,})",
-    "SEQ(NOT SEQ(B, A+, B), A+, B)",
+    "SEQ(NOT SEQ(B, A+, B), A+, B)", "SEQ(A, NOT SEQ(C, NOT B, C), B+)",
 ]  # fmt: skip
 
 
