@@ -58,7 +58,7 @@ def main() -> None:
              f"bursts of {args.burst} (`bench/semantics_sharing.py`)")  # fmt: skip
     header = ("| semantics | greta CPU s | static CPU s | hamlet CPU s | hamlet × greta | hamlet × static "
               "| shared bursts (hamlet) |")  # fmt: skip
-    lines = [title, "", f"{machine()}, load before {load()}", "", header, "|---|---|---|---|---|---|---|"]
+    lines = [title, "", f"{machine()}, {load()} before", "", header, "|---|---|---|---|---|---|---|"]
     for semantics in ("ANY", "NEXT", "CONT"):
         results = measure_all(parse_workload(workload(args.queries, semantics)), events,
                               ["greta", "static", "hamlet"], args.repeat)  # fmt: skip
@@ -68,7 +68,7 @@ def main() -> None:
         lines.append(f"| {semantics} | {g:.3f} | {s:.3f} | {h:.3f} | {g / h:.2f} | {s / h:.2f} "
                      f"| {stats.shared_bursts}/{stats.bursts} |")  # fmt: skip
         print(lines[-1], flush=True)
-    lines += ["", f"load after {load()}", ""]
+    lines += ["", f"{load()} after", ""]
     append_report(lines, args.output)
 
 
