@@ -67,9 +67,6 @@ class CountAlgebra:
         return [AggregateState("COUNT", count=agg) for _ in aggregates]
 
 
-_min, _max = least, greatest  # (partials.py: equal values of other forms meet in any order)
-
-
 class VectorAlgebra:
     """COUNT(*) plus per-type fields, as a tuple: slot 0 is the trend count.
 
@@ -86,7 +83,7 @@ class VectorAlgebra:
         self.scaled = scaled
         self.zero = tuple(None if kind in ("min", "max") else 0 for kind, _, _ in fields)
         ops = [
-            operator.add if kind not in ("min", "max") else (_min if kind == "min" else _max)
+            operator.add if kind not in ("min", "max") else (least if kind == "min" else greatest)
             for kind, _, _ in fields
         ]
         linear = all(op is operator.add for op in ops)
@@ -131,9 +128,9 @@ class VectorAlgebra:
                 if isinstance(value, float):
                     out[i] += count
             elif kind == "min":
-                out[i] = _extreme(_min, out[i], value, event, attribute)
+                out[i] = _extreme(least, out[i], value, event, attribute)
             else:
-                out[i] = _extreme(_max, out[i], value, event, attribute)
+                out[i] = _extreme(greatest, out[i], value, event, attribute)
         return tuple(out)
 
     @classmethod
@@ -183,7 +180,7 @@ class VectorAlgebra:
                         vector[i] += weight if isinstance(value, float) else 0
                     else:
                         vector[i] = _extreme(
-                            _min if kind == "min" else _max, vector[i], value, event, attribute
+                            least if kind == "min" else greatest, vector[i], value, event, attribute
                         )
         return vector
 
@@ -192,9 +189,9 @@ class VectorAlgebra:
         out = []
         for (kind, _, _), xi, vi in zip(self.fields, x, vector):
             if kind == "min":
-                out.append(_min(xi, vi))
+                out.append(least(xi, vi))
             elif kind == "max":
-                out.append(_max(xi, vi))
+                out.append(greatest(xi, vi))
             else:
                 out.append(multiplier * xi + count * vi)
         return tuple(out)
