@@ -15,11 +15,9 @@ interleaved in one process, best of ``--repeat`` (``timing.measure_all``); resul
 
 from __future__ import annotations
 
-import argparse
 import random
-from pathlib import Path
 
-from timing import append_report, load, machine, measure_all
+from timing import append_report, load, machine, measure_all, one_stream_arguments
 
 from hamlet import Event, parse_workload
 
@@ -44,15 +42,7 @@ def stream(events: int, burst: int) -> list[Event]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--queries", type=int, default=20)
-    parser.add_argument("--events", type=int, default=20000)
-    parser.add_argument("--burst", type=int, default=30)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--output", type=Path)
-    args = parser.parse_args()
+    args = one_stream_arguments(__doc__, more=(("--queries", 20), ("--burst", 30)))
     events = stream(args.events, args.burst)
     title = (f"## Sharing among queries of one semantics: {args.queries} queries, {args.events} events, "
              f"bursts of {args.burst} (`bench/semantics_sharing.py`)")  # fmt: skip

@@ -70,17 +70,19 @@ def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def one_stream_arguments(description: str, repeat: str = "--repeat", window: tuple[int, int] | None = None
-                         ) -> argparse.Namespace:  # fmt: skip
+def one_stream_arguments(description: str, repeat: str = "--repeat", window: tuple[int, int] | None = None,
+                         more: tuple[tuple[str, int], ...] = ()) -> argparse.Namespace:  # fmt: skip
     """``--events`` (20,000), ``repeat`` (3) and ``--output`` (a results file the report is appended to), as
     the benchmarks of one generated stream take them; with ``window``, ``--within`` and ``--slide`` in
-    seconds (its two numbers the defaults)."""
+    seconds (its two numbers the defaults); ``more``: int options of the benchmark's own, with defaults."""
     parser = argparse.ArgumentParser(
         description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--events", type=int, default=20000)
     parser.add_argument(repeat, type=int, default=3)
     parser.add_argument("--output", type=Path)
+    for option, default in more:
+        parser.add_argument(option, type=int, default=default)
     if window is not None:
         parser.add_argument("--within", type=int, default=window[0])
         parser.add_argument("--slide", type=int, default=window[1])
