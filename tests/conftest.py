@@ -11,6 +11,8 @@ settings.register_profile(
     "ci", max_examples=500, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile("dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A bug hunt: many fresh random examples (HYPOTHESIS_PROFILE=deep scripts/test tests/test_property.py ...).
+settings.register_profile("deep", max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 # A test that asks for one of these starts a JVM or Airflow's metadata DB (directly or through a fixture that

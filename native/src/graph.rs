@@ -353,8 +353,8 @@ impl Graph {
         self.kinds
             .iter()
             .map(|&k| match k {
-                MIN => Num::Small(i128::MAX),
-                MAX => Num::Small(i128::MIN),
+                MIN => Num::from(i128::MAX),
+                MAX => Num::from(i128::MIN),
                 _ => Num::ZERO,
             })
             .collect()
@@ -454,7 +454,7 @@ impl Graph {
             }
             NONNULL => Some(Num::ONE),
             FLOATS if matches!(value, Value::Float(_)) => Some(Num::ONE),
-            MIN | MAX => Some(Num::Small(order_key(value))),
+            MIN | MAX => Some(Num::from(order_key(value))),
             _ => None,
         }
     }
@@ -1243,7 +1243,7 @@ fn edge_attributes(edges: &[Edge], into: &[usize], from: &[usize], out: &mut Vec
 /// x = min(x, y) for MIN, max(x, y) for MAX (order keys: always i128).
 pub fn extreme(kind: u8, x: &mut Num, y: &Num) {
     if let (Some(a), Some(b)) = (x.small(), y.small()) {
-        *x = Num::Small(if kind == MIN { a.min(b) } else { a.max(b) });
+        *x = Num::from(if kind == MIN { a.min(b) } else { a.max(b) });
     }
 }
 

@@ -34,7 +34,7 @@ impl Graphlet {
         }
         let mut product = Num::ONE;
         for &m in &sizes {
-            product = product.mul(&Num::Small(1 + m as i128));
+            product = product.mul(&Num::from(1 + m as i128));
         }
         product.sub_assign(&Num::ONE);
         Graphlet { sizes, trends: product }
@@ -66,7 +66,7 @@ impl Graphlet {
                         weights.add_assign(&w);
                     }
                 }
-                let factor = Num::Small(1 + m as i128);
+                let factor = Num::from(1 + m as i128);
                 own = own.mul(&factor);
                 own.add_assign(&weights.mul(&product));
                 product = product.mul(&factor);

@@ -134,12 +134,12 @@ impl Scale {
 pub fn summand(value: Value, exponent: u32) -> Num {
     let (m, shift) = match value {
         Value::Int(v) => (v, exponent as i32),
-        Value::UInt(v) => return Num::Small(v as i128).shl(exponent),
+        Value::UInt(v) => return Num::from(v as i128).shl(exponent),
         Value::Float(x) => {
             let (m, e) = decompose(x);
             (m, e + exponent as i32)
         }
     };
     debug_assert!(shift >= 0, "a unit coarser than the value needs");
-    Num::Small(m as i128).shl(shift.max(0) as u32)
+    Num::from(m as i128).shl(shift.max(0) as u32)
 }
