@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from fractions import Fraction
 from functools import partial
 from operator import attrgetter
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -41,15 +41,21 @@ from hamlet.runtime.columnar import (
     sorted_events,
     without_negative_zeros,
 )
-from hamlet.runtime.greta import run_greta
+from hamlet.runtime.greta import Plans, run_greta
 from hamlet.runtime.native import kernel_obstacle, predicates_obstacle
 from hamlet.runtime.partition import PartitionRunner, groupings, partition_stream
 from hamlet.runtime.shared import run_shared
 from hamlet.stats import EvaluationStats
 
-# A strategy makes, for a sharable query set (its algebras, the stats to fill), the runner of its stream
-# partitions (``PartitionRunner``); what does not depend on the events is done once.
-Executor = Callable[[Sequence[AnalyzedQuery], Mapping[str, Algebra], EvaluationStats], PartitionRunner]
+
+class Executor(Protocol):
+    """A strategy: for a sharable query set (its algebras, the stats to fill), the runner of its stream
+    partitions (``PartitionRunner``); what does not depend on the events is done once, and with ``plans``
+    (``greta.Plans``) once for every evaluation of the set."""
+
+    def __call__(self, queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], stats: EvaluationStats,
+                 *, plans: Plans | None = None) -> PartitionRunner: ...  # fmt: skip
+
 
 STRATEGIES: dict[str, Executor] = {
     "greta": run_greta,
@@ -131,7 +137,7 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
         return PARTIAL_SCHEMA.empty_table()
     queries = list(query_set.queries)
     rows = without_negative_zeros(rows, queries)
-    runner = executor(queries, algebras_of(queries, rows), stats)
+    runner = executor(queries, algebras_of(queries, rows), stats, plans=query_set.plans)
     parts, left = [], rows
     micros = kernel_micros(rows) if runner.compiled_set is not None else None
     if micros is not None:
@@ -139,6 +145,7 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
                                       groupings(queries), window_ends_us, stats)  # fmt: skip
         parts.append(done)
         left = rows.take(pa.array(fallback, pa.int64()))
+    runner.release()
     if left.num_rows:  # what the kernel cannot compute exactly, as ``evaluate_partials`` computes it
         attributes = [name for name in left.column_names if name not in (TYPE, TIME)]
         by_query = _evaluate_set(query_set, events_of(left, attributes), executor, stats)
@@ -327,6 +334,9 @@ class PreparedSet:
     queries: tuple[AnalyzedQuery, ...]
     attributes: tuple[str, ...]
     types: frozenset[str] | None  # None: every type (a contiguous query's sub-stream)
+    # Its compiled plans, made by the first evaluation and reused by the next (not an init field: a set with
+    # other queries, as ``clipped`` makes, starts with none).
+    plans: Plans = field(default_factory=Plans, init=False, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -402,7 +412,7 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
     by_name = {q.name: q for q in queries}
     # Partitions that differ only in equivalence attributes form one group: their trends add up.
     finals = {q.name: WindowSums(algebras[q.name]) for q in queries}
-    run = executor(queries, algebras, stats)
+    run = executor(queries, algebras, stats, plans=query_set.plans)
     # A partition's group in each distinct GROUP-BY, numbered: the runner may sum finals by these numbers.
     by = groupings(queries)
     grouping = {q.name: by.index(q.group_by) for q in queries}
@@ -418,6 +428,7 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
         finals[summed.query].merge(
             by_number[grouping[summed.query]][summed.group], summed.diffs, summed.entries
         )
+    run.release()
     out: dict[str, list[PartialRow]] = {}
     for name, sums in finals.items():
         query = by_name[name]

@@ -6,9 +6,9 @@ position but the end (``partition.merged_groups``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from itertools import groupby
 from typing import Any
 
@@ -19,7 +19,7 @@ from hamlet.analysis.windows import Window
 from hamlet.events import Event
 from hamlet.runtime.aggregates import Algebra, Projection, shared_algebra
 from hamlet.runtime.graph import PartitionClasses, TrendGraph, WindowClasses, placed
-from hamlet.runtime.native import CompiledSet, NativeGraph, SetAnswer, kernel_for, set_kernel_for
+from hamlet.runtime.native import CompiledSet, NativeGraph, NativeSet, SetAnswer, kernel_for, set_kernel_for
 from hamlet.runtime.partition import (
     LocalTests,
     PartitionRunner,
@@ -225,9 +225,61 @@ def graph_groups(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebr
     return groups
 
 
+@dataclass
+class GretaPlan:
+    """What ``run_greta`` makes of a query set that no event changes: its graph groups, compiled where the
+    kernel takes them, and the set kernel over them. An evaluation runs one plan at a time (the set kernel
+    keeps the sums of the call that runs it): ``Plans`` lends it out and takes it back."""
+
+    groups: list[GraphGroup]
+    compiled_set: NativeSet | None
+
+
+class Plans:
+    """The compiled plans of one sharable query set, kept across evaluations (``hamlet.api.PreparedSet``):
+    the engine compiles a workload once, not on every call. Besides the queries, a plan depends on how it
+    runs (``run_greta``'s flags) and on which sums hold floats (``algebra_kind``). ``lend`` gives an idle
+    plan of that kind or builds one; ``take_back`` keeps it for the next evaluation. A plan lent out is in
+    no other evaluation's hands (two threads never share one), and one whose evaluation failed is never
+    taken back, so no half-summed kernel is reused."""
+
+    KINDS = 16  # idle plans kept at most (a new kind evicts the oldest)
+
+    def __init__(self) -> None:
+        self._idle: dict[Hashable, GretaPlan] = {}
+
+    def __getstate__(self) -> dict:
+        return {}  # (a compiled plan stays in its process: a pickled or copied workload compiles anew)
+
+    def __setstate__(self, state: dict) -> None:
+        self._idle = {}
+
+    def lend(self, kind: Hashable, build: Callable[[], GretaPlan]) -> GretaPlan:
+        plan = self._idle.pop(kind, None)  # (one call under the GIL: a plan goes to one caller)
+        return plan if plan is not None else build()
+
+    def take_back(self, kind: Hashable, plan: GretaPlan) -> None:
+        while len(self._idle) >= self.KINDS:
+            self._idle.pop(next(iter(self._idle)), None)
+        self._idle[kind] = plan
+
+
+def algebra_kind(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]) -> tuple:
+    """What a call's events decide of the queries' algebras: the sums kept scaled (their attribute holds
+    floats). The rest follows from the queries."""
+    return tuple(tuple(sorted(map(repr, getattr(algebras[q.name], "scaled", ())))) for q in queries)
+
+
+def greta_plan(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], share_graphs: bool,
+               native: bool) -> GretaPlan:  # fmt: skip
+    groups = graph_groups(queries, algebras, share_graphs, native, merge=share_graphs)
+    grouping = {g: i for i, g in enumerate(groupings(queries))}
+    return GretaPlan(groups, set_kernel_for(groups, grouping) if native else None)
+
+
 def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], stats: EvaluationStats,
               plain_scan: bool = False, share_graphs: bool = False, native: bool = True,
-              sharing: str = "none") -> PartitionRunner:  # fmt: skip
+              sharing: str = "none", plans: Plans | None = None) -> PartitionRunner:  # fmt: skip
     """Strategy ``greta``: the runner of a query set over its stream partitions, one graph per partition
     and query over the events it matches (GRETA shares a graph among a query's windows, §6); finals by runs
     of windows (see ``hamlet.api.Executor``). With ``share_graphs`` (``hamlet``'s non-shared plan), one
@@ -240,12 +292,15 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
     numbers its groups (``PartitionRunner``). ``sharing`` ("static", "hamlet"): the compiled set shares
     bursts of the Kleene types its queries share in graphlets (``native.NativeSet.run``); the runner's
     ``shares`` then says that the whole set runs there (partitions the kernel leaves to Python do not
-    share)."""
+    share). ``plans``: where the set's plans are kept between evaluations (the runner's ``release`` gives
+    this one back)."""
 
-    groups = graph_groups(queries, algebras, share_graphs, native and not plain_scan, merge=share_graphs)
+    on_kernel = native and not plain_scan
+    kind = (share_graphs, on_kernel, algebra_kind(queries, algebras))
+    build = partial(greta_plan, queries, algebras, share_graphs, on_kernel)
+    plan = build() if plans is None else plans.lend(kind, build)
+    groups, compiled_set = plan.groups, plan.compiled_set
     stats.merged_graphs += sum(g.template is not None for g in groups)
-    grouping = {g: i for i, g in enumerate(groupings(queries))}
-    compiled_set = set_kernel_for(groups, grouping) if native and not plain_scan else None
 
     def run(events: list[Event], partition_groups: Sequence[int] | None) -> Iterable[WindowRun]:
         if compiled_set is not None:
@@ -271,6 +326,7 @@ def run_greta(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra],
         whole,
         shares=compiled_set is not None and sharing != "none",
         compiled_set=None if compiled_set is None else CompiledSet(compiled_set, tuple(groups), sharing),
+        release=(lambda: None) if plans is None else partial(plans.take_back, kind, plan),
     )
 
 

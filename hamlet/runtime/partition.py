@@ -49,6 +49,7 @@ class PartitionRunner:
     whole: Callable[[list[Event], Sequence[int] | None], Iterable[Run] | None] = lambda events, groups: None
     shares: bool = False  # the whole set runs on the compiled kernel, which shares bursts itself
     compiled_set: Any = None  # ``native.CompiledSet``
+    release: Callable[[], None] = lambda: None  # after the last partition: the plan back to its ``Plans``
 
     def __call__(self, events: list[Event], groups: Sequence[int] | None = None) -> Iterable[Run]:
         return self.run(events, groups)

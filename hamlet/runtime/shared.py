@@ -56,7 +56,7 @@ from hamlet.optimizer.benefit import CostModel, SegmentReaders
 from hamlet.optimizer.choice import Candidate, choose_sharing
 from hamlet.runtime.aggregates import Algebra
 from hamlet.runtime.graph import PartitionClasses
-from hamlet.runtime.greta import QueryRun, run_greta
+from hamlet.runtime.greta import Plans, QueryRun, run_greta
 from hamlet.runtime.native import segment_costs_for
 from hamlet.runtime.partition import PartitionRunner, Run, match_key, matched_events
 from hamlet.runtime.shapes import Shape, ShapeGroup, shape_of
@@ -110,16 +110,20 @@ def _segments(events: list[Event], pane_of: Callable[[Any], int]) -> Iterator[Se
 
 def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra], stats: EvaluationStats,
                sharing: Sharing = "hamlet", trace: list[dict[str, Any]] | None = None,
-               model: CostModel | None = None, native: bool = True) -> PartitionRunner:  # fmt: skip
+               model: CostModel | None = None, native: bool = True,
+               plans: Plans | None = None) -> PartitionRunner:  # fmt: skip
     """The runner of a sharable query set over its stream partitions; ``trace`` (if given) receives every
     shared burst's graphlet-level snapshot values, for inspection and tests; ``model``: the costs the
     optimizer decides by (default: this machine's, ``CostModel.calibrated``); ``native``: the non-shared
-    plan's graphs on the compiled kernel where it applies (``greta.run_greta``)."""
+    plan's graphs on the compiled kernel where it applies (``greta.run_greta``); ``plans``: where its
+    compiled plan is kept between evaluations (``greta.Plans``)."""
     # The non-shared plan still shares a graph among queries that differ only in windows or aggregates.
     # Where the compiled kernel takes the whole set, it shares the bursts itself (native/src/burst.rs), unless
     # the caller asks for this module's path (a trace of its snapshots, or its cost model).
     kernel_shares = sharing if trace is None and model is None else "none"
-    alone = run_greta(queries, algebras, stats, share_graphs=True, native=native, sharing=kernel_shares)
+    alone = run_greta(
+        queries, algebras, stats, share_graphs=True, native=native, sharing=kernel_shares, plans=plans
+    )
     if alone.shares or any(sharing_obstacle(q) is not None for q in queries):
         return alone  # (a query that shares with none, e.g. under NEXT or CONT, is a set of its own)
     plan = SharingPlan(queries, algebras, sharing, model or CostModel.calibrated(), native, alone.compiled)
@@ -140,7 +144,7 @@ def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]
                     return runs if runs is not None else alone(events, groups)
         return _SharedRun(plan, layout, events, stats, trace).run(list(_segments(events, plan.pane_of)))
 
-    return PartitionRunner(run, alone.summed, alone.compiled)
+    return PartitionRunner(run, alone.summed, alone.compiled, release=alone.release)
 
 
 class SharingPlan:
