@@ -785,11 +785,14 @@ impl<'a> Partition<'a> {
     /// The combined aggregate of the predecessors of an event at `position` in class c, from what is
     /// committed.
     fn predecessors(&self, position: usize, c: usize) -> Agg {
-        let mut acc = self.kernel.zero();
-        for &source in &self.kernel.predecessors[position] {
-            if let Some(total) = self.running[source].get(&c) {
-                self.kernel.add(&mut acc, total);
-            }
+        let mut totals = self.kernel.predecessors[position].iter().filter_map(|&s| self.running[s].get(&c));
+        // (the first total as it is: zero plus it would build the zero and then copy it digit by digit)
+        let Some(first) = totals.next() else {
+            return self.kernel.zero();
+        };
+        let mut acc = first.clone();
+        for total in totals {
+            self.kernel.add(&mut acc, total);
         }
         acc
     }

@@ -95,6 +95,7 @@ impl Num {
             },
             (Num::Big(a), Num::Small(b)) => **a += b.get(),
             (Num::Big(a), Num::Big(b)) => **a += &**b,
+            (Num::Small(a), Num::Big(b)) if a.get() == 0 => *self = Num::Big(b.clone()), // (a copy, no addition)
             (Num::Small(a), Num::Big(b)) => *self = Num::Big(Box::new(&**b + a.get())),
         }
     }
