@@ -8,6 +8,7 @@ from hamlet.api import (
     evaluate_segment,
     evaluate_table,
     finalize_table,
+    prepare,
     segment_obstacle,
 )
 from hamlet.errors import EvaluationError, EventError, HamletError, QueryError
@@ -29,5 +30,6 @@ __all__ = [
     "evaluate_table",
     "finalize_table",
     "parse_workload",
+    "prepare",
     "segment_obstacle",
 ]

@@ -14,8 +14,7 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 from workloads import bursty_events, events, multi_query_workloads, sharing_workloads, table_of, types_of
 
-from hamlet import Event, evaluate, parse_workload
-from hamlet.api import evaluate_table, finalize_table, prepare
+from hamlet import Event, evaluate, evaluate_table, finalize_table, parse_workload, prepare
 from hamlet.runtime import greta
 
 STRATEGIES = ("greta", "static", "hamlet")
