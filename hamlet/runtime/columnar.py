@@ -101,6 +101,7 @@ def checked(table: pa.Table) -> pa.Table:
         if name not in table.column_names:
             raise EventError(f"the table has no {name} column (found: {', '.join(table.column_names)})",
                              where="the events table")  # fmt: skip
+    table = _views_as_strings(table)
     kind = table.column(TYPE).type
     if pa.types.is_dictionary(kind):
         kind = kind.value_type
@@ -134,6 +135,21 @@ def checked(table: pa.Table) -> pa.Table:
                          f"{TIME_RANGE[1]} s)", where=f"the events table, row {row}")  # fmt: skip
     if not pa.types.is_floating(time.type) or pc.all(pc.equal(pc.floor(time), time)).as_py():
         table = table.set_column(table.column_names.index(TIME), TIME, time.cast(pa.int64()))
+    return table
+
+
+def _views_as_strings(table: pa.Table) -> pa.Table:
+    """Text columns in Arrow's view layout (``string_view``, as polars and DuckDB export text) as plain
+    strings, the layout the kernel reads (``columns.rs``) and Arrow's compute functions all take."""
+    for index, field in enumerate(table.schema):
+        if pa.types.is_string_view(field.type):
+            table = table.set_column(index, field.name, table.column(index).cast(pa.string()))
+        elif pa.types.is_dictionary(field.type) and pa.types.is_string_view(field.type.value_type):
+            # (Arrow has no cast of such a dictionary yet: its values are cast, its indices kept)
+            chunks = [pa.DictionaryArray.from_arrays(c.indices, c.dictionary.cast(pa.string()))
+                      for c in table.column(index).chunks]  # fmt: skip
+            kind = pa.dictionary(field.type.index_type, pa.string())
+            table = table.set_column(index, field.name, pa.chunked_array(chunks, kind))
     return table
 
 
