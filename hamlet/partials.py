@@ -92,9 +92,7 @@ class AggregateState:
     def merge(self, other: AggregateState) -> AggregateState:
         if self.function != other.function:
             raise ValueError(f"cannot merge {self.function} with {other.function}")
-        if self.function in ("MIN", "MAX"):
-            if self.extreme is None or other.extreme is None:
-                return self if other.extreme is None else other
+        if self.function in ("MIN", "MAX"):  # (least and greatest keep the one that is not None)
             pick = least if self.function == "MIN" else greatest
             return replace(self, extreme=pick(self.extreme, other.extreme))
         if self.function == "PAIRS":
