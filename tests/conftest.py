@@ -28,6 +28,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+# The driver options of the run's long-lived JVMs (its session, its Spark Connect server): conf/spark/test.toml
+# gives the short-lived ones the client compiler only, which makes a JVM that runs every test slower.
+LONG_LIVED_JVM = {"spark.driver.extraJavaOptions": ""}
+
+
 @pytest.fixture(scope="session")
 def spark():
     """ONE local SparkSession per test run (local[2], conf/spark/test.toml), for the job and Airflow tests."""
@@ -36,6 +41,6 @@ def spark():
     os.environ["HAMLET_ENV"] = "test"
     from jobs.session import build_session
 
-    session = build_session("hamlet-tests")
+    session = build_session("hamlet-tests", conf=LONG_LIVED_JVM)
     yield session
     session.stop()

@@ -72,7 +72,13 @@ def spark_server(tmp_path_factory):
     from spark_env import ROOT, free_port
 
     port = free_port()
-    env = {**os.environ, "HAMLET_ENV": "test", "HAMLET_SPARK_SERVER_PORT": str(port)}
+    # long-lived: the C2 compiler pays (tests/conftest.py, LONG_LIVED_JVM)
+    env = {
+        **os.environ,
+        "HAMLET_ENV": "test",
+        "HAMLET_SPARK_SERVER_PORT": str(port),
+        "HAMLET_SPARK_CONF": "spark.driver.extraJavaOptions=",
+    }
     server = [sys.executable, "-m", "jobs.spark_server"]
     subprocess.run([*server, "start"], env=env, cwd=ROOT, capture_output=True, timeout=300, check=True)
     yield {**env, "HAMLET_SPARK_REMOTE": f"sc://127.0.0.1:{port}"}

@@ -85,6 +85,8 @@ def cluster(tmp_path_factory):
         "SPARK_HOME": str(home),
         "SPARK_LOG_DIR": str(base),
         "SPARK_WORKER_DIR": str(base / "work"),
+        # The master and workers of a test: the client compiler only, as conf/spark/test.toml gives the drivers
+        "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
     }
     port, master_ui = free_port(), free_port()
     master_log = base / "master.log"
