@@ -136,8 +136,8 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
     let mut last = vec![0u8; readers.len() * types];
     let mut cursor = vec![0usize; readers.len()]; // per graph: its first event at or after the burst
     let mut classes: Vec<(i64, usize)> = vec![(i64::MIN, 0); readers.len()]; // per graph: (pane, classes)
-    // Per burst, the graphs that read it at a Kleene position as (graph, position, from, to), and each one's
-    // group: the first of them that matches the same events (buffers reused from burst to burst).
+                                                                             // Per burst, the graphs that read it at a Kleene position as (graph, position, from, to), and each one's
+                                                                             // group: the first of them that matches the same events (buffers reused from burst to burst).
     let mut members: Vec<(usize, usize, usize, usize)> = Vec::new();
     let mut group_of: Vec<usize> = Vec::new();
     let mut group: Vec<(usize, usize, usize, usize)> = Vec::new();
@@ -166,7 +166,11 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
                 continue;
             }
             let same = |&(h, _, f, t): &(usize, usize, usize, usize)| {
-                t - f == to - from && readers[h].events[f..t].iter().zip(&events[from..to]).all(|(a, b)| a.raw == b.raw)
+                t - f == to - from
+                    && readers[h].events[f..t]
+                        .iter()
+                        .zip(&events[from..to])
+                        .all(|(a, b)| a.raw == b.raw)
             };
             // (a group is named by its first member, which comes first: readers are in order)
             let leader = (0..members.len()).find(|&m| group_of[m] == m && same(&members[m]));
@@ -180,7 +184,11 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
                 continue;
             }
             group.clear();
-            group.extend((leader..members.len()).filter(|&m| group_of[m] == leader).map(|m| members[m]));
+            group.extend(
+                (leader..members.len())
+                    .filter(|&m| group_of[m] == leader)
+                    .map(|m| members[m]),
+            );
             let share = match sharing {
                 Sharing::Hamlet => pays(&group, readers, time, &mut classes, pane),
                 _ => true,
@@ -213,8 +221,13 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
 
 /// Eq. 7 for one group of graphs that match the same events of a burst at `time` (module docstring);
 /// `classes` caches each graph's window classes per pane.
-fn pays(members: &[(usize, usize, usize, usize)], readers: &[Reader], time: i64, classes: &mut [(i64, usize)],
-        pane: i64) -> bool {
+fn pays(
+    members: &[(usize, usize, usize, usize)],
+    readers: &[Reader],
+    time: i64,
+    classes: &mut [(i64, usize)],
+    pane: i64,
+) -> bool {
     let (_, _, from, to) = members[0];
     let b = to - from;
     let (mut shared, mut alone) = (b, 0);

@@ -40,7 +40,12 @@ impl Bytes {
             // Safety: aligned, `n` whole 8-byte values inside the buffer, any bit pattern valid for T.
             Cow::Borrowed(unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const T, n) })
         } else {
-            Cow::Owned(bytes.chunks_exact(8).map(|c| T::from_le(c.try_into().expect("8 bytes"))).collect())
+            Cow::Owned(
+                bytes
+                    .chunks_exact(8)
+                    .map(|c| T::from_le(c.try_into().expect("8 bytes")))
+                    .collect(),
+            )
         }
     }
 }
@@ -69,8 +74,13 @@ impl Word for f64 {
 }
 
 /// An attribute column: (kind, offset, validity, values, data) as Python hands it over.
-pub type ColumnSpec<'py> =
-    (String, usize, Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>);
+pub type ColumnSpec<'py> = (
+    String,
+    usize,
+    Option<Bound<'py, PyAny>>,
+    Option<Bound<'py, PyAny>>,
+    Option<Bound<'py, PyAny>>,
+);
 
 pub enum Values<'a> {
     Null,
@@ -100,12 +110,21 @@ impl Held {
     pub fn new(spec: &ColumnSpec<'_>) -> PyResult<Held> {
         let (kind, offset, validity, values, data) = spec;
         let get = |b: &Option<Bound<'_, PyAny>>| b.as_ref().map(Bytes::get).transpose();
-        Ok(Held { kind: kind.clone(), offset: *offset, validity: get(validity)?, values: get(values)?, data: get(data)? })
+        Ok(Held {
+            kind: kind.clone(),
+            offset: *offset,
+            validity: get(validity)?,
+            values: get(values)?,
+            data: get(data)?,
+        })
     }
 
     pub fn column(&self) -> PyResult<Column<'_>> {
         let missing = || PyValueError::new_err(format!("a {} column without its buffers", self.kind));
-        let (values, data) = (self.values.as_ref().ok_or_else(missing), self.data.as_ref().ok_or_else(missing));
+        let (values, data) = (
+            self.values.as_ref().ok_or_else(missing),
+            self.data.as_ref().ok_or_else(missing),
+        );
         let values = match self.kind.as_str() {
             "null" => Values::Null,
             "other" => Values::Other,
@@ -115,7 +134,11 @@ impl Held {
             "str" => Values::Str(values?.words(), data?.bytes()),
             kind => return Err(PyValueError::new_err(format!("a column of kind {kind:?}"))),
         };
-        Ok(Column { offset: self.offset, validity: self.validity.as_ref().map(Bytes::bytes), values })
+        Ok(Column {
+            offset: self.offset,
+            validity: self.validity.as_ref().map(Bytes::bytes),
+            values,
+        })
     }
 }
 

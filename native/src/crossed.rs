@@ -14,7 +14,7 @@ use crate::graph::{Agg, Graph};
 pub struct Crossed {
     before: Option<Agg>,
     front: Vec<(i64, Agg, Agg)>, // the oldest last: its time, its aggregate, and that combined with those under it
-    back: Vec<(i64, Agg)>,  // the newest last, as inserted
+    back: Vec<(i64, Agg)>,       // the newest last, as inserted
     back_total: Option<Agg>,
 }
 
@@ -56,7 +56,11 @@ impl Crossed {
 
     /// Add the combined aggregate of the events at or after L (`suffix`) or before it to `out`.
     pub fn add_to(&self, graph: &Graph, suffix: bool, out: &mut Agg) {
-        let parts = if suffix { [self.front.last().map(|(_, _, total)| total), self.back_total.as_ref()] } else { [self.before.as_ref(), None] };
+        let parts = if suffix {
+            [self.front.last().map(|(_, _, total)| total), self.back_total.as_ref()]
+        } else {
+            [self.before.as_ref(), None]
+        };
         for part in parts.into_iter().flatten() {
             graph.add(out, part);
         }

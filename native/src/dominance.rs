@@ -50,20 +50,27 @@ struct Sibling {
 
 /// The NEXT state of one partition's graph on a position template.
 pub struct LongerTrends {
-    held: Vec<VecDeque<Node>>,          // per position a transition leaves: its nodes, in time order
-    numbers: VecDeque<(i64, usize)>,    // (time, number) of the held nodes, for the reach's base
-    numbered: usize,                    // numbers handed out so far
+    held: Vec<VecDeque<Node>>,       // per position a transition leaves: its nodes, in time order
+    numbers: VecDeque<(i64, usize)>, // (time, number) of the held nodes, for the reach's base
+    numbered: usize,                 // numbers handed out so far
     node: HashMap<(usize, usize), usize>, // (stream event, position) → number of the held node
-    rank: Vec<usize>,                   // per position: its index among its type's places
-    siblings: Vec<Sibling>,             // of the stream event `current`
+    rank: Vec<usize>,                // per position: its index among its type's places
+    siblings: Vec<Sibling>,          // of the stream event `current`
     current: Option<usize>,
-    reaches: VecDeque<(usize, Reach)>,  // (node, reach) of one timestamp's nodes, until held
+    reaches: VecDeque<(usize, Reach)>, // (node, reach) of one timestamp's nodes, until held
 }
 
 impl LongerTrends {
     pub fn new(graph: &Graph) -> LongerTrends {
         let n = graph.types.len();
-        let rank = (0..n).map(|p| graph.places[p].iter().position(|&q| q == p).expect("a place of its type")).collect();
+        let rank = (0..n)
+            .map(|p| {
+                graph.places[p]
+                    .iter()
+                    .position(|&q| q == p)
+                    .expect("a place of its type")
+            })
+            .collect();
         LongerTrends {
             held: (0..n).map(|_| VecDeque::new()).collect(),
             numbers: VecDeque::new(),
@@ -80,8 +87,16 @@ impl LongerTrends {
     /// `classes`; held nodes before `since` (out of the horizon) are dropped first. The nodes of one stream
     /// event come one after the other, its first place first. Err: an edge predicate needs Python.
     #[allow(clippy::too_many_arguments)]
-    pub fn predecessors(&mut self, graph: &Graph, events: &[Event], i: usize, position: usize, since: i64,
-                        classes: &[usize], guard: impl Fn(usize) -> Option<i64>) -> Result<Vec<(u64, Vec<Agg>)>, ()> {
+    pub fn predecessors(
+        &mut self,
+        graph: &Graph,
+        events: &[Event],
+        i: usize,
+        position: usize,
+        since: i64,
+        classes: &[usize],
+        guard: impl Fn(usize) -> Option<i64>,
+    ) -> Result<Vec<(u64, Vec<Agg>)>, ()> {
         if self.current != Some(events[i].raw) {
             self.current = Some(events[i].raw);
             self.siblings_of(graph, events, i - self.rank[position], position, since, guard)?;
@@ -104,7 +119,11 @@ impl LongerTrends {
                 .iter()
                 .map(|&p| {
                     self.node.get(&(u.raw, p)).map_or(0, |&n| {
-                        self.siblings.iter().enumerate().filter(|(_, s)| s.reach.has(n)).fold(0, |m, (r, _)| m | 1 << r)
+                        self.siblings
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, s)| s.reach.has(n))
+                            .fold(0, |m, (r, _)| m | 1 << r)
                     })
                 })
                 .collect();
@@ -131,8 +150,15 @@ impl LongerTrends {
 
     /// The predecessor nodes and reaches of every node of the stream event whose first node is `first`;
     /// `guard(k)`: L of negation k (a NOT between two parts guards the transitions across it).
-    fn siblings_of(&mut self, graph: &Graph, events: &[Event], first: usize, position: usize, since: i64,
-                   guard: impl Fn(usize) -> Option<i64>) -> Result<(), ()> {
+    fn siblings_of(
+        &mut self,
+        graph: &Graph,
+        events: &[Event],
+        first: usize,
+        position: usize,
+        since: i64,
+        guard: impl Fn(usize) -> Option<i64>,
+    ) -> Result<(), ()> {
         while self.numbers.front().is_some_and(|&(t, _)| t < since) {
             self.numbers.pop_front();
         }
@@ -142,7 +168,9 @@ impl LongerTrends {
             let y = events[first + offset].fields();
             let mut found = Vec::new();
             let plain = graph.predecessors[p].iter().map(|&t| (t, None));
-            let guarded = graph.edges_into[p].iter().map(|&e| (graph.edges[e].source, Some(&graph.edges[e])));
+            let guarded = graph.edges_into[p]
+                .iter()
+                .map(|&e| (graph.edges[e].source, Some(&graph.edges[e])));
             for (source, edge) in plain.chain(guarded) {
                 let held = &mut self.held[source];
                 while let Some(old) = held.front().filter(|h| h.time < since) {
@@ -178,8 +206,7 @@ impl LongerTrends {
     /// After the nodes of one timestamp: node `i` (at `position`, `time`, placing stream event `raw`) is held
     /// with its parts (not empty), if a transition leaves its position. Nodes come in the order
     /// `predecessors` saw them.
-    pub fn hold(&mut self, graph: &Graph, i: usize, raw: usize, position: usize, time: i64,
-                parts: Parts) {
+    pub fn hold(&mut self, graph: &Graph, i: usize, raw: usize, position: usize, time: i64, parts: Parts) {
         let reach = take_reach(&mut self.reaches, i);
         if !graph.is_source[position] && graph.edges_from[position].is_empty() {
             return;
@@ -188,7 +215,14 @@ impl LongerTrends {
         self.numbered += 1;
         self.numbers.push_back((time, number));
         self.node.insert((raw, position), number);
-        self.held[position].push_back(Node { time, index: i, raw, parts, number, reach });
+        self.held[position].push_back(Node {
+            time,
+            index: i,
+            raw,
+            parts,
+            number,
+            reach,
+        });
     }
 
     /// The end of a timestamp: every held node before `since` is dropped (no later event shares a window

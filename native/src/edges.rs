@@ -84,7 +84,9 @@ impl Literal {
         } else if let Ok(text) = value.cast_exact::<PyString>() {
             return Ok(Literal::Str(text.to_str()?.to_owned()));
         }
-        Err(PyValueError::new_err("a literal is an int within 128 bits, a float or a string"))
+        Err(PyValueError::new_err(
+            "a literal is an int within 128 bits, a float or a string",
+        ))
     }
 
     pub fn view(&self) -> V<'_> {
@@ -131,7 +133,11 @@ impl Expr {
                 };
                 Expr::Arith(op, sub(2, number)?, sub(3, number)?)
             }
-            "cmp" => Expr::Compare(parse_op(&spec.get_item(1)?.extract::<String>()?)?, sub(2, number)?, sub(3, number)?),
+            "cmp" => Expr::Compare(
+                parse_op(&spec.get_item(1)?.extract::<String>()?)?,
+                sub(2, number)?,
+                sub(3, number)?,
+            ),
             "and" | "or" => {
                 let parts = spec.get_item(1)?;
                 let parts = parts
@@ -255,12 +261,13 @@ fn arithmetic<'a>(op: char, a: V<'a>, b: V<'a>) -> Result<V<'a>, ()> {
 
 /// Python's int `%`: the result takes the sign of the divisor (None: it overflows, i128::MIN % -1).
 fn python_rem(a: i128, b: i128) -> Option<i128> {
-    a.checked_rem(b).map(|r| if r != 0 && (r < 0) != (b < 0) { r + b } else { r })
+    a.checked_rem(b)
+        .map(|r| if r != 0 && (r < 0) != (b < 0) { r + b } else { r })
 }
 
 fn float(v: V) -> f64 {
     match v {
-        V::Int(a) => a as f64, // round to nearest even, as Python's int → float
+        V::Int(a) => a as f64,        // round to nearest even, as Python's int → float
         V::Wide(a) => a.get() as f64, // (the same; |a| < 2^127, finite)
         V::Float(a) => a,
         _ => f64::NAN,
@@ -363,14 +370,21 @@ impl Guard {
         for (slot, &k) in at.iter_mut().zip(&self.negations) {
             *slot = latest(k);
         }
-        Crossing { latest: at, count: self.negations.len(), outcomes: self.outcomes }
+        Crossing {
+            latest: at,
+            count: self.negations.len(),
+            outcomes: self.outcomes,
+        }
     }
 }
 
 impl Crossing {
     /// Whether an x at `time` may precede y.
     pub fn admits(&self, time: i64) -> bool {
-        takes(self.outcomes, self.latest[..self.count].iter().map(|l| l.is_some_and(|l| time < l)))
+        takes(
+            self.outcomes,
+            self.latest[..self.count].iter().map(|l| l.is_some_and(|l| time < l)),
+        )
     }
 
     /// The L of the j-th negation it crosses.
@@ -402,10 +416,17 @@ pub enum Source {
     Scan(Vec<(usize, i64, Vec<(usize, Agg)>)>),
     /// f(x) of every source event, ranked: the sorted distinct numbers, and per class a Fenwick tree over
     /// their ranks (reversed for `>`, `>=`: every op reads a prefix) or, for `=`, a table by rank.
-    Index { op: Op, keys: Vec<V<'static>>, trees: FxHashMap<usize, Vec<Option<Agg>>> },
+    Index {
+        op: Op,
+        keys: Vec<V<'static>>,
+        trees: FxHashMap<usize, Vec<Option<Agg>>>,
+    },
     /// One NOT and nothing else guards the edge: per class, the events split at its L (`crossed.rs`);
     /// `suffix`: those at or after L precede (no match between), else those before it.
-    Crossed { suffix: bool, classes: FxHashMap<usize, Crossed> },
+    Crossed {
+        suffix: bool,
+        classes: FxHashMap<usize, Crossed>,
+    },
 }
 
 impl Source {
@@ -414,7 +435,10 @@ impl Source {
     pub fn new(edge: &Edge, values: &[Vec<Raw>]) -> Result<Source, ()> {
         if let (Some(guard), true) = (&edge.guard, edge.predicates.is_empty()) {
             if guard.negations.len() == 1 && (guard.outcomes == 1 || guard.outcomes == 2) {
-                return Ok(Source::Crossed { suffix: guard.outcomes == 1, classes: FxHashMap::default() });
+                return Ok(Source::Crossed {
+                    suffix: guard.outcomes == 1,
+                    classes: FxHashMap::default(),
+                });
             }
         }
         let (Some((op, f, _)), None) = (&edge.index, &edge.guard) else {
@@ -431,11 +455,23 @@ impl Source {
         }
         keys.sort_by(|a, b| numeric_order(*a, *b).ok().flatten().unwrap_or(Ordering::Equal));
         keys.dedup_by(|a, b| numeric_order(*a, *b).ok().flatten() == Some(Ordering::Equal));
-        Ok(Source::Index { op: *op, keys, trees: FxHashMap::default() })
+        Ok(Source::Index {
+            op: *op,
+            keys,
+            trees: FxHashMap::default(),
+        })
     }
 
     /// A source event's aggregate in class c (events are inserted in time order).
-    pub fn insert(&mut self, graph: &Graph, edge: &Edge, event: &Event, i: usize, c: usize, agg: &Agg) -> Result<(), ()> {
+    pub fn insert(
+        &mut self,
+        graph: &Graph,
+        edge: &Edge,
+        event: &Event,
+        i: usize,
+        c: usize,
+        agg: &Agg,
+    ) -> Result<(), ()> {
         let x = event.fields();
         match self {
             Source::Scan(events) => {
@@ -447,14 +483,20 @@ impl Source {
             }
             Source::Index { op, keys, trees } => {
                 let (_, f, _) = edge.index.as_ref().ok_or(())?;
-                let Some(rank) = rank_of(keys, f.value(x, x)?)? else { return Ok(()) };
+                let Some(rank) = rank_of(keys, f.value(x, x)?)? else {
+                    return Ok(());
+                };
                 let size = keys.len();
                 let tree = trees.entry(c).or_insert_with(|| vec![None; size + 1]);
                 if *op == Op::Eq {
                     combine(graph, &mut tree[rank], agg);
                     return Ok(());
                 }
-                let mut i = if matches!(op, Op::Gt | Op::Ge) { size - rank } else { rank + 1 };
+                let mut i = if matches!(op, Op::Gt | Op::Ge) {
+                    size - rank
+                } else {
+                    rank + 1
+                };
                 while i <= size {
                     combine(graph, &mut tree[i], agg);
                     i += i & i.wrapping_neg();
@@ -472,9 +514,16 @@ impl Source {
     /// `y` (values `y_values`) across the edge, those its guard (read at y) refuses left out;
     /// `values(i)`: the values of the partition's event i.
     #[allow(clippy::too_many_arguments)]
-    pub fn collect<'v>(&mut self, graph: &Graph, edge: &Edge, y_values: &[Raw], classes: &[usize],
-                       crossing: Option<Crossing>, values: impl Fn(usize) -> &'v [Raw],
-                       out: &mut [Agg]) -> Result<(), ()> {
+    pub fn collect<'v>(
+        &mut self,
+        graph: &Graph,
+        edge: &Edge,
+        y_values: &[Raw],
+        classes: &[usize],
+        crossing: Option<Crossing>,
+        values: impl Fn(usize) -> &'v [Raw],
+        out: &mut [Agg],
+    ) -> Result<(), ()> {
         match self {
             Source::Scan(events) => {
                 for (i, time, aggs) in events {
@@ -498,7 +547,10 @@ impl Source {
                 // How many ranks, in the index's order, hold f(x) op target.
                 let below = keys.partition_point(|k| numeric_order(*k, target).ok().flatten() == Some(Ordering::Less));
                 let through = keys.partition_point(|k| {
-                    matches!(numeric_order(*k, target).ok().flatten(), Some(Ordering::Less | Ordering::Equal))
+                    matches!(
+                        numeric_order(*k, target).ok().flatten(),
+                        Some(Ordering::Less | Ordering::Equal)
+                    )
                 });
                 let size = keys.len();
                 for (k, c) in classes.iter().enumerate() {

@@ -41,8 +41,8 @@ pub fn micros(time: &Bound<'_, PyAny>) -> Option<i64> {
 }
 
 pub struct RawEvent {
-    pub kind: usize, // the type's number in the reader's table
-    pub time: i64,   // microseconds
+    pub kind: usize,      // the type's number in the reader's table
+    pub time: i64,        // microseconds
     pub values: Vec<Raw>, // by the reader's attribute numbers; only those its type needs are read
 }
 

@@ -10,12 +10,12 @@ use pyo3::types::{PyFloat, PyTuple};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
 
-use crate::events::RawEvent;
-use crate::edges::{Edge, Guard, Source};
-use crate::negation::{Negation, NegationState};
 use crate::dominance::{LongerTrends, Parts};
-use crate::reach::EventEdges;
+use crate::edges::{Edge, Guard, Source};
+use crate::events::RawEvent;
+use crate::negation::{Negation, NegationState};
 use crate::num::Num;
+use crate::reach::EventEdges;
 use crate::values::{key_float, order_key, summand, Raw, Scale, Value, FLOAT_SCALE_BITS};
 
 pub const TRENDS: u8 = 0;
@@ -99,8 +99,8 @@ pub fn positive_of(roles: &[Role]) -> Option<usize> {
 /// in and free per partition.
 pub struct Event {
     pub time: i64,
-    pub raw: usize,     // its index among the partition's events as read (`RawEvent`)
-    pub graph: u32,     // 0: the positive pattern's; else the number of the negation it is of
+    pub raw: usize, // its index among the partition's events as read (`RawEvent`)
+    pub graph: u32, // 0: the positive pattern's; else the number of the negation it is of
     pub position: u32,
     data: Option<Box<EventData>>,
 }
@@ -111,9 +111,22 @@ struct EventData {
 }
 
 impl Event {
-    fn new(graph: usize, position: usize, time: i64, raw: usize, values: Vec<Option<Value>>, fields: Vec<Raw>) -> Event {
+    fn new(
+        graph: usize,
+        position: usize,
+        time: i64,
+        raw: usize,
+        values: Vec<Option<Value>>,
+        fields: Vec<Raw>,
+    ) -> Event {
         let data = (!values.is_empty() || !fields.is_empty()).then(|| Box::new(EventData { values, fields }));
-        Event { time, raw, graph: graph as u32, position: position as u32, data }
+        Event {
+            time,
+            raw,
+            graph: graph as u32,
+            position: position as u32,
+            data,
+        }
     }
 
     /// The graph's attributes (empty unless the event's position aggregates them).
@@ -130,7 +143,7 @@ impl Event {
 /// The graph of one pattern (`hamlet.runtime.partition.graph_key`) for the queries that share it, or of a
 /// merged template for queries that share every position but the end (`partition.merged_groups`).
 pub struct Graph {
-    pub types: Vec<String>, // by position
+    pub types: Vec<String>,       // by position
     pub negations: Vec<Negation>, // every negative sub-pattern, numbered from 1 in this order
     pub leading: Vec<usize>,      // the negations before the pattern's start (their numbers)
     pub trailing: Vec<usize>,     // the negations after its end
@@ -140,9 +153,9 @@ pub struct Graph {
     pub start_guard: Vec<Option<Guard>>,
     pub accepts: Vec<u8>,
     pub operand_trailing: Vec<Option<usize>>,
-    pub negated: Vec<bool>,       // per position: a NOT reads its type too (`SEQ(A, NOT A, B)`)
-    pub is_start: Vec<bool>,      // per position: a trend may start there
-    pub is_end: Vec<bool>,        // per position: a trend may end there
+    pub negated: Vec<bool>,  // per position: a NOT reads its type too (`SEQ(A, NOT A, B)`)
+    pub is_start: Vec<bool>, // per position: a trend may start there
+    pub is_end: Vec<bool>,   // per position: a trend may end there
     /// Per end position, the finals it adds to (usize::MAX elsewhere); per member, the finals it reads. One
     /// slot for every end of a graph of one pattern; on a merged template (queries sharing every position
     /// but the end: `partition.merged_groups`) one per member's end, so each reads only its own trends.
@@ -220,13 +233,23 @@ impl Graph {
 
     /// Event `i` in one of its roles: one event of the negation's graph, or one per place of its type in the
     /// positive pattern. None: a value the kernel cannot read exactly.
-    fn read_event(&self, e: &RawEvent, i: usize, role: Role, attribute_at: &[usize], scales: &mut [Scale],
-                  out: &mut Vec<Event>) -> Option<()> {
+    fn read_event(
+        &self,
+        e: &RawEvent,
+        i: usize,
+        role: Role,
+        attribute_at: &[usize],
+        scales: &mut [Scale],
+        out: &mut Vec<Event>,
+    ) -> Option<()> {
         let Some(first) = role.positive() else {
             let negation = &self.negations[role.graph - 1];
             let mut fields = Vec::new();
             if !negation.edges_into[role.position].is_empty() || !negation.edges_from[role.position].is_empty() {
-                fields = attribute_at.iter().map(|&a| e.values.get(a).cloned().unwrap_or_default()).collect();
+                fields = attribute_at
+                    .iter()
+                    .map(|&a| e.values.get(a).cloned().unwrap_or_default())
+                    .collect();
             }
             out.push(Event::new(role.graph, role.position, e.time, i, Vec::new(), fields));
             return Some(());
@@ -250,7 +273,10 @@ impl Graph {
             }
             let mut fields = Vec::new();
             if !self.edges_into[p].is_empty() || !self.edges_from[p].is_empty() {
-                fields = attribute_at.iter().map(|&a| e.values.get(a).cloned().unwrap_or_default()).collect();
+                fields = attribute_at
+                    .iter()
+                    .map(|&a| e.values.get(a).cloned().unwrap_or_default())
+                    .collect();
             }
             out.push(Event::new(0, p, e.time, i, values, fields));
         }
@@ -266,7 +292,13 @@ impl Graph {
             .collect();
         for (k, negation) in self.negations.iter().enumerate() {
             for (p, t) in negation.types.iter().enumerate() {
-                out.push((t.clone(), Role { graph: k + 1, position: p }));
+                out.push((
+                    t.clone(),
+                    Role {
+                        graph: k + 1,
+                        position: p,
+                    },
+                ));
             }
         }
         out
@@ -283,7 +315,9 @@ impl Graph {
             && self.predecessors[position].contains(&position)
             && (!self.is_end[position] || self.trailing.is_empty())
             && (!self.is_start[position] || self.leading.is_empty())
-            && self.edges_into[position].iter().all(|&e| self.edges[e].predicates.is_empty())
+            && self.edges_into[position]
+                .iter()
+                .all(|&e| self.edges[e].predicates.is_empty())
             && self.edges_from[position].is_empty()
             && !self.negated[position]
     }
@@ -312,7 +346,11 @@ impl Graph {
 
     /// How many sets of finals the graph keeps (`end_slot`).
     pub fn slots(&self) -> usize {
-        self.end_slot.iter().filter(|&&s| s != usize::MAX).max().map_or(1, |s| s + 1)
+        self.end_slot
+            .iter()
+            .filter(|&&s| s != usize::MAX)
+            .max()
+            .map_or(1, |s| s + 1)
     }
 
     /// The queries' pane: the gcd of every window's length and slide (no window starts or ends inside one).
@@ -403,7 +441,9 @@ impl Graph {
     /// own, the part's trends are P's where `position` ends P and no place of R does, and Q's alike.
     pub fn undominated(&self, position: usize, r: u64, agg: &Agg, ends: impl Fn(usize) -> u8) -> Option<Agg> {
         let places = &self.places[position];
-        let longer = (0..places.len()).filter(|&rank| r >> rank & 1 == 1).fold(0, |m, rank| m | ends(places[rank]));
+        let longer = (0..places.len())
+            .filter(|&rank| r >> rank & 1 == 1)
+            .fold(0, |m, rank| m | ends(places[rank]));
         if self.resets.len() != 3 {
             return (longer == 0).then(|| agg.clone());
         }
@@ -412,8 +452,15 @@ impl Graph {
 
     /// `VectorAlgebra.extend`: the aggregate of the trends ending at the event; None: no trend ends there.
     /// `start`: the event starts a trend (at the start position, where no leading NOT forbids it).
-    fn extend(&self, mut acc: Agg, event: &Event, position: usize, start: bool, scales: &[Scale],
-              keep: bool) -> Option<Agg> {
+    fn extend(
+        &self,
+        mut acc: Agg,
+        event: &Event,
+        position: usize,
+        start: bool,
+        scales: &[Scale],
+        keep: bool,
+    ) -> Option<Agg> {
         if start {
             acc[0].add_assign(&Num::ONE);
         }
@@ -476,10 +523,10 @@ pub struct Partition<'a> {
     scales: &'a [Scale],
     times: Vec<i64>,
     running: Vec<HashMap<usize, Agg>>, // per source position: running totals per class
-    finals: Vec<HashMap<usize, Agg>>, // per end slot (`Graph::end_slot`), per class
+    finals: Vec<HashMap<usize, Agg>>,  // per end slot (`Graph::end_slot`), per class
     pending: Vec<HashMap<usize, Vec<PendingEnd>>>, // with a trailing NOT: END contributions, read at close
-    negations: Vec<NegationState>,            // per negation (numbered from 1): its graph here
-    open: Vec<VecDeque<(i64, i64)>>,          // per member: open windows as runs [first, last]
+    negations: Vec<NegationState>,     // per negation (numbered from 1): its graph here
+    open: Vec<VecDeque<(i64, i64)>>,   // per member: open windows as runs [first, last]
     next_close: Vec<Option<i64>>,
     out: Vec<(usize, i64, i64, Agg)>,
     pub snapshots: usize, // graphlet-level snapshots taken (one per shared burst and window class)
@@ -489,13 +536,13 @@ pub struct Partition<'a> {
     last_pane: Option<i64>,
     classes: Vec<usize>,
     computed: Vec<(usize, usize, usize, Agg)>, // (event, position, class, aggregate) of one timestamp
-    sources: Vec<Source>, // per edge of the graph: its source's events (edges.rs)
-    next: Option<NextState>, // under NEXT and CONT
-    event_edges: Option<EventEdges>, // under NEXT and CONT on an `event_grained` graph
-    longer: Option<LongerTrends>,    // under NEXT on a position template (`dominance`)
-    split: Vec<(usize, usize, Parts)>, // (node, position, parts) of one timestamp, to hold
-    substream: Vec<i64>,     // CONT: the time of every event of the partition, of any type, sorted
-    zero: Option<ClassZero>, // a time segment's run (`vertical.rs`)
+    sources: Vec<Source>,                      // per edge of the graph: its source's events (edges.rs)
+    next: Option<NextState>,                   // under NEXT and CONT
+    event_edges: Option<EventEdges>,           // under NEXT and CONT on an `event_grained` graph
+    longer: Option<LongerTrends>,              // under NEXT on a position template (`dominance`)
+    split: Vec<(usize, usize, Parts)>,         // (node, position, parts) of one timestamp, to hold
+    substream: Vec<i64>,                       // CONT: the time of every event of the partition, of any type, sorted
+    zero: Option<ClassZero>,                   // a time segment's run (`vertical.rs`)
 }
 
 /// How a time segment's run treats window class 0: the windows that start before the segment's first event,
@@ -536,9 +583,9 @@ type PendingEnd = (i64, usize, u64, Agg);
 /// O(positions²) per event plus one step per predecessor kept.
 struct NextState {
     latest: Vec<Option<(i64, Vec<Option<i64>>)>>, // per position: (time, reach) of its latest events
-    stored: Vec<VecDeque<(i64, usize, Agg)>>,      // per position: (time, class, aggregate) of its events
-    horizon: i64,                                  // the longest WITHIN: older events share no window
-    pending: Vec<(usize, Vec<Option<i64>>)>,       // (position, reach) of the events of one timestamp
+    stored: Vec<VecDeque<(i64, usize, Agg)>>,     // per position: (time, class, aggregate) of its events
+    horizon: i64,                                 // the longest WITHIN: older events share no window
+    pending: Vec<(usize, Vec<Option<i64>>)>,      // (position, reach) of the events of one timestamp
 }
 
 impl<'a> Partition<'a> {
@@ -584,7 +631,9 @@ impl<'a> Partition<'a> {
                 horizon: kernel.members.iter().map(|m| m.within).max().unwrap_or(0),
                 pending: Vec::new(),
             }),
-            event_edges: kernel.event_grained.then(|| EventEdges::new(kernel, kernel.semantics == NEXT)),
+            event_edges: kernel
+                .event_grained
+                .then(|| EventEdges::new(kernel, kernel.semantics == NEXT)),
             longer: kernel.dominance.then(|| LongerTrends::new(kernel)),
             split: Vec::new(),
         })
@@ -725,7 +774,11 @@ impl<'a> Partition<'a> {
 
     /// The open windows and their classes' state after the last event (only a segment's run needs it).
     fn end_state(&self) -> EndState {
-        let mut end = EndState { open: Vec::new(), running: HashMap::default(), may_start: HashMap::default() };
+        let mut end = EndState {
+            open: Vec::new(),
+            running: HashMap::default(),
+            may_start: HashMap::default(),
+        };
         if self.zero.is_none() {
             return end;
         }
@@ -737,7 +790,9 @@ impl<'a> Partition<'a> {
                         continue;
                     }
                     end.open.push((m, k, c));
-                    end.running.entry(c).or_insert_with(|| self.running.iter().map(|r| r.get(&c).cloned()).collect());
+                    end.running
+                        .entry(c)
+                        .or_insert_with(|| self.running.iter().map(|r| r.get(&c).cloned()).collect());
                     end.may_start.entry(c).or_insert_with(|| self.may_start(c));
                 }
             }
@@ -785,7 +840,9 @@ impl<'a> Partition<'a> {
     /// The combined aggregate of the predecessors of an event at `position` in class c, from what is
     /// committed.
     fn predecessors(&self, position: usize, c: usize) -> Agg {
-        let mut totals = self.kernel.predecessors[position].iter().filter_map(|&s| self.running[s].get(&c));
+        let mut totals = self.kernel.predecessors[position]
+            .iter()
+            .filter_map(|&s| self.running[s].get(&c));
         // (the first total as it is: zero plus it would build the zero and then copy it digit by digit)
         let Some(first) = totals.next() else {
             return self.kernel.zero();
@@ -809,7 +866,9 @@ impl<'a> Partition<'a> {
                 let latest: Vec<Option<i64>> = states.iter().map(|s| s.latest).collect();
                 let negation = event.graph as usize - 1;
                 states[negation]
-                    .compute(&kernel.negations[negation], from + i, position, events, |k| latest[k - 1])
+                    .compute(&kernel.negations[negation], from + i, position, events, |k| {
+                        latest[k - 1]
+                    })
                     .ok()?;
                 continue;
             }
@@ -854,7 +913,15 @@ impl<'a> Partition<'a> {
                 let (edge, events) = (&kernel.edges[e], self.events);
                 let crossing = edge.guard.as_ref().map(|g| g.at(|k| self.negations[k - 1].latest));
                 self.sources[e]
-                    .collect(kernel, edge, event.fields(), &self.classes, crossing, |j| events[j].fields(), &mut accs)
+                    .collect(
+                        kernel,
+                        edge,
+                        event.fields(),
+                        &self.classes,
+                        crossing,
+                        |j| events[j].fields(),
+                        &mut accs,
+                    )
                     .ok()?;
             }
             for (&c, acc) in self.classes.iter().zip(accs) {
@@ -901,7 +968,11 @@ impl<'a> Partition<'a> {
                 }
                 // What no later event can follow: CONT, an event before this time (a later one's previous
                 // time is this one or later); NEXT, one at or before time - horizon (no window in common).
-                edges.settle(if kernel.semantics == CONT { time } else { time.saturating_sub(horizon).saturating_add(1) });
+                edges.settle(if kernel.semantics == CONT {
+                    time
+                } else {
+                    time.saturating_sub(horizon).saturating_add(1)
+                });
             } else {
                 let next = self.next.as_mut().expect("NEXT or CONT state");
                 for (position, reach) in next.pending.drain(..) {
@@ -945,21 +1016,30 @@ impl<'a> Partition<'a> {
         let negations = &self.negations;
         let edges = self.event_edges.as_mut()?;
         edges
-            .predecessors(kernel, self.events, i, position, since, &self.classes, |k| negations[k - 1].latest)
+            .predecessors(kernel, self.events, i, position, since, &self.classes, |k| {
+                negations[k - 1].latest
+            })
             .ok()
     }
 
     /// NEXT on a position template (`dominance.rs`): node i's aggregate per class and R; what no longer trend
     /// dominates goes into `computed` (the finals), every part waits in `split` to be held.
-    fn longer_step(&mut self, i: usize, position: usize, time: i64,
-                   computed: &mut Vec<(usize, usize, usize, Agg)>) -> Option<()> {
+    fn longer_step(
+        &mut self,
+        i: usize,
+        position: usize,
+        time: i64,
+        computed: &mut Vec<(usize, usize, usize, Agg)>,
+    ) -> Option<()> {
         let kernel = self.kernel;
         let since = time.saturating_sub(self.next.as_ref()?.horizon).saturating_add(1);
         let starts: Vec<bool> = self.classes.iter().map(|&c| self.starts_at(position, c)).collect();
         let negations = &self.negations;
         let longer = self.longer.as_mut()?;
         let guard = |k: usize| negations[k - 1].latest;
-        let parts = longer.predecessors(kernel, self.events, i, position, since, &self.classes, guard).ok()?;
+        let parts = longer
+            .predecessors(kernel, self.events, i, position, since, &self.classes, guard)
+            .ok()?;
         // (with a trailing NOT, whether a longer trend drops a part is read at the window's end: `final_of`)
         let deferred = kernel.waits_for_ends() && kernel.is_end[position];
         let event = &self.events[i];
@@ -972,7 +1052,12 @@ impl<'a> Partition<'a> {
                     continue;
                 };
                 if deferred {
-                    self.pending[kernel.end_slot[position]].entry(c).or_default().push((time, position, *r, agg.clone()));
+                    self.pending[kernel.end_slot[position]].entry(c).or_default().push((
+                        time,
+                        position,
+                        *r,
+                        agg.clone(),
+                    ));
                 } else if let Some(final_part) = kernel.undominated(position, *r, &agg, |p| kernel.accepts[p]) {
                     match kept.as_mut() {
                         Some(total) => kernel.add(total, &final_part),
@@ -1063,7 +1148,9 @@ impl<'a> Partition<'a> {
 
     /// Whether a match of negation k started in the windows of class c (before now).
     fn matched_since(&self, k: usize, c: usize) -> bool {
-        self.negations[k - 1].latest.is_some_and(|l| c == 0 || l > self.times[c - 1])
+        self.negations[k - 1]
+            .latest
+            .is_some_and(|l| c == 0 || l > self.times[c - 1])
     }
 
     /// Whether an event at `position` starts trends in the windows of class c: a start position, where
@@ -1072,7 +1159,9 @@ impl<'a> Partition<'a> {
         let kernel = self.kernel;
         kernel.is_start[position]
             && self.may_start(c)
-            && kernel.start_guard[position].as_ref().is_none_or(|g| g.takes(|k| self.matched_since(k, c)))
+            && kernel.start_guard[position]
+                .as_ref()
+                .is_none_or(|g| g.takes(|k| self.matched_since(k, c)))
     }
 
     /// A burst at once: per window class, the graphlet-level snapshot x (Definition 3.9: the predecessors'
@@ -1084,7 +1173,9 @@ impl<'a> Partition<'a> {
         let time = self.times[burst.from];
         let first = &self.events[burst.from];
         let position = first.position as usize;
-        let own = burst.graphlet.own(kernel, position, &self.events[burst.from..burst.to], self.scales);
+        let own = burst
+            .graphlet
+            .own(kernel, position, &self.events[burst.from..burst.to], self.scales);
         let classes = std::mem::take(&mut self.classes);
         let mut snapshots: Vec<Agg> = classes.iter().map(|&c| self.predecessors(position, c)).collect();
         for &e in &kernel.edges_into[position] {
@@ -1092,7 +1183,15 @@ impl<'a> Partition<'a> {
             let (edge, events) = (&kernel.edges[e], self.events);
             let crossing = edge.guard.as_ref().map(|g| g.at(|k| self.negations[k - 1].latest));
             self.sources[e]
-                .collect(kernel, edge, first.fields(), &classes, crossing, |j| events[j].fields(), &mut snapshots)
+                .collect(
+                    kernel,
+                    edge,
+                    first.fields(),
+                    &classes,
+                    crossing,
+                    |j| events[j].fields(),
+                    &mut snapshots,
+                )
                 .ok()?;
         }
         for (&c, mut x) in classes.iter().zip(snapshots) {
@@ -1115,12 +1214,17 @@ impl<'a> Partition<'a> {
     fn add_to_final(&mut self, position: usize, c: usize, start: bool) {
         let kernel = self.kernel;
         let running = &self.running;
-        let mut totals = kernel.predecessors[position].iter().filter_map(|&s| running[s].get(&c)).peekable();
+        let mut totals = kernel.predecessors[position]
+            .iter()
+            .filter_map(|&s| running[s].get(&c))
+            .peekable();
         // (a running total is there only where trends end: extend drops a zero count)
         if !start && totals.peek().is_none() {
             return;
         }
-        let total = self.finals[kernel.end_slot[position]].entry(c).or_insert_with(|| kernel.zero());
+        let total = self.finals[kernel.end_slot[position]]
+            .entry(c)
+            .or_insert_with(|| kernel.zero());
         for running in totals {
             kernel.add(total, running);
         }
@@ -1142,7 +1246,9 @@ impl<'a> Partition<'a> {
     fn feed_edges(&mut self, i: usize, position: usize, c: usize, agg: &Agg) -> Option<()> {
         let kernel = self.kernel;
         for &e in &kernel.edges_from[position] {
-            self.sources[e].insert(kernel, &kernel.edges[e], &self.events[i], i, c, agg).ok()?;
+            self.sources[e]
+                .insert(kernel, &kernel.edges[e], &self.events[i], i, c, agg)
+                .ok()?;
         }
         Some(())
     }
@@ -1209,11 +1315,18 @@ impl<'a> Partition<'a> {
         }
         let latest = |k: &usize| self.negations[k - 1].latest;
         let limit = kernel.trailing.iter().map(latest).max().flatten();
-        let by_operand: Vec<Option<i64>> = kernel.operand_trailing.iter().map(|k| k.as_ref().and_then(latest)).collect();
+        let by_operand: Vec<Option<i64>> = kernel
+            .operand_trailing
+            .iter()
+            .map(|k| k.as_ref().and_then(latest))
+            .collect();
         // The operands a trend ending at position p at `time` ends: those whose own trailing NOT has no match
         // after it.
         let ends_at = |p: usize, time: i64| -> u8 {
-            (0..8).filter(|&o| kernel.accepts[p] >> o & 1 == 1 && by_operand.get(o).is_none_or(|l| l.is_none_or(|l| time >= l)))
+            (0..8)
+                .filter(|&o| {
+                    kernel.accepts[p] >> o & 1 == 1 && by_operand.get(o).is_none_or(|l| l.is_none_or(|l| time >= l))
+                })
                 .fold(0, |m, o| m | 1 << o)
         };
         let mut result: Option<Agg> = None;

@@ -42,7 +42,13 @@ impl Graphlet {
 
     /// Per field a graph updates at `position`: U for a linear field, the extreme for MIN/MAX (None: no
     /// value), over the graph's `events` of the burst (those the graphlet was made of).
-    pub fn own(&self, graph: &Graph, position: usize, events: &[Event], scales: &[Scale]) -> Vec<(usize, u8, Option<Num>)> {
+    pub fn own(
+        &self,
+        graph: &Graph,
+        position: usize,
+        events: &[Event],
+        scales: &[Scale],
+    ) -> Vec<(usize, u8, Option<Num>)> {
         let mut out = Vec::new();
         for u in &graph.updates[position] {
             if u.kind == MIN || u.kind == MAX {
@@ -85,7 +91,10 @@ impl Graphlet {
     /// and its count is copied only when a linear field of the graph needs it for x·U.
     pub fn total(&self, graph: &Graph, mut x: Agg, own: &[(usize, u8, Option<Num>)]) -> Agg {
         let linear = |kind: u8| kind != MIN && kind != MAX;
-        let count = own.iter().any(|(_, kind, value)| value.is_some() && linear(*kind)).then(|| x[0].clone());
+        let count = own
+            .iter()
+            .any(|(_, kind, value)| value.is_some() && linear(*kind))
+            .then(|| x[0].clone());
         if self.trends != Num::ONE {
             for (xf, &kind) in x.iter_mut().zip(&graph.kinds) {
                 if linear(kind) {

@@ -36,12 +36,15 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyTuple};
 
 use burst::{Decisions, Sharing};
-use edges::{Edge, Expr, Guard};
 use columns::{Bytes, ColumnSpec, Held};
+use edges::{Edge, Expr, Guard};
+use events::{RawEvent, Reader};
+use graph::{
+    gcd, positive_of, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, ENDS, FLOATS, MAX, MIN,
+    NEXT, NONNULL, SUM, TRENDS,
+};
 use negation::Negation;
 use partials::{Function, MemberSpec, PartialColumns, StateSpec};
-use events::{RawEvent, Reader};
-use graph::{gcd, positive_of, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, NEXT, ENDS, FLOATS, MAX, MIN, NONNULL, SUM, TRENDS};
 use predicates::Program;
 use sums::{GraphSums, Run};
 use values::Scale;
@@ -70,32 +73,61 @@ type EdgeSpec<'py> = (
 type OperandsSpec = (Vec<u8>, Vec<Option<usize>>, Vec<(usize, Vec<usize>, u64)>);
 
 /// A negative sub-pattern as Python describes it (`GraphKernel::new`).
-type NegationSpec<'py> =
-    (Vec<String>, Vec<usize>, Vec<usize>, Vec<(usize, usize)>, Vec<EdgeSpec<'py>>, usize, Option<usize>, Option<usize>);
+type NegationSpec<'py> = (
+    Vec<String>,
+    Vec<usize>,
+    Vec<usize>,
+    Vec<(usize, usize)>,
+    Vec<EdgeSpec<'py>>,
+    usize,
+    Option<usize>,
+    Option<usize>,
+);
 
 /// The edges of a template of `n` positions, their attributes numbered into `attributes`; and per position
 /// the edges into it and out of it.
 #[allow(clippy::type_complexity)]
-fn parse_edges(n: usize, specs: &[EdgeSpec], attributes: &mut Vec<String>)
-    -> PyResult<(Vec<Edge>, Vec<Vec<usize>>, Vec<Vec<usize>>)> {
+fn parse_edges(
+    n: usize,
+    specs: &[EdgeSpec],
+    attributes: &mut Vec<String>,
+) -> PyResult<(Vec<Edge>, Vec<Vec<usize>>, Vec<Vec<usize>>)> {
     let (mut edges, mut into, mut from) = (Vec::new(), vec![Vec::new(); n], vec![Vec::new(); n]);
     for (source, target, predicates, index, guard) in specs {
         let mut number_of = |a: &str| number(attributes, a);
-        let predicates = predicates.iter().map(|p| Expr::parse(p, &mut number_of)).collect::<PyResult<Vec<_>>>()?;
+        let predicates = predicates
+            .iter()
+            .map(|p| Expr::parse(p, &mut number_of))
+            .collect::<PyResult<Vec<_>>>()?;
         let index = match index {
-            Some((op, f, g)) => Some((predicates::parse_op(op)?, Expr::parse(f, &mut number_of)?, Expr::parse(g, &mut number_of)?)),
+            Some((op, f, g)) => Some((
+                predicates::parse_op(op)?,
+                Expr::parse(f, &mut number_of)?,
+                Expr::parse(g, &mut number_of)?,
+            )),
             None => None,
         };
         into[*target].push(edges.len());
         from[*source].push(edges.len());
         let guard = match guard {
             Some((negations, _)) if negations.len() > edges::MAX_GUARD_NEGATIONS => {
-                return Err(PyValueError::new_err(format!("a transition crosses more than {} NOTs", edges::MAX_GUARD_NEGATIONS)));
+                return Err(PyValueError::new_err(format!(
+                    "a transition crosses more than {} NOTs",
+                    edges::MAX_GUARD_NEGATIONS
+                )));
             }
-            Some((negations, outcomes)) => Some(Guard { negations: negations.clone(), outcomes: *outcomes }),
+            Some((negations, outcomes)) => Some(Guard {
+                negations: negations.clone(),
+                outcomes: *outcomes,
+            }),
             None => None,
         };
-        edges.push(Edge { source: *source, predicates, index, guard });
+        edges.push(Edge {
+            source: *source,
+            predicates,
+            index,
+            guard,
+        });
     }
     Ok((edges, into, from))
 }
@@ -104,7 +136,7 @@ fn parse_edges(n: usize, specs: &[EdgeSpec], attributes: &mut Vec<String>)
 #[pyclass(frozen, module = "hamlet_native")]
 struct GraphKernel {
     graph: Graph,
-    reader: Reader, // for `run`: the graph's own types (`Graph::roles` order) and attributes
+    reader: Reader,        // for `run`: the graph's own types (`Graph::roles` order) and attributes
     roles: Vec<Vec<Role>>, // per type number
     attribute_at: Vec<usize>,
 }
@@ -150,7 +182,9 @@ impl GraphKernel {
     ) -> PyResult<Self> {
         let n = types.len();
         let outside = |what: &str, positions: &[usize]| match positions.iter().find(|&&p| p >= n) {
-            Some(p) => Err(PyValueError::new_err(format!("{what}: position {p} outside the template's {n}"))),
+            Some(p) => Err(PyValueError::new_err(format!(
+                "{what}: position {p} outside the template's {n}"
+            ))),
             None => Ok(()),
         };
         outside("starts", &starts)?;
@@ -216,11 +250,15 @@ impl GraphKernel {
         let (parsed_edges, edges_into, edges_from) = parse_edges(n, &edges, &mut attributes)?;
         let dominance = semantics == NEXT && places.iter().any(|p| p.len() > 1);
         if dominance && places.iter().any(|p| p.len() > 64) {
-            return Err(PyValueError::new_err("NEXT on a position template: at most 64 states of one type"));
+            return Err(PyValueError::new_err(
+                "NEXT on a position template: at most 64 states of one type",
+            ));
         }
         let parsed_edges_empty = parsed_edges.is_empty();
         let mut parsed_negations = Vec::new();
-        for (k, (types, starts, ends, transitions, edges, parent, previous, following)) in negations.into_iter().enumerate() {
+        for (k, (types, starts, ends, transitions, edges, parent, previous, following)) in
+            negations.into_iter().enumerate()
+        {
             let m = types.len();
             let within = |what: &str, positions: &[usize]| -> PyResult<Vec<bool>> {
                 if positions.is_empty() {
@@ -243,43 +281,83 @@ impl GraphKernel {
                 is_source[source] = true;
             }
             parsed_negations.push(Negation {
-                types, is_start, is_end, predecessors, is_source, edges, edges_into, edges_from, parent,
-                previous, following,
+                types,
+                is_start,
+                is_end,
+                predecessors,
+                is_source,
+                edges,
+                edges_into,
+                edges_from,
+                parent,
+                previous,
+                following,
             });
         }
         let top = |f: fn(&Negation) -> bool| -> Vec<usize> {
-            (1..=parsed_negations.len()).filter(|&k| parsed_negations[k - 1].parent == 0 && f(&parsed_negations[k - 1])).collect()
+            (1..=parsed_negations.len())
+                .filter(|&k| parsed_negations[k - 1].parent == 0 && f(&parsed_negations[k - 1]))
+                .collect()
         };
         let (accepts, operand_trailing, guarded_starts) = operands.unwrap_or_default();
         let mut start_guard: Vec<Option<Guard>> = vec![None; n];
         for (position, negations, outcomes) in guarded_starts {
-            *start_guard.get_mut(position).ok_or_else(|| PyValueError::new_err(format!("start guard: position {position}")))? =
+            *start_guard
+                .get_mut(position)
+                .ok_or_else(|| PyValueError::new_err(format!("start guard: position {position}")))? =
                 Some(Guard { negations, outcomes });
         }
-        let accepts = if accepts.is_empty() { is_end.iter().map(|&e| e as u8).collect() } else { accepts };
+        let accepts = if accepts.is_empty() {
+            is_end.iter().map(|&e| e as u8).collect()
+        } else {
+            accepts
+        };
         if accepts.len() != n {
             return Err(PyValueError::new_err("operands: one set of operands per position"));
         }
         // (the NOTs first or last in an operand hold at its own start and end positions only)
-        let own: Vec<usize> = start_guard.iter().flatten().flat_map(|g| g.negations.iter().copied())
-            .chain(operand_trailing.iter().flatten().copied()).collect();
+        let own: Vec<usize> = start_guard
+            .iter()
+            .flatten()
+            .flat_map(|g| g.negations.iter().copied())
+            .chain(operand_trailing.iter().flatten().copied())
+            .collect();
         if own.iter().any(|&k| k == 0 || k > parsed_negations.len()) {
-            return Err(PyValueError::new_err("operands: a negation number outside the negations"));
+            return Err(PyValueError::new_err(
+                "operands: a negation number outside the negations",
+            ));
         }
         let (leading, trailing) = (top(|n| n.previous.is_none()), top(|n| n.following.is_none()));
-        let (leading, trailing): (Vec<usize>, Vec<usize>) =
-            (leading.into_iter().filter(|k| !own.contains(k)).collect(), trailing.into_iter().filter(|k| !own.contains(k)).collect());
+        let (leading, trailing): (Vec<usize>, Vec<usize>) = (
+            leading.into_iter().filter(|k| !own.contains(k)).collect(),
+            trailing.into_iter().filter(|k| !own.contains(k)).collect(),
+        );
         let final_only = (0..n)
             .map(|p| {
-                is_end[p] && !is_source[p] && edges_into[p].is_empty() && edges_from[p].is_empty() && updates[p].is_empty()
-                    && resets.is_empty() && trailing.is_empty() && operand_trailing.is_empty() && semantics == ANY
+                is_end[p]
+                    && !is_source[p]
+                    && edges_into[p].is_empty()
+                    && edges_from[p].is_empty()
+                    && updates[p].is_empty()
+                    && resets.is_empty()
+                    && trailing.is_empty()
+                    && operand_trailing.is_empty()
+                    && semantics == ANY
             })
             .collect();
         let members: Vec<Member> = members
             .into_iter()
-            .map(|(within, slide, first, last)| Member { within, slide, first, last })
+            .map(|(within, slide, first, last)| Member {
+                within,
+                slide,
+                first,
+                last,
+            })
             .collect();
-        let negated = types.iter().map(|t| parsed_negations.iter().any(|neg| neg.types.contains(t))).collect();
+        let negated = types
+            .iter()
+            .map(|t| parsed_negations.iter().any(|neg| neg.types.contains(t)))
+            .collect();
         let graph = Graph {
             negated,
             edges: parsed_edges,
@@ -358,7 +436,9 @@ impl GraphKernel {
         substream: Option<Bound<'py, PyList>>,
     ) -> PyResult<Option<Vec<Bound<'py, PyTuple>>>> {
         if self.graph.semantics == CONT && substream.is_none() {
-            return Err(PyValueError::new_err("a contiguous graph needs the partition's substream times"));
+            return Err(PyValueError::new_err(
+                "a contiguous graph needs the partition's substream times",
+            ));
         }
         let substream = match substream {
             Some(times) => match times.iter().map(|t| events::micros(&t)).collect::<Option<Vec<i64>>>() {
@@ -400,7 +480,9 @@ impl GraphKernel {
         substream: Vec<i64>,
     ) -> Option<(Vec<Run>, Vec<Scale>)> {
         let (events, scales) = self.graph.events(raw, indexes, roles, attribute_at)?;
-        let (runs, _) = Partition::new(&self.graph, &events, &scales)?.with_substream(substream).run(&[])?;
+        let (runs, _) = Partition::new(&self.graph, &events, &scales)?
+            .with_substream(substream)
+            .run(&[])?;
         Some((runs, scales))
     }
 
@@ -421,7 +503,12 @@ impl GraphKernel {
 
 /// Per position its end slot (`Graph::end_slot`), per member the slot it reads: one slot for all `ends`
 /// without `member_ends`, else one per end position, in the order of `ends`.
-fn end_slots(n: usize, ends: &[usize], members: usize, member_ends: Option<&[usize]>) -> PyResult<(Vec<usize>, Vec<usize>)> {
+fn end_slots(
+    n: usize,
+    ends: &[usize],
+    members: usize,
+    member_ends: Option<&[usize]>,
+) -> PyResult<(Vec<usize>, Vec<usize>)> {
     let mut end_slot = vec![usize::MAX; n];
     let Some(member_ends) = member_ends else {
         ends.iter().for_each(|&p| end_slot[p] = 0);
@@ -433,7 +520,9 @@ fn end_slots(n: usize, ends: &[usize], members: usize, member_ends: Option<&[usi
     ends.iter().enumerate().for_each(|(slot, &p)| end_slot[p] = slot);
     let slot_of = |&p: &usize| ends.iter().position(|&e| e == p);
     let member_slot: Option<Vec<usize>> = member_ends.iter().map(slot_of).collect();
-    member_slot.ok_or_else(|| PyValueError::new_err("member_ends: a position that is not an end")).map(|m| (end_slot, m))
+    member_slot
+        .ok_or_else(|| PyValueError::new_err("member_ends: a position that is not an end"))
+        .map(|m| (end_slot, m))
 }
 
 /// The graphs of one sharable query set (`greta.graph_groups`) and the local predicates of the events each
@@ -501,8 +590,11 @@ impl SetKernel {
         let mut attribute_at = Vec::new();
         for g in &graphs {
             let graph = &g.get().graph;
-            let by_type: Vec<(usize, Role)> =
-                graph.roles().into_iter().map(|(t, role)| (number(&mut types, &t), role)).collect();
+            let by_type: Vec<(usize, Role)> = graph
+                .roles()
+                .into_iter()
+                .map(|(t, role)| (number(&mut types, &t), role))
+                .collect();
             roles.push(by_type);
             attribute_at.push(
                 graph
@@ -611,7 +703,14 @@ impl SetKernel {
         let Some(outcome) = self.compute(&raw, whole, sharing) else {
             return Ok(None);
         };
-        let Outcome { computed, declined, matched, decisions, snapshots, .. } = outcome;
+        let Outcome {
+            computed,
+            declined,
+            matched,
+            decisions,
+            snapshots,
+            ..
+        } = outcome;
         let mut runs = Vec::new();
         for (g, found, scales) in computed {
             let kernel = self.graphs[g].get();
@@ -672,15 +771,22 @@ impl SetKernel {
     ) -> PyResult<Bound<'py, PyTuple>> {
         if segment.is_some() {
             if let Some(reason) = self.segment_obstacle() {
-                return Err(PyValueError::new_err(format!("segments of this set do not compose: {reason}")));
+                return Err(PyValueError::new_err(format!(
+                    "segments of this set do not compose: {reason}"
+                )));
             }
         }
         let Some(sharing) = Sharing::parse(sharing) else {
-            return Err(PyValueError::new_err(format!("sharing: none, static or hamlet, not {sharing:?}")));
+            return Err(PyValueError::new_err(format!(
+                "sharing: none, static or hamlet, not {sharing:?}"
+            )));
         };
         let members = self.member_specs(members)?;
         if groups.len() < self.groupings || group_offsets.len() < self.groupings {
-            return Err(PyValueError::new_err(format!("groups: one per grouping ({})", self.groupings)));
+            return Err(PyValueError::new_err(format!(
+                "groups: one per grouping ({})",
+                self.groupings
+            )));
         }
         let (types, times, partitions) = (Bytes::get(&types)?, Bytes::get(&times)?, Bytes::get(&partitions)?);
         let (types, times, partitions) = (types.words::<i64>(), times.words::<i64>(), partitions.words::<i64>());
@@ -688,13 +794,23 @@ impl SetKernel {
         let groups: Vec<_> = held_groups.iter().map(|g| g.words::<i64>()).collect();
         let rows = types.len();
         if times.len() != rows || partitions.len() != rows || groups.iter().any(|g| g.len() != rows) {
-            return Err(PyValueError::new_err("types, times, partitions and groups: one value per row"));
+            return Err(PyValueError::new_err(
+                "types, times, partitions and groups: one value per row",
+            ));
         }
         let kind_of: Vec<Option<usize>> = type_names.iter().map(|t| self.reader.types.get(t).copied()).collect();
-        let held = columns.iter().map(|(name, spec)| Ok((name.clone(), Held::new(spec)?))).collect::<PyResult<Vec<_>>>()?;
+        let held = columns
+            .iter()
+            .map(|(name, spec)| Ok((name.clone(), Held::new(spec)?)))
+            .collect::<PyResult<Vec<_>>>()?;
         let mut by_attribute: Vec<Option<columns::Column>> = (0..self.reader.attributes.len()).map(|_| None).collect();
         for (name, held) in &held {
-            if let Some(a) = self.reader.attributes.iter().position(|x| x.bind(py).to_str().is_ok_and(|x| x == name)) {
+            if let Some(a) = self
+                .reader
+                .attributes
+                .iter()
+                .position(|x| x.bind(py).to_str().is_ok_and(|x| x == name))
+            {
                 by_attribute[a] = Some(held.column()?);
             }
         }
@@ -721,7 +837,10 @@ impl SetKernel {
             let mine = &order[starts[p]..starts[p + 1]];
             let mut raw = Vec::with_capacity(mine.len());
             for &row in mine {
-                let Some(kind) = usize::try_from(types[row]).ok().and_then(|t| kind_of.get(t).copied().flatten()) else {
+                let Some(kind) = usize::try_from(types[row])
+                    .ok()
+                    .and_then(|t| kind_of.get(t).copied().flatten())
+                else {
                     continue;
                 };
                 if times[row].abs() >= events::TIME_LIMIT {
@@ -737,7 +856,11 @@ impl SetKernel {
                         }
                     }
                 }
-                raw.push(RawEvent { kind, time: times[row], values });
+                raw.push(RawEvent {
+                    kind,
+                    time: times[row],
+                    values,
+                });
             }
             if raw.is_empty() {
                 continue;
@@ -773,7 +896,9 @@ impl SetKernel {
         for (g, kernel) in self.graphs.iter().enumerate() {
             let graph = &kernel.get().graph;
             let grouping = &self.grouping_of[g];
-            out.write(graph, &self.sums[g], &members[g], window_ends, |m, group| group_offsets[grouping[m]] + group as i64);
+            out.write(graph, &self.sums[g], &members[g], window_ends, |m, group| {
+                group_offsets[grouping[m]] + group as i64
+            });
             self.sums[g] = GraphSums::new(graph);
         }
         let bytes = |v: &[i64]| -> Bound<'py, PyAny> {
@@ -800,7 +925,9 @@ impl SetKernel {
     /// Why the set's time segments would not compose exactly (`vertical::obstacle` of its first graph
     /// that has one); None: they do.
     fn segment_obstacle(&self) -> Option<String> {
-        self.graphs.iter().find_map(|g| vertical::obstacle(&g.get().graph).map(String::from))
+        self.graphs
+            .iter()
+            .find_map(|g| vertical::obstacle(&g.get().graph).map(String::from))
     }
 
     /// What `run` summed, and the sums cleared: (graph, member, group, linear, [(window, value)]), a
@@ -848,7 +975,13 @@ impl SetKernel {
 
     /// `compute`, or with `segment_end` (a time segment of the partition, ending there: `vertical.rs`)
     /// the runs of the windows final in the segment and a record per graph for composition (always whole).
-    fn compute_until(&self, raw: &[RawEvent], whole: bool, sharing: Sharing, segment_end: Option<i64>) -> Option<Outcome> {
+    fn compute_until(
+        &self,
+        raw: &[RawEvent],
+        whole: bool,
+        sharing: Sharing,
+        segment_end: Option<i64>,
+    ) -> Option<Outcome> {
         let (matched, any) = self.matched(raw)?;
         // Each graph's events and what their values are; the graphs the kernel cannot compute exactly.
         let mut prepared = Vec::new();
@@ -940,15 +1073,28 @@ impl SetKernel {
             }
         }
         let matched = any.iter().filter(|&&m| m).count();
-        Some(Outcome { computed, declined, matched, decisions: plan.decisions, snapshots, records })
+        Some(Outcome {
+            computed,
+            declined,
+            matched,
+            decisions: plan.decisions,
+            snapshots,
+            records,
+        })
     }
 
     /// A segment record as Python reads it (`hamlet/runtime/vertical.py`): (partition, graph, leading,
     /// trailing, columns, windows, running, carry), columns as (kind, position, field) with kind 0 the
     /// constant, 1 a running total, 2 the starts; aggregates as lists of ints in the Python algebra's units
     /// (`Graph::to_python`), but a running sum's own coefficients, which are plain factors.
-    fn record_py<'py>(&self, py: Python<'py>, p: usize, g: usize, r: vertical::SegmentRecord, scales: &[Scale])
-        -> PyResult<Bound<'py, PyAny>> {
+    fn record_py<'py>(
+        &self,
+        py: Python<'py>,
+        p: usize,
+        g: usize,
+        r: vertical::SegmentRecord,
+        scales: &[Scale],
+    ) -> PyResult<Bound<'py, PyAny>> {
         let graph = &self.graphs[g].get().graph;
         let mut shift: Vec<u32> = vec![0; graph.kinds.len()];
         for u in graph.updates.iter().flatten().filter(|u| u.kind == SUM && u.scaled) {
@@ -959,7 +1105,9 @@ impl SetKernel {
             floats[u.field] = scales[u.attribute].floats;
         }
         let agg = |a: &Option<graph::Agg>, plain: bool| -> PyResult<Bound<'py, PyAny>> {
-            let Some(a) = a else { return Ok(py.None().into_bound(py)) };
+            let Some(a) = a else {
+                return Ok(py.None().into_bound(py));
+            };
             let mut items = Vec::with_capacity(a.len());
             for (f, v) in a.iter().enumerate() {
                 items.push(match (graph.kinds[f], v.small()) {
@@ -988,7 +1136,11 @@ impl SetKernel {
         };
         let mut windows = Vec::with_capacity(r.windows.len());
         for (m, k, by_column) in &r.windows {
-            let finals = by_column.iter().zip(&plain).map(|(a, &pl)| agg(a, pl)).collect::<PyResult<Vec<_>>>()?;
+            let finals = by_column
+                .iter()
+                .zip(&plain)
+                .map(|(a, &pl)| agg(a, pl))
+                .collect::<PyResult<Vec<_>>>()?;
             windows.push((*m, *k, PyList::new(py, finals)?).into_pyobject(py)?.into_any());
         }
         let mut running = Vec::with_capacity(r.running.len());
@@ -1000,7 +1152,11 @@ impl SetKernel {
         }
         let mut carry = Vec::with_capacity(r.carry.len());
         for (m, k, by_position, fin, may_start) in &r.carry {
-            carry.push((*m, *k, positions(by_position, false)?, agg(fin, false)?, *may_start).into_pyobject(py)?.into_any());
+            carry.push(
+                (*m, *k, positions(by_position, false)?, agg(fin, false)?, *may_start)
+                    .into_pyobject(py)?
+                    .into_any(),
+            );
         }
         let items: Vec<Bound<'py, PyAny>> = vec![
             p.into_pyobject(py)?.into_any(),
@@ -1025,7 +1181,10 @@ impl SetKernel {
         for (g, specs) in members.into_iter().enumerate() {
             let graph = &self.graphs[g].get().graph;
             if specs.len() != graph.members.len() {
-                return Err(PyValueError::new_err(format!("members: graph {g} has {} members", graph.members.len())));
+                return Err(PyValueError::new_err(format!(
+                    "members: graph {g} has {} members",
+                    graph.members.len()
+                )));
             }
             let mut parsed = Vec::with_capacity(specs.len());
             for (query, aggregates) in specs {
@@ -1035,11 +1194,20 @@ impl SetKernel {
                         return Err(PyValueError::new_err(format!("an aggregate function {function:?}")));
                     };
                     if fields.len() != f.fields() || fields.iter().any(|&x| x >= graph.kinds.len().max(1)) {
-                        return Err(PyValueError::new_err(format!("{function}: fields {fields:?} of graph {g}")));
+                        return Err(PyValueError::new_err(format!(
+                            "{function}: fields {fields:?} of graph {g}"
+                        )));
                     }
-                    states.push(StateSpec { code, function: f, fields });
+                    states.push(StateSpec {
+                        code,
+                        function: f,
+                        fields,
+                    });
                 }
-                parsed.push(MemberSpec { query, aggregates: states });
+                parsed.push(MemberSpec {
+                    query,
+                    aggregates: states,
+                });
             }
             out.push(parsed);
         }

@@ -20,24 +20,24 @@ use crate::graph::Event;
 /// number (from 1) of the negation it lies in.
 pub struct Negation {
     pub types: Vec<String>,
-    pub is_start: Vec<bool>, // per position: a match may start there
-    pub is_end: Vec<bool>,   // per position: a match may end there
+    pub is_start: Vec<bool>,           // per position: a match may start there
+    pub is_end: Vec<bool>,             // per position: a match may end there
     pub predecessors: Vec<Vec<usize>>, // per position: the sources of its transitions without predicates
     pub is_source: Vec<bool>,
     pub edges: Vec<Edge>, // transitions with edge predicates or guarded by a negation of this one
     pub edges_into: Vec<Vec<usize>>,
     pub edges_from: Vec<Vec<usize>>,
     pub parent: usize,
-    pub previous: Option<usize>, // the parent's position before the NOT (None: leading)
+    pub previous: Option<usize>,  // the parent's position before the NOT (None: leading)
     pub following: Option<usize>, // the parent's position after it (None: trailing)
 }
 
 /// A negative sub-pattern's graph over one partition.
 pub struct NegationState {
-    running: Vec<Option<i64>>,                // per position: the latest start over its events so far
-    stored: Vec<Vec<(usize, i64, i64)>>,      // per edge: (event, time, latest start) of its source's events
-    pub latest: Option<i64>,                  // L: the latest start of a completed match
-    computed: Vec<(usize, usize, i64)>,       // (event, position, latest start) of one timestamp
+    running: Vec<Option<i64>>,           // per position: the latest start over its events so far
+    stored: Vec<Vec<(usize, i64, i64)>>, // per edge: (event, time, latest start) of its source's events
+    pub latest: Option<i64>,             // L: the latest start of a completed match
+    computed: Vec<(usize, usize, i64)>,  // (event, position, latest start) of one timestamp
 }
 
 impl NegationState {
@@ -52,8 +52,14 @@ impl NegationState {
 
     /// The latest start of the partial matches ending at event `i` (at `position`), from what is
     /// committed; `latest_of(k)`: L of negation k (for guarded transitions). Err: a predicate needs Python.
-    pub fn compute(&mut self, negation: &Negation, i: usize, position: usize, events: &[Event],
-                   latest_of: impl Fn(usize) -> Option<i64>) -> Result<(), ()> {
+    pub fn compute(
+        &mut self,
+        negation: &Negation,
+        i: usize,
+        position: usize,
+        events: &[Event],
+        latest_of: impl Fn(usize) -> Option<i64>,
+    ) -> Result<(), ()> {
         let event = &events[i];
         let mut acc: Option<i64> = None;
         for &s in &negation.predecessors[position] {

@@ -106,7 +106,10 @@ impl Num {
 
     pub fn neg(&self) -> Num {
         match self {
-            Num::Small(x) => x.get().checked_neg().map_or_else(|| Num::from_big(-BigInt::from(x.get())), Num::from),
+            Num::Small(x) => x
+                .get()
+                .checked_neg()
+                .map_or_else(|| Num::from_big(-BigInt::from(x.get())), Num::from),
             Num::Big(x) => Num::Big(Box::new(-&**x)),
         }
     }
@@ -243,6 +246,9 @@ mod tests {
         let (n, d) = text(&Num::from(3).shl(200), 1074);
         assert_eq!(n, "3");
         assert_eq!(d, (BigInt::from(1) << 874usize).to_string());
-        assert_eq!(Num::from(1).shl(130).to_text(), (BigInt::from(1) << 130usize).to_string());
+        assert_eq!(
+            Num::from(1).shl(130).to_text(),
+            (BigInt::from(1) << 130usize).to_string()
+        );
     }
 }

@@ -81,15 +81,24 @@ pub struct PartialColumns {
 
 impl PartialColumns {
     pub fn new() -> PartialColumns {
-        PartialColumns { offsets: vec![0], ..Default::default() }
+        PartialColumns {
+            offsets: vec![0],
+            ..Default::default()
+        }
     }
 
     /// Every window of a graph's sums whose end lies in (`ends.0`, `ends.1`] (microseconds): a linear
     /// aggregate's changes prefix-summed as `aggregates.WindowSums.items` does (windows whose count is 0
     /// have no row), other sums as they are. `group_code(member, group)`: the group's number in the
     /// caller's list of group keys.
-    pub fn write(&mut self, graph: &Graph, sums: &GraphSums, members: &[MemberSpec], ends: (i64, i64),
-                 group_code: impl Fn(usize, usize) -> i64) {
+    pub fn write(
+        &mut self,
+        graph: &Graph,
+        sums: &GraphSums,
+        members: &[MemberSpec],
+        ends: (i64, i64),
+        group_code: impl Fn(usize, usize) -> i64,
+    ) {
         for (member, group, windows) in sums.series() {
             let mut ks: Vec<i64> = windows.keys().copied().collect();
             ks.sort_unstable();
@@ -121,8 +130,17 @@ impl PartialColumns {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn window(&mut self, graph: &Graph, sums: &GraphSums, member: usize, spec: &MemberSpec, group: i64, k: i64,
-              agg: &[Num], ends: (i64, i64)) {
+    fn window(
+        &mut self,
+        graph: &Graph,
+        sums: &GraphSums,
+        member: usize,
+        spec: &MemberSpec,
+        group: i64,
+        k: i64,
+        agg: &[Num],
+        ends: (i64, i64),
+    ) {
         let windows = &graph.members[member];
         let start = k * windows.slide;
         let end = start + windows.within;
@@ -146,10 +164,17 @@ impl PartialColumns {
 fn write_state(out: &mut Vec<u8>, state: &StateSpec, agg: &[Num], sums: &GraphSums) {
     let name = state.function.name();
     let text = match state.function {
-        Function::Count => format!("[\"{name}\", \"{}\", \"0\", \"1\", 0, null]", agg[state.fields[0]].to_text()),
+        Function::Count => format!(
+            "[\"{name}\", \"{}\", \"0\", \"1\", 0, null]",
+            agg[state.fields[0]].to_text()
+        ),
         Function::Min | Function::Max => {
             let field = state.fields[0];
-            let sentinel = if state.function == Function::Min { i128::MAX } else { i128::MIN };
+            let sentinel = if state.function == Function::Min {
+                i128::MAX
+            } else {
+                i128::MIN
+            };
             let extreme = match agg[field].small() {
                 None => unreachable!("an extreme is an order key"),
                 Some(key) if key == sentinel => "null".to_owned(),
@@ -158,7 +183,11 @@ fn write_state(out: &mut Vec<u8>, state: &StateSpec, agg: &[Num], sums: &GraphSu
                     let floats = attribute.is_some_and(|a| sums.scales()[a].floats);
                     // Debug keeps a float's shortest round-trip digits and always a '.' or an exponent,
                     // so JSON reads it back as the same float (not as an int).
-                    if floats { format!("{:?}", key_float(key)) } else { key.to_string() }
+                    if floats {
+                        format!("{:?}", key_float(key))
+                    } else {
+                        key.to_string()
+                    }
                 }
             };
             format!("[\"{name}\", \"0\", \"0\", \"1\", 0, {extreme}]")

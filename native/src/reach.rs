@@ -51,12 +51,19 @@ pub struct Reach {
 impl Reach {
     /// An empty set that will hold numbers from `lowest` on (lower ones it ignores).
     pub fn starting(lowest: usize) -> Reach {
-        Reach { base: lowest / 64, words: Vec::new() }
+        Reach {
+            base: lowest / 64,
+            words: Vec::new(),
+        }
     }
 
     pub fn has(&self, n: usize) -> bool {
         let w = n / 64;
-        w >= self.base && self.words.get(w - self.base).is_some_and(|word| word >> (n % 64) & 1 == 1)
+        w >= self.base
+            && self
+                .words
+                .get(w - self.base)
+                .is_some_and(|word| word >> (n % 64) & 1 == 1)
     }
 
     pub fn insert(&mut self, n: usize) {
@@ -76,7 +83,9 @@ impl Reach {
         let skip = self.base.saturating_sub(other.base);
         let offset = other.base + skip - self.base; // where other's first kept word lands in self
         let words = other.words.get(skip..).unwrap_or(&[]);
-        let Some(last) = words.iter().rposition(|&w| w != 0) else { return };
+        let Some(last) = words.iter().rposition(|&w| w != 0) else {
+            return;
+        };
         if offset + last >= self.words.len() {
             self.words.resize(offset + last + 1, 0);
         }
@@ -105,12 +114,12 @@ struct Held {
 
 /// The event-grained NEXT or CONT state of one partition's graph.
 pub struct EventEdges {
-    next: bool,                      // NEXT (reach kept), else CONT
-    held: Vec<VecDeque<Held>>,       // per position a transition leaves: its events, in time order
-    numbers: VecDeque<(i64, usize)>, // NEXT: (time, number) of the held events, for the reach's base
-    numbered: usize,                 // NEXT: numbers handed out so far
+    next: bool,                        // NEXT (reach kept), else CONT
+    held: Vec<VecDeque<Held>>,         // per position a transition leaves: its events, in time order
+    numbers: VecDeque<(i64, usize)>,   // NEXT: (time, number) of the held events, for the reach's base
+    numbered: usize,                   // NEXT: numbers handed out so far
     reaches: VecDeque<(usize, Reach)>, // NEXT: (event, reach) of one timestamp's events, until held
-    found: Vec<(i64, usize, usize)>, // scratch: (time, position, slot in `held`) of the candidates
+    found: Vec<(i64, usize, usize)>,   // scratch: (time, position, slot in `held`) of the candidates
 }
 
 impl EventEdges {
@@ -130,14 +139,24 @@ impl EventEdges {
     /// before the sub-stream's previous time, so that only that time's are left). `guard(k)`: L of
     /// negation k. Under NEXT the event's reach waits for `hold`. Err: an edge predicate needs Python.
     #[allow(clippy::too_many_arguments)]
-    pub fn predecessors(&mut self, graph: &Graph, events: &[Event], i: usize, position: usize, since: i64,
-                        classes: &[usize], guard: impl Fn(usize) -> Option<i64>) -> Result<Vec<Agg>, ()> {
+    pub fn predecessors(
+        &mut self,
+        graph: &Graph,
+        events: &[Event],
+        i: usize,
+        position: usize,
+        since: i64,
+        classes: &[usize],
+        guard: impl Fn(usize) -> Option<i64>,
+    ) -> Result<Vec<Agg>, ()> {
         let y = events[i].fields();
         let mut accs: Vec<Agg> = classes.iter().map(|_| graph.zero()).collect();
         let mut found = std::mem::take(&mut self.found);
         found.clear();
         let plain = graph.predecessors[position].iter().map(|&t| (t, None));
-        let guarded = graph.edges_into[position].iter().map(|&e| (graph.edges[e].source, Some(&graph.edges[e])));
+        let guarded = graph.edges_into[position]
+            .iter()
+            .map(|&e| (graph.edges[e].source, Some(&graph.edges[e])));
         for (source, edge) in plain.chain(guarded) {
             let held = &mut self.held[source];
             while held.front().is_some_and(|h| h.time < since) {
@@ -207,7 +226,13 @@ impl EventEdges {
             self.numbered += 1;
             self.numbers.push_back((time, number));
         }
-        self.held[position].push_back(Held { time, index: i, aggs, number, reach });
+        self.held[position].push_back(Held {
+            time,
+            index: i,
+            aggs,
+            number,
+            reach,
+        });
     }
 
     /// The end of a timestamp: what `predecessors` left for `hold` is dropped, and every held event before

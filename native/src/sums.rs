@@ -81,8 +81,13 @@ impl GraphSums {
 
     /// What `add` would add, computed without touching the sums (so that the caller can add a partition
     /// to several graphs' sums all or nothing); None if the sums cannot hold it exactly.
-    pub fn prepare(&self, graph: &Graph, runs: &[Run], scales: &[Scale], group_of: impl Fn(usize) -> usize)
-        -> Option<Changes> {
+    pub fn prepare(
+        &self,
+        graph: &Graph,
+        runs: &[Run],
+        scales: &[Scale],
+        group_of: impl Fn(usize) -> usize,
+    ) -> Option<Changes> {
         let mut finer = vec![0u32; self.scales.len()]; // per attribute: how much finer the unit becomes
         let mut coarser = vec![0u32; self.scales.len()]; // how much finer than the partition's it is
         for (a, (summed, new)) in self.scales.iter().zip(scales).enumerate() {
@@ -109,9 +114,16 @@ impl GraphSums {
                 }
             }
         }
-        let entries = local.into_iter().map(|((member, k), agg)| ((member, group_of(member)), k, agg)).collect();
+        let entries = local
+            .into_iter()
+            .map(|((member, k), agg)| ((member, group_of(member)), k, agg))
+            .collect();
         let finer = finer.iter().any(|&f| f > 0).then_some(finer);
-        Some(Changes { finer, entries, scales: scales.to_vec() })
+        Some(Changes {
+            finer,
+            entries,
+            scales: scales.to_vec(),
+        })
     }
 
     pub fn commit(&mut self, graph: &Graph, changes: Changes) {

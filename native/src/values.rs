@@ -68,7 +68,7 @@ pub fn exact_int(value: &Bound<'_, PyAny>) -> Option<i64> {
 #[derive(Clone, Copy, Debug)]
 pub enum Value {
     Int(i64),
-    UInt(u64), // beyond i64 (`Raw::UInt`)
+    UInt(u64),  // beyond i64 (`Raw::UInt`)
     Float(f64), // finite, not -0.0
 }
 

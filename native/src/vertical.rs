@@ -86,7 +86,12 @@ pub fn obstacle(graph: &Graph) -> Option<&'static str> {
 
 /// How the segment's own run treats class 0: with a leading NOT its starts are a column of their own.
 pub fn own_class_zero(graph: &Graph) -> ClassZero {
-    ClassZero { alone: false, keep_zero: false, seed: Vec::new(), starts: graph.leading.is_empty() }
+    ClassZero {
+        alone: false,
+        keep_zero: false,
+        seed: Vec::new(),
+        starts: graph.leading.is_empty(),
+    }
 }
 
 /// The segment [.., t1) of one graph (events in time order, none empty): `partition` is its own run (made
@@ -150,14 +155,25 @@ pub fn segment(
                 }
                 let mut one = graph.zero();
                 one[0] = Num::ONE;
-                let seed = sources.iter().enumerate().filter(|(i, _)| alive >> i & 1 == 1).map(|(_, &p)| (p, one.clone()));
+                let seed = sources
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| alive >> i & 1 == 1)
+                    .map(|(_, &p)| (p, one.clone()));
                 basis.push((Column::Extremes { alive, starts }, seed.collect(), starts, false));
             }
         }
     }
     for (column, seed, starts, keep_zero) in basis {
-        let zero = ClassZero { alone: true, keep_zero, seed, starts };
-        let (runs, _, end) = Partition::new(graph, events, scales)?.with_class_zero(zero).run_to_end(&[])?;
+        let zero = ClassZero {
+            alone: true,
+            keep_zero,
+            seed,
+            starts,
+        };
+        let (runs, _, end) = Partition::new(graph, events, scales)?
+            .with_class_zero(zero)
+            .run_to_end(&[])?;
         let c = columns.len();
         columns.push(column);
         for (m, lo, hi, agg) in runs {
@@ -169,7 +185,12 @@ pub fn segment(
         }
         running.push(end.running.get(&0).cloned());
     }
-    let first_of = |negations: &[usize]| events.iter().find(|e| negations.contains(&(e.graph as usize))).map(|e| e.time);
+    let first_of = |negations: &[usize]| {
+        events
+            .iter()
+            .find(|e| negations.contains(&(e.graph as usize)))
+            .map(|e| e.time)
+    };
     let mut windows: Vec<_> = finals
         .into_iter()
         .map(|((m, k), mut by_column)| {
@@ -190,12 +211,7 @@ pub fn segment(
 }
 
 /// The later classes' windows open after the last event that end after t1, with their state.
-fn carried(
-    graph: &Graph,
-    end: &EndState,
-    finals: &HashMap<(usize, i64), Agg>,
-    t1: i64,
-) -> Vec<Carried> {
+fn carried(graph: &Graph, end: &EndState, finals: &HashMap<(usize, i64), Agg>, t1: i64) -> Vec<Carried> {
     let mut out = Vec::new();
     for &(m, k, c) in &end.open {
         let member = graph.members[m];
