@@ -1,9 +1,12 @@
-"""The code is kept as the README says: ruff's lint and format, mypy's types. Here, so that the test command
-(and with it CI) checks them on every change."""
+"""The code is kept as the README says: ruff's lint and format, mypy's types, rustfmt for native/, and the
+kernel's own Rust tests. Here, so that the test command (and with it CI) checks them on every change."""
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON_CODE = ["hamlet", "jobs", "dags", "tests", "bench"]
@@ -25,3 +28,24 @@ def test_ruff_lint_and_format():
 def test_mypy():
     types = tool("mypy")  # the packages of pyproject.toml's [tool.mypy]
     assert types.returncode == 0, types.stdout + types.stderr
+
+
+def cargo(*args: str) -> subprocess.CompletedProcess[str]:
+    """cargo in native/ (rustup puts it in ~/.cargo/bin, which scripts/bootstrap adds to PATH as here)."""
+    found = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
+    return subprocess.run(
+        [found, *args], check=False, cwd=ROOT / "native", capture_output=True, text=True, timeout=600
+    )
+
+
+def test_rustfmt():
+    layout = cargo("fmt", "--check")  # native/rustfmt.toml
+    assert layout.returncode == 0, layout.stdout[-3000:] + layout.stderr[-3000:]
+
+
+@pytest.mark.slow  # compiles the kernel's test harness (15-25 s)
+def test_the_kernels_own_unit_tests():
+    """native/'s Rust tests (the 128-bit fast path against arbitrary precision, in num.rs)."""
+    done = cargo("test", "--release", "--quiet")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "test result: ok." in done.stdout and " 0 failed" in done.stdout
