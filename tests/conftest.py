@@ -3,6 +3,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+from jobs.session import JAVA_OPTIONS
+
 # CI runs the property tests with at least 500 examples each, derandomized so a failure reproduces
 # (scripts/test sets the profile when CI is set; HYPOTHESIS_PROFILE=ci scripts/test does the same here).
 # A developer's run draws 60 fresh ones each time, so ``scripts/test -m "not slow"`` stays a quick loop (1 min
@@ -30,7 +32,7 @@ def pytest_collection_modifyitems(config, items):
 
 # The driver options of the run's long-lived JVMs (its session, its Spark Connect server): conf/spark/test.toml
 # gives the short-lived ones the client compiler only, which makes a JVM that runs every test slower.
-LONG_LIVED_JVM = {"spark.driver.extraJavaOptions": ""}
+LONG_LIVED_JVM = {JAVA_OPTIONS: ""}
 
 
 @pytest.fixture(scope="session")

@@ -71,13 +71,15 @@ def spark_server(tmp_path_factory):
 
     from spark_env import ROOT, free_port
 
+    from jobs.session import JAVA_OPTIONS
+
     port = free_port()
     # long-lived: the C2 compiler pays (tests/conftest.py, LONG_LIVED_JVM)
     env = {
         **os.environ,
         "HAMLET_ENV": "test",
         "HAMLET_SPARK_SERVER_PORT": str(port),
-        "HAMLET_SPARK_CONF": "spark.driver.extraJavaOptions=",
+        "HAMLET_SPARK_CONF": f"{JAVA_OPTIONS}=",
     }
     server = [sys.executable, "-m", "jobs.spark_server"]
     subprocess.run([*server, "start"], env=env, cwd=ROOT, capture_output=True, timeout=300, check=True)

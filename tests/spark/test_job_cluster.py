@@ -75,6 +75,8 @@ def stop(process: subprocess.Popen) -> None:
 def cluster(tmp_path_factory):
     import pyspark
 
+    from jobs.session import JAVA_OPTIONS, settings
+
     home = Path(pyspark.__file__).resolve().parent
     spark_class = str(home / "bin" / "spark-class")
     base = tmp_path_factory.mktemp("cluster")
@@ -85,8 +87,9 @@ def cluster(tmp_path_factory):
         "SPARK_HOME": str(home),
         "SPARK_LOG_DIR": str(base),
         "SPARK_WORKER_DIR": str(base / "work"),
-        # The master and workers of a test: the client compiler only, as conf/spark/test.toml gives the drivers
-        "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        # The master and workers of a test: the Java options conf/spark/test.toml gives the drivers (client
+        # compiler only)
+        "SPARK_DAEMON_JAVA_OPTS": settings(env="test")[1][JAVA_OPTIONS],
     }
     port, master_ui = free_port(), free_port()
     master_log = base / "master.log"
