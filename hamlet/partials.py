@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
+from hamlet.errors import EvaluationError
+
 _SAFE_DIGITS = 4000  # Python refuses str(int) past 4300 digits unless the process lifts the limit
 
 
@@ -48,18 +50,38 @@ def _extreme_key(value: Any) -> tuple[Any, int]:
     return value, 1
 
 
+def comparable(a: Any, b: Any) -> bool:
+    """Whether MIN and MAX can order ``a`` and ``b``: numbers with numbers, texts with texts, bools with bools.
+    Python orders a bool with a number (True is 1), which would make MIN over {True, 3} True."""
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False
+    try:
+        _extreme_key(a) <= _extreme_key(b)
+    except TypeError:
+        return False
+    return True
+
+
+def _ordered(a: Any, b: Any) -> bool:
+    """``a`` before ``b`` (or equal) in MIN's order; a value of another kind is an error, wherever the two met
+    (one event after another, or two partitions of one group merged)."""
+    if not comparable(a, b):
+        raise EvaluationError(f"MIN/MAX: {a!r} and {b!r} are not comparable (numbers, texts and bools do not mix)")
+    return _extreme_key(a) <= _extreme_key(b)
+
+
 def least(a: Any, b: Any) -> Any:
     """MIN of two values, None for none (``_extreme_key``: the same whatever order they come in)."""
     if a is None or b is None:
         return b if a is None else a
-    return a if _extreme_key(a) <= _extreme_key(b) else b
+    return a if _ordered(a, b) else b
 
 
 def greatest(a: Any, b: Any) -> Any:
     """MAX of two values, None for none (``_extreme_key``)."""
     if a is None or b is None:
         return b if a is None else a
-    return a if _extreme_key(a) >= _extreme_key(b) else b
+    return a if _ordered(b, a) else b
 
 
 def nearest_float(exact: Fraction) -> float:

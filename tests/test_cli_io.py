@@ -153,6 +153,16 @@ def test_evaluate_errors_exit_1_with_a_message(tmp_path, capsys):
     assert "cannot read workload" in capsys.readouterr().err
 
 
+def test_values_min_cannot_order_are_an_error_not_a_traceback(tmp_path, capsys):
+    """A text in partition k=1 and a number in k=2 first meet when the group's partials merge."""
+    (tmp_path / "w.hamlet").write_text("q: RETURN MIN(B.x) PATTERN B+ WHERE [k] WITHIN 10\n")
+    (tmp_path / "e.csv").write_text("event_type,event_time,k,x\nB,1,1,a\nB,2,2,3\n")
+    assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]) == 1
+    assert capsys.readouterr().err == (
+        "error: MIN/MAX: 'a' and 3 are not comparable (numbers, texts and bools do not mix)\n"
+    )
+
+
 def test_table_shortens_huge_counts_but_jsonl_keeps_every_digit(tmp_path, capsys):
     (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN A+ WITHIN 1000\n")
     (tmp_path / "e.csv").write_text("event_type,event_time\n" + "".join(f"A,{t}\n" for t in range(100)))

@@ -141,6 +141,27 @@ def test_sum_of_a_string_is_an_error_naming_the_event():
         evaluate("q: RETURN SUM(A.x) PATTERN A+ WITHIN 10", [Event("A", 1, {"x": "x"})])
 
 
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_min_and_max_order_values_of_one_kind_and_refuse_to_mix_kinds(strategy):
+    """Texts with texts and bools with bools (False < True); a bool next to a number is no 1 or 0 (Python's
+    ``True < 3``), and two kinds that meet only when two partitions of one group merge ([k] pools k=1 and
+    k=2) are the same error as two events of one partition."""
+    workload = "q: RETURN COUNT(*), MIN(B.x), MAX(B.x) PATTERN B+ WHERE [k] WITHIN 10"
+
+    def run(x1, x2, k2=1):
+        return list(counts(workload, [Event("B", 1, {"k": 1, "x": x1}), Event("B", 2, {"k": k2, "x": x2})],
+                           strategy).values())  # fmt: skip
+
+    assert run(True, False) == [3, False, True]
+    assert run("b", "a") == [3, "a", "b"]
+    assert run(True, False, k2=2) == [2, False, True]
+    with pytest.raises(EvaluationError, match=r"B\.x: the B event at time 2 has 3, not comparable with True"):
+        run(True, 3)
+    for x1, x2 in ((True, 3), ("a", 3), (1.5, False)):
+        with pytest.raises(EvaluationError, match="not comparable"):
+            run(x1, x2, k2=2)
+
+
 def test_datetimes_become_seconds_and_windows_are_aligned_to_the_epoch():
     events = [{"event_type": "A", "event_time": datetime(2026, 1, 5, 8, 0, 5)},
               {"event_type": "B", "event_time": datetime(2026, 1, 5, 8, 0, 7, 500000, tzinfo=UTC)}]  # fmt: skip

@@ -26,7 +26,7 @@ from hamlet.analysis.predicates import is_number
 from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
 from hamlet.errors import EvaluationError
 from hamlet.events import Event
-from hamlet.partials import AggregateState, greatest, least
+from hamlet.partials import AggregateState, comparable, greatest, least
 
 FLOAT_SCALE_BITS = 1074  # 2^-1074 is the smallest positive double: every double is a multiple of it
 
@@ -251,13 +251,12 @@ def _extreme(
         raise EvaluationError(
             f"MIN/MAX over {event.type}.{attribute}: the {event.type} event at time {event.time} has NaN"
         )
-    try:
-        return op(current, value)
-    except TypeError:
+    if current is not None and not comparable(current, value):
         raise EvaluationError(
             f"MIN/MAX over {event.type}.{attribute}: the {event.type} event at time {event.time} has "
             f"{value!r}, not comparable with {current!r}"
-        ) from None
+        )
+    return op(current, value)
 
 
 class LatestStartAlgebra:
