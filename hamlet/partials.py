@@ -50,24 +50,18 @@ def _extreme_key(value: Any) -> tuple[Any, int]:
     return value, 1
 
 
-def comparable(a: Any, b: Any) -> bool:
-    """Whether MIN and MAX can order ``a`` and ``b``: numbers with numbers, texts with texts, bools with bools.
-    Python orders a bool with a number (True is 1), which would make MIN over {True, 3} True."""
-    if isinstance(a, bool) != isinstance(b, bool):
-        return False
-    try:
-        _extreme_key(a) <= _extreme_key(b)
-    except TypeError:
-        return False
-    return True
-
-
 def _ordered(a: Any, b: Any) -> bool:
-    """``a`` before ``b`` (or equal) in MIN's order; a value of another kind is an error, wherever the two met
-    (one event after another, or two partitions of one group merged)."""
-    if not comparable(a, b):
-        raise EvaluationError(f"MIN/MAX: {a!r} and {b!r} are not comparable (numbers, texts and bools do not mix)")
-    return _extreme_key(a) <= _extreme_key(b)
+    """``a`` before ``b`` (or equal) in MIN's order. Numbers order with numbers, texts with texts, bools with
+    bools; two kinds are an error wherever they meet (one event after another, or two partitions of a group
+    merged). Python would order a bool with a number (True is 1): MIN over {True, 3} would be True."""
+    if isinstance(a, bool) == isinstance(b, bool):
+        try:
+            return _extreme_key(a) <= _extreme_key(b)
+        except TypeError:
+            pass
+    raise EvaluationError(
+        f"MIN/MAX: {a!r} and {b!r} are not comparable (numbers, texts and bools do not mix)"
+    )
 
 
 def least(a: Any, b: Any) -> Any:

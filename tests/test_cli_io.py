@@ -157,7 +157,9 @@ def test_values_min_cannot_order_are_an_error_not_a_traceback(tmp_path, capsys):
     """A text in partition k=1 and a number in k=2 first meet when the group's partials merge."""
     (tmp_path / "w.hamlet").write_text("q: RETURN MIN(B.x) PATTERN B+ WHERE [k] WITHIN 10\n")
     (tmp_path / "e.csv").write_text("event_type,event_time,k,x\nB,1,1,a\nB,2,2,3\n")
-    assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]) == 1
+    assert (
+        main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]) == 1
+    )
     assert capsys.readouterr().err == (
         "error: MIN/MAX: 'a' and 3 are not comparable (numbers, texts and bools do not mix)\n"
     )

@@ -26,7 +26,7 @@ from hamlet.analysis.predicates import is_number
 from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
 from hamlet.errors import EvaluationError
 from hamlet.events import Event
-from hamlet.partials import AggregateState, comparable, greatest, least
+from hamlet.partials import AggregateState, greatest, least
 
 FLOAT_SCALE_BITS = 1074  # 2^-1074 is the smallest positive double: every double is a multiple of it
 
@@ -251,12 +251,13 @@ def _extreme(
         raise EvaluationError(
             f"MIN/MAX over {event.type}.{attribute}: the {event.type} event at time {event.time} has NaN"
         )
-    if current is not None and not comparable(current, value):
+    try:
+        return op(current, value)
+    except EvaluationError:  # (least and greatest name the two values only)
         raise EvaluationError(
             f"MIN/MAX over {event.type}.{attribute}: the {event.type} event at time {event.time} has "
             f"{value!r}, not comparable with {current!r}"
-        )
-    return op(current, value)
+        ) from None
 
 
 class LatestStartAlgebra:
