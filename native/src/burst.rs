@@ -136,8 +136,9 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
     let mut last = vec![0u8; readers.len() * types];
     let mut cursor = vec![0usize; readers.len()]; // per graph: its first event at or after the burst
     let mut classes: Vec<(i64, usize)> = vec![(i64::MIN, 0); readers.len()]; // per graph: (pane, classes)
-                                                                             // Per burst, the graphs that read it at a Kleene position as (graph, position, from, to), and each one's
-                                                                             // group: the first of them that matches the same events (buffers reused from burst to burst).
+
+    // Per burst, the graphs that read it at a Kleene position as (graph, position, from, to), and each one's
+    // group: the first of them that matches the same events (buffers reused from burst to burst).
     let mut members: Vec<(usize, usize, usize, usize)> = Vec::new();
     let mut group_of: Vec<usize> = Vec::new();
     let mut group: Vec<(usize, usize, usize, usize)> = Vec::new();
