@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from hamlet.analysis.automaton import Guard
 from hamlet.analysis.query import AnalyzedQuery
@@ -81,21 +82,16 @@ def _sharing_plan(workload: Workload) -> list[str]:
             out.append(f"    {{{', '.join(s.queries)}}}: runs in Python, without graphlets ({reasons})")
             continue
         for pattern, sharers in s.kleene_subpatterns.items():
-            event_type = pattern[:-1]
-            if not re.fullmatch(r"\w+", event_type):
-                out.append(
-                    f"    {pattern}: not shared (only single-type Kleene sub-patterns E+ share graphlets)"
-                )
+            if re.fullmatch(r"\w+\+", pattern):
+                out.append(_graphlets(workload, pattern, pattern[:-1], sharers))
                 continue
-            obstacles = {q: graphlet_obstacle(workload.query(q), event_type) for q in sharers}
-            readers = [q for q, why in obstacles.items() if why is None]
-            line = (
-                f"    {pattern}: graphlets shared by {{{', '.join(readers)}}}"
-                if len(readers) > 1
-                else f"    {pattern}: no graphlet (fewer than two queries take its bursts at once)"
-            )
-            alone = "; ".join(f"{q} one event at a time ({why})" for q, why in obstacles.items() if why)
-            out.append(line + (f"; {alone}" if alone else ""))
+            # Over several types (MUSE): the bursts of each of its types that is no E+ of its own.
+            positive = set.intersection(*(set(workload.query(q).pattern.template.types) for q in sharers))
+            for event_type in dict.fromkeys(re.findall(r"\w+", pattern)):
+                if event_type in positive and f"{event_type}+" not in s.kleene_subpatterns:
+                    out.append(
+                        _graphlets(workload, f"{pattern}, its {event_type} bursts", event_type, sharers)
+                    )
         graphs: dict[tuple, list[str]] = {}
         for q in queries:
             graphs.setdefault(graph_key(q), []).append(q.name)
@@ -105,6 +101,20 @@ def _sharing_plan(workload: Workload) -> list[str]:
         )
         out.extend(_merged_templates(list(graphs.values()), queries))
     return out
+
+
+def _graphlets(workload: Workload, what: str, event_type: str, sharers: Sequence[str]) -> str:
+    """Which of ``sharers`` take the bursts of ``event_type`` in shared graphlets, and why the others step
+    them one event at a time (``graphlet_obstacle``)."""
+    obstacles = {q: graphlet_obstacle(workload.query(q), event_type) for q in sharers}
+    readers = [q for q, why in obstacles.items() if why is None]
+    line = (
+        f"    {what}: graphlets shared by {{{', '.join(readers)}}}"
+        if len(readers) > 1
+        else f"    {what}: no graphlet (fewer than two queries take its bursts at once)"
+    )
+    alone = "; ".join(f"{q} one event at a time ({why})" for q, why in obstacles.items() if why)
+    return line + (f"; {alone}" if alone else "")
 
 
 def _merged_templates(graphs: list[list[str]], queries: list[AnalyzedQuery]) -> list[str]:

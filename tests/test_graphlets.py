@@ -25,6 +25,9 @@ from hamlet.stats import EvaluationStats
 SHAPES = [
     "SEQ({p}, B+)", "SEQ({p}, B+, {q})", "SEQ(B+, {q})", "B+", "SEQ({p}+, B+)", "SEQ({p}, B+, NOT {n})",
     "SEQ({p}, NOT {n}, B+)", "SEQ(NOT {n}, {p}, B+)", "SEQ(NOT {n}, B+, {q})", "SEQ({p}, B+, NOT {n}, {q})",
+    # Kleene sub-patterns over several types (MUSE): B's events do not precede one another, yet a burst of them
+    # is shared (C = b); (SEQ(P+, B))+ shares P+ bursts as well.
+    "(SEQ({p}, B))+", "(SEQ({p}+, B))+", "SEQ({q}, (SEQ(B, {p}))+)", "(SEQ({p}, NOT {n}, B))+",
 ]  # fmt: skip
 AGGREGATES = ["COUNT(*)", "COUNT(B)", "SUM(B.x)", "SUM(B.f)", "MIN(B.x)", "MAX(B.f)", "AVG(B.f)", "MIN(P.x)"]
 
@@ -71,6 +74,33 @@ def test_compiled_graphlets_equal_bruteforce(text, stream):
         stats = EvaluationStats()
         assert evaluate(workload, stream, strategy, stats) == expected, strategy
         assert stats.shared_bursts <= stats.bursts and stats.graphlets >= stats.shared_bursts
+
+
+def test_bursts_of_a_type_in_a_kleene_sub_pattern_over_several_types_are_shared():
+    """(SEQ(A, B))+ over a1 b2 b3 b4 b5 a6 b7 b8 (x = 1..6): an A starts a trend and extends those of the Bs
+    before it (a1 1, a6 1 + 4), a B ends the As' (b2-b5 1 each, b7 and b8 6 each): 16 trends. COUNT(B) counts
+    each trend's Bs: b7's trends a1 b7, a6 b7 and a1 bX a6 b7 (four) hold 10, b8's as many: 4 + 10 + 10 = 24;
+    SUM(B.x) = (1 + 2 + 3 + 4) + (6·5 + 10) + (6·6 + 10) = 96. No B precedes another, so a burst of them is
+    one graphlet of C = b; A is in the sub-pattern too (its bursts are single events here)."""
+    text = (
+        "q1: RETURN COUNT(*), SUM(B.x), MIN(B.x) PATTERN (SEQ(A, B))+ WITHIN 100\n"
+        "q2: RETURN COUNT(*), COUNT(B), MIN(B.x) PATTERN (SEQ(A, B))+ WITHIN 50"
+    )
+    stream = [Event("A", 1), *(Event("B", t, {"x": t - 1}) for t in range(2, 6)), Event("A", 6),
+              Event("B", 7, {"x": 5}), Event("B", 8, {"x": 6})]  # fmt: skip
+    expected = [("q1", "COUNT(*)", 16), ("q1", "SUM(B.x)", 96), ("q1", "MIN(B.x)", 1),
+                ("q2", "COUNT(*)", 16), ("q2", "COUNT(B)", 24), ("q2", "MIN(B.x)", 1)]  # fmt: skip
+    assert [
+        (r.query, r.aggregate, r.value) for r in evaluate_bruteforce(parse_workload(text), stream)
+    ] == expected
+    for strategy in ("greta", "static", "hamlet"):
+        stats = EvaluationStats()
+        assert [(r.query, r.aggregate, r.value) for r in evaluate(text, stream, strategy, stats)] == expected
+        # Two bursts of B and two single As. The queries differ only in windows and aggregates, so one graph
+        # reads them (f = 4 fields of B): Eq. 7 shares b Bs where b + 1·(1 + 2) + b·4 < b·1·(1 + 1 + 4), b > 3.
+        assert (stats.bursts, stats.shared_bursts) == {"greta": (0, 0), "static": (4, 4), "hamlet": (4, 1)}[
+            strategy
+        ]
 
 
 def test_a_burst_too_large_for_any_fixed_width_is_shared_exactly():

@@ -301,8 +301,8 @@ def graphlet_obstacle(query: AnalyzedQuery, event_type: str) -> str | None:
         return f"{event_type} is negated"
     if event_type in query.negated_types:
         return f"{event_type} is also negated: each {event_type} event may be a NOT's match"
-    if template.transition(event_type, event_type) is None:
-        return f"{event_type} is not under a Kleene plus of its own"
+    if not _in_kleene(template, event_type):
+        return f"{event_type} is in no Kleene sub-pattern"
     for t in template.transitions:
         if event_type in (t.source, t.target) and query.edge_predicates_of(t.source, t.target):
             return f"edge predicate on {t.source} -> {t.target}: each {event_type} event meets it on its own"
@@ -315,6 +315,20 @@ def graphlet_obstacle(query: AnalyzedQuery, event_type: str) -> str | None:
         if n.previous is None and event_type == template.start:
             return f"the leading {n.text} decides per window where each {event_type} event starts trends"
     return None
+
+
+def _in_kleene(template: Template, event_type: str) -> bool:
+    """Whether transitions lead from ``event_type`` back to it (``Graph::in_kleene``): E+, or a Kleene
+    sub-pattern over several types such as (SEQ(A+, B))+, whose bursts of B are shared too (MUSE)."""
+    seen: set[str] = set()
+    frontier = {event_type}
+    while frontier:
+        reached = {t.target for t in template.transitions if t.source in frontier}
+        if event_type in reached:
+            return True
+        frontier = reached - seen
+        seen |= reached
+    return False
 
 
 def predicates_obstacle(query: AnalyzedQuery) -> str | None:

@@ -166,8 +166,10 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
             if from == to {
                 continue;
             }
-            let same = |&(h, _, f, t): &(usize, usize, usize, usize)| {
+            let linked = reader.graph.linked(p);
+            let same = |&(h, q, f, t): &(usize, usize, usize, usize)| {
                 t - f == to - from
+                    && readers[h].graph.linked(q) == linked
                     && readers[h].events[f..t]
                         .iter()
                         .zip(&events[from..to])
@@ -206,9 +208,14 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
                 continue;
             }
             any = true;
-            let (g, _, from, to) = group[0];
+            let (g, p, from, to) = group[0];
             times.clear();
-            times.extend(readers[g].events[from..to].iter().map(|e| e.time));
+            if readers[g].graph.linked(p) {
+                times.extend(readers[g].events[from..to].iter().map(|e| e.time));
+            } else {
+                // (no event of the burst precedes another: as if all had one time, C = b)
+                times.resize(to - from, 0);
+            }
             plan.graphlets.push(Graphlet::new(&times));
             plan.decisions.graphlets += 1;
             for &(g, _, from, to) in &group {

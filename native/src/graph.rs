@@ -304,15 +304,15 @@ impl Graph {
         out
     }
 
-    /// The position of a Kleene type whose bursts the graph can take at once (`Partition::apply_burst`):
-    /// E → E is a transition, E's events never wait for a trailing NOT and no NOT reads E (each of its
-    /// events may be a match).
+    /// The position of a Kleene type whose bursts the graph can take at once (`Partition::apply_burst`): it
+    /// lies in a Kleene sub-pattern (`in_kleene`), E's events never wait for a trailing NOT and no NOT reads E
+    /// (each of its events may be a match).
     /// Events that meet an edge predicate, or a NOT after them, are each their own (`edges.rs`); a NOT before
     /// them is not: its L cannot change inside a burst, so every event of it has the same snapshot.
     pub fn burst_position(&self, position: usize) -> bool {
         self.semantics == ANY
             && !self.positional
-            && self.predecessors[position].contains(&position)
+            && self.in_kleene(position)
             && (!self.is_end[position] || self.trailing.is_empty())
             && (!self.is_start[position] || self.leading.is_empty())
             && self.edges_into[position]
@@ -320,6 +320,31 @@ impl Graph {
                 .all(|&e| self.edges[e].predicates.is_empty())
             && self.edges_from[position].is_empty()
             && !self.negated[position]
+    }
+
+    /// Whether a path of transitions leads from `position` back to it: E → E under E+, or E → ... → E in a
+    /// Kleene sub-pattern over several types (`(SEQ(A+, B))+`: B → A → B), whose bursts MUSE shares too.
+    fn in_kleene(&self, position: usize) -> bool {
+        let mut seen = vec![false; self.types.len()];
+        let mut stack = vec![position];
+        while let Some(p) = stack.pop() {
+            let sources = self.edges_into[p].iter().map(|&e| self.edges[e].source);
+            for s in self.predecessors[p].iter().copied().chain(sources) {
+                if s == position {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[s], true) {
+                    stack.push(s);
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether the events of a burst at `position` precede one another (E → E): else each one's predecessors
+    /// are the burst's snapshot alone, as if they all had one time (`Graphlet::new`).
+    pub fn linked(&self, position: usize) -> bool {
+        self.predecessors[position].contains(&position)
     }
 
     /// The attributes events of `role` are read for: those their aggregates and edge predicates read.
