@@ -112,7 +112,9 @@ def csv_records(stream: IO[str]) -> Iterator[Record]:
     """The records of ``stream`` (the header first), blank lines skipped. A record that cannot be read — a
     byte that is not UTF-8, a field over the csv module's size limit — comes with its ``problem`` and
     reading goes on at the next line."""
-    reader = csv.reader(stream)
+    # strict: a quote left open would otherwise take every line after it into one field, and those events
+    # would be lost without a word (the record still has as many fields as the header).
+    reader = csv.reader(stream, strict=True)
     done = 0  # the last line read so far
     while True:
         try:
@@ -120,7 +122,12 @@ def csv_records(stream: IO[str]) -> Iterator[Record]:
         except StopIteration:
             return
         except csv.Error as e:
-            yield Record(done + 1, [], f"not CSV: {e}")
+            problem = (
+                "a quoted field starts here and is never closed (its closing quote is missing)"
+                if str(e) == "unexpected end of data"
+                else f"not CSV: {e}"
+            )
+            yield Record(done + 1, [], problem)
             done = reader.line_num
             continue
         except UnicodeDecodeError as e:  # a stream opened strictly: nothing after the bad byte is readable

@@ -49,6 +49,14 @@ def test_csv_values_times_and_nulls():
             "e.csv:3, column 2",
             "'yesterday' is neither a number of seconds",
         ),
+        # A quote left open took every later line into one field of a record with the header's width: the
+        # events after it were lost without a word.
+        (
+            'event_type,event_time,v\nA,1,2\nA,5,"oops\nB,7,2\nA,8,1\n',
+            "e.csv:3",
+            "a quoted field starts here and is never closed (its closing quote is missing)",
+        ),
+        ('event_type,event_time,v\nA,1,"2"3\n', "e.csv:2", "not CSV: ',' expected after '\"'"),
     ],
 )
 def test_bad_csv_names_the_line(text, where, message):

@@ -271,3 +271,20 @@ def test_a_bom_is_read_and_an_unreadable_line_is_rejected_alone(tmp_path):
     ]
     assert parsed.rejected[0].row == "Travel,60,1.5,d\\xff1"  # storable text, the byte shown
     assert [(r["event_type"], r["speed"], r["driver"]) for r in parsed.rows] == [("Travel", 2.5, "d1")]
+
+
+def test_a_quote_never_closed_is_rejected_where_it_opens_not_read_as_one_long_value(tmp_path):
+    """Without strict CSV, the record of line 3 took lines 3-5 as its last field and kept the header's width:
+    a Travel with a driver of three lines, and the two events after it gone without a reason."""
+    from hamlet.io import open_csv
+    from jobs.load_events import parse_csv
+
+    path = tmp_path / "e.csv"
+    path.write_text('event_type,event_time,speed,driver\nTravel,60,1.5,d1\nTravel,61,2.5,"d2\nTravel,62,3.5,d3\n'
+                    "Travel,63,4.5,d4\n")  # fmt: skip
+    with open_csv(str(path)) as f:
+        parsed = parse_csv(f, str(path), {"speed": "double", "driver": "string"})
+    assert [(r.line, r.reason) for r in parsed.rejected] == [
+        (3, "a quoted field starts here and is never closed (its closing quote is missing)")
+    ]
+    assert [(r["event_type"], r["speed"], r["driver"]) for r in parsed.rows] == [("Travel", 1.5, "d1")]
