@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 import pyarrow as pa
@@ -13,6 +14,7 @@ from hamlet.analysis.attributes import check_attributes
 from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, load_workload_file
 from hamlet.api import STRATEGIES, evaluate, evaluate_table, finalize_table
 from hamlet.errors import EventError, HamletError
+from hamlet.events import TIME_RANGE
 from hamlet.explain import explain
 from hamlet.io import ARROW_SUFFIXES, format_table, open_csv, read_events_arrow, read_events_csv, write_jsonl
 from hamlet.stats import EvaluationStats
@@ -107,10 +109,21 @@ def _trends(args: argparse.Namespace) -> int:
 
 
 def _window_start(text: str) -> Fraction:
+    """The start as written, exactly, to the microsecond the engine counts time in. Decimal first: Fraction
+    would build the 10^99999999 of ``1e-99999999`` before any check could look at it."""
     try:
-        return Fraction(text)
-    except (ValueError, ZeroDivisionError):
+        start = Decimal(text)
+    except InvalidOperation:
         raise HamletError(f"--window {text!r} is not a number: give the window's start in seconds") from None
+    if not start.is_finite():
+        raise HamletError(f"--window {text!r} is not a finite number: give the window's start in seconds")
+    if not TIME_RANGE[0] <= start <= TIME_RANGE[1]:
+        raise HamletError(f"--window {text!r} lies outside the years 1 to 9999 ({TIME_RANGE[0]} to "
+                          f"{TIME_RANGE[1]} s)")  # fmt: skip
+    micros = start.quantize(Decimal("1e-6"))
+    if micros != start:
+        raise HamletError(f"--window {text!r} is finer than a microsecond: no window starts there")
+    return Fraction(micros)
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -212,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader left (`hamlet trends ... | head`): no traceback, nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: the shell's status for SIGINT, no traceback
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -103,7 +103,7 @@ def table_attributes(path: str) -> dict[str, str]:
     """The attribute columns of a Delta events table and their types (``string``, ``long``, ...), read from
     its log with the ``deltalake`` package: no Spark, milliseconds."""
     from deltalake import DeltaTable
-    from deltalake.exceptions import TableNotFoundError
+    from deltalake.exceptions import DeltaError, TableNotFoundError
 
     try:
         fields = DeltaTable(path).schema().fields
@@ -111,6 +111,14 @@ def table_attributes(path: str) -> dict[str, str]:
         raise HamletError(
             f"no Delta table at {path} (create one with `hamlet generate` or `hamlet load-events`)"
         ) from None
+    except (DeltaError, OSError) as e:  # (a file, a device, a broken log: deltalake's own words, first line)
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise HamletError(f"cannot read a Delta table at {path}: {reason}") from None
+    missing = [n for n in ("event_type", "event_time") if n not in {f.name for f in fields}]
+    if missing:
+        raise HamletError(
+            f"the Delta table at {path} is no events table: it has no {' and no '.join(missing)} column"
+        )
     return {f.name: str(getattr(f.type, "type", f.type)) for f in fields if f.name not in FIXED_COLUMNS}
 
 

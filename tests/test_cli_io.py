@@ -321,3 +321,20 @@ def test_devices_fifos_and_huge_workloads_are_refused_before_any_read(tmp_path, 
         f"error: cannot read workload {tmp_path / 'huge.hamlet'}: larger than 1 MiB (a workload is queries, a few "
         "hundred bytes each)\n"
     )
+
+
+def test_check_against_what_is_no_events_table_is_an_error_not_a_traceback(tmp_path, capsys):
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 10\n")
+    (tmp_path / "e.csv").write_text("event_type,event_time\nA,1\n")
+    write_deltalake(str(tmp_path / "other"), pa.table({"x": [1]}))
+    check = ["check", str(tmp_path / "w.hamlet"), "--events-table"]
+    assert main([*check, str(tmp_path / "e.csv")]) == 1
+    assert capsys.readouterr().err.startswith(f"error: cannot read a Delta table at {tmp_path / 'e.csv'}: ")
+    assert main([*check, str(tmp_path / "other")]) == 1
+    assert capsys.readouterr().err == (
+        f"error: the Delta table at {tmp_path / 'other'} is no events table: it has no event_type and no "
+        "event_time column\n"
+    )

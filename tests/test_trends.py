@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from pathlib import Path
 
 from hypothesis import given, note
 from hypothesis import strategies as st
@@ -193,6 +194,12 @@ def test_command_line_errors(tmp_path, capsys):
     assert capsys.readouterr().err == "error: no query 'nope' in the workload (queries: qa, qn, qc)\n"
     assert main([*base, "--query", "qc", "--window", "soon"]) == 1
     assert "--window 'soon' is not a number" in capsys.readouterr().err
+    # (Fraction would have built 10^99999999 first: the command ran without end)
+    for start, why in (("1e-99999999", "is finer than a microsecond: no window starts there"),
+                       ("1e99999999", "lies outside the years 1 to 9999 (-62135596800 to 253402300799 s)"),
+                       ("nan", "is not a finite number: give the window's start in seconds")):  # fmt: skip
+        assert main([*base, "--query", "qc", "--window", start]) == 1
+        assert capsys.readouterr().err == f"error: --window {start!r} {why}\n"
     assert main([*base, "--query", "qc", "--window", "100"]) == 0
     assert capsys.readouterr().out == "no trend of qc matched in the window starting at 100\n"
     assert main([*base, "--query", "qc"]) == 0
@@ -223,3 +230,21 @@ def test_times_with_fractions_of_a_second_are_listed(tmp_path, capsys):
     )
     assert main([*base, "--window", "0.3"]) == 0
     assert capsys.readouterr().out == "window [0.3, 0.6) group -: 1 trends\n  A@0.4, B@0.5 {x=2}\n"
+
+
+def test_ctrl_c_ends_a_listing_with_the_status_of_sigint_and_no_traceback(tmp_path):
+    """2^40 trends: the listing is still going when SIGINT comes."""
+    import signal
+    import subprocess
+    import sys
+
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A+, B) WITHIN 100\n")
+    rows = "".join(f"A,{t}\n" for t in range(1, 41))
+    (tmp_path / "e.csv").write_text(f"event_type,event_time\n{rows}B,41\n")
+    command = [str(Path(sys.executable).parent / "hamlet"), "trends", "--workload", str(tmp_path / "w.hamlet"),
+               "--events", str(tmp_path / "e.csv"), "--query", "q"]  # fmt: skip
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stdout.readline().startswith(b"window [0, 100)")
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (130, b"interrupted\n")
