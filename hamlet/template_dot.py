@@ -19,15 +19,26 @@ from hamlet.errors import HamletError
 SHARED_FILL = "#d9d9d9"  # the paper's gray
 SHARED_EDGE = "#7f7f7f"
 NAMES_PER_LINE = 3  # query names per line of an edge label: eight sharers would make one very wide label
+# Names a label lists before "and N more": Graphviz refuses a quoted string past 16,384 characters, and
+# hundreds of names make no picture anyone reads.
+NAMES_SHOWN = 24
+DOT_SECONDS = 60  # a template too large to lay out in this time is not drawn (--format dot prints its text)
 
 
 def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def _shown(queries: tuple[str, ...] | list[str]) -> tuple[list[str], str]:
+    """The names a label lists, and what it says of the rest."""
+    more = len(queries) - NAMES_SHOWN
+    return list(queries[:NAMES_SHOWN]), (f" and {more} more" if more > 0 else "")
+
+
 def _names(queries: tuple[str, ...] | list[str]) -> str:
-    lines = [", ".join(queries[i : i + NAMES_PER_LINE]) for i in range(0, len(queries), NAMES_PER_LINE)]
-    return ",\n".join(lines)
+    shown, rest = _shown(queries)
+    lines = [", ".join(shown[i : i + NAMES_PER_LINE]) for i in range(0, len(shown), NAMES_PER_LINE)]
+    return ",\n".join(lines) + rest
 
 
 def shared_types(workload: Workload) -> dict[str, tuple[str, ...]]:
@@ -46,7 +57,8 @@ def workload_dot(workload: Workload, title: str = "workload") -> str:
     inside = shared_types(workload)
     gray_types = {t for types in inside.values() for t in types}
     caption = [f"merged template of {title}: {len(workload.queries)} queries"]
-    caption += [f"sharable {p} by {len(qs)} queries: {', '.join(qs)}" for p, qs in sharable.items()]
+    caption += [f"sharable {p} by {len(qs)} queries: {', '.join(_shown(qs)[0])}{_shown(qs)[1]}"
+                for p, qs in sharable.items()]  # fmt: skip
     if not sharable:
         caption.append("no sharable Kleene sub-pattern")
     out = [
@@ -67,7 +79,7 @@ def workload_dot(workload: Workload, title: str = "workload") -> str:
         point = f"start{i}"
         out.append(f"  {_quoted(point)} [shape=point, width=0.08, style=filled, fillcolor=black];")
         out.append(
-            f"  {_quoted(point)} -> {_quoted(t)} [tooltip={_quoted('starts ' + ', '.join(merged.start[t]))}];"
+            f"  {_quoted(point)} -> {_quoted(t)} [tooltip={_quoted('starts ' + _names(merged.start[t]))}];"
         )
     for tr in merged.transitions:
         shared_by = [
@@ -93,7 +105,14 @@ def render_svg(dot_text: str) -> str:
             "--format svg needs Graphviz's dot on PATH (Debian: apt-get install graphviz); "
             "--format dot prints the DOT text instead"
         )
-    done = subprocess.run([dot, "-Tsvg"], input=dot_text, capture_output=True, text=True, check=False)
+    try:
+        done = subprocess.run([dot, "-Tsvg"], input=dot_text, capture_output=True, text=True, check=False,
+                              timeout=DOT_SECONDS)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise HamletError(
+            f"dot -Tsvg did not lay out the merged template in {DOT_SECONDS} s (too large to draw); "
+            "--format dot prints the DOT text instead"
+        ) from None
     if done.returncode != 0:
         raise HamletError(f"dot -Tsvg failed: {done.stderr.strip()}")
     return done.stdout

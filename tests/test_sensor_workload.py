@@ -122,6 +122,20 @@ def test_explain_svg_without_graphviz_says_how_to_get_it(tmp_path, capsys, monke
     )
 
 
+def test_the_labels_of_a_workload_of_thousands_of_queries_name_some_and_count_the_rest(tmp_path, capsys):
+    """3,000 queries sharing B+: the caption, each edge and the start's tooltip listed every name, a string
+    past the 16,384 characters Graphviz reads (dot failed with a syntax error)."""
+    path = tmp_path / "many.hamlet"
+    path.write_text("".join(f"q{i}: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\n" for i in range(3000)))
+    assert main(["explain", "--format", "dot", str(path)]) == 0
+    dot = capsys.readouterr().out
+    first = ", ".join(f"q{i}" for i in range(24))
+    assert f"sharable B+ by 3000 queries: {first} and 2976 more" in dot
+    assert dot.count(" and 2976 more") == 4  # the caption, the start's tooltip, A -> B and B -> B
+    assert main(["explain", "--format", "svg", str(path)]) == 0
+    assert "and 2976 more" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("scenario", ["sensor"])
 def test_the_sensor_workload_fits_its_scenario(scenario, capsys):
     assert main(["check", str(WORKLOAD), "--scenario", scenario]) == 0
