@@ -223,7 +223,11 @@ def write_jsonl(rows: Iterable[ResultRow], out: IO[str]) -> None:
             # json.dumps goes through str(int), which stops at 4300 digits; counts have many more.
             out.write(json.dumps(fields, ensure_ascii=False)[:-1] + f', "value": {int_text(value)}}}\n')
         else:
-            out.write(json.dumps({**fields, "value": value}, ensure_ascii=False) + "\n")
+            if isinstance(value, float) and math.isinf(value):
+                value = repr(
+                    value
+                )  # (JSON has no infinity: Python's "Infinity" is no JSON, and jq reads it as 1.8e308)
+            out.write(json.dumps({**fields, "value": value}, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def _cell(value: Any) -> str:

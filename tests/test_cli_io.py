@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
 from contextlib import contextmanager
@@ -171,6 +172,17 @@ def test_values_min_cannot_order_are_an_error_not_a_traceback(tmp_path, capsys):
     assert capsys.readouterr().err == (
         "error: MIN/MAX: 'a' and 3 are not comparable (numbers, texts and bools do not mix)\n"
     )
+
+
+def test_jsonl_writes_a_sum_past_the_largest_double_as_the_string_inf(tmp_path):
+    """a1 a2 a3 (x = 1.5e308, -1.5e308, 1.5e308): seven trends, each event in four: SUM = 6e308 rounds to
+    inf, AVG = 6e308 / 12 = 5e307. Python's json wrote Infinity, which is no JSON (jq read it as 1.797e308)."""
+    (tmp_path / "w.hamlet").write_text("q: RETURN SUM(A.x), AVG(A.x) PATTERN A+ WITHIN 10\n")
+    (tmp_path / "e.csv").write_text("event_type,event_time,x\nA,1,1.5e308\nA,2,-1.5e308\nA,3,1.5e308\n")
+    args = ["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]
+    assert main([*args, "--output", str(tmp_path / "o.jsonl")]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert [(r["aggregate"], r["value"]) for r in rows] == [("SUM(A.x)", "inf"), ("AVG(A.x)", 5e307)]
 
 
 def test_table_shortens_huge_counts_but_jsonl_keeps_every_digit(tmp_path, capsys):
