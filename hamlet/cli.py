@@ -225,6 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader left (`hamlet trends ... | head`): no traceback, nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except (
+        MemoryError
+    ):  # (a bound raised by hand, e.g. --max-windows-per-event, that this machine cannot hold)
+        print("error: out of memory", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:  # Ctrl-C: the shell's status for SIGINT, no traceback
         print("interrupted", file=sys.stderr)
         return 130

@@ -350,3 +350,25 @@ def test_check_against_what_is_no_events_table_is_an_error_not_a_traceback(tmp_p
         f"error: the Delta table at {tmp_path / 'other'} is no events table: it has no event_type and no "
         "event_time column\n"
     )
+
+
+def test_a_bound_raised_past_what_the_machine_holds_is_an_error_not_a_traceback(tmp_path):
+    """WITHIN 1 d SLIDE 1 ms puts each event in 86,400,000 windows: refused unless --max-windows-per-event is
+    raised, and then the memory runs out (here capped at 700 MB, as a container's limit would)."""
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 1 d SLIDE 1 ms\n")
+    (tmp_path / "e.csv").write_text("event_type,event_time\nA,1\nB,2\n")
+    command = [str(Path(sys.executable).parent / "hamlet"), "evaluate", "--workload", str(tmp_path / "w.hamlet"),
+               "--events", str(tmp_path / "e.csv"), "--max-windows-per-event", "999999999999"]  # fmt: skip
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (700 << 20, 700 << 20))
+
+    done = subprocess.run(
+        command, check=False, capture_output=True, text=True, timeout=120, preexec_fn=capped
+    )
+    assert (done.returncode, done.stderr) == (1, "error: out of memory\n")

@@ -217,6 +217,10 @@ def test_times_in_seconds_as_numbers_are_read_as_hamlet_evaluate_reads_them():
             "event_time is string, neither a timestamp nor a number",
         ),
         ({"event_type": ["A", None], "event_time": [1, 2]}, "the events table, row 1: event_type is empty"),
+        (
+            {"event_type": ["A", "B", " "], "event_time": [1, 2, 3]},
+            "the events table, row 2: event_type is empty",
+        ),
         ({"event_type": ["A", "B"], "event_time": [1.0, float("nan")]}, "row 1: event_time is empty"),
         (
             {"event_type": ["A"], "event_time": [10**12]},

@@ -119,6 +119,9 @@ def checked(table: pa.Table) -> pa.Table:
         if pc.any(nulls).as_py():
             row = pc.index(nulls, True).as_py()
             raise EventError(f"{name} is empty", where=f"the events table, row {row}")
+    blank = pc.equal(pc.utf8_trim_whitespace(table.column(TYPE)), "")  # (as the CSV reader refuses it)
+    if pc.any(blank).as_py():
+        raise EventError(f"{TYPE} is empty", where=f"the events table, row {pc.index(blank, True).as_py()}")
     table = _decimals_as_numbers(table)
     if pa.types.is_timestamp(time.type):
         _check_timestamps(time)
