@@ -23,7 +23,9 @@ pub struct Graphlet {
 }
 
 impl Graphlet {
-    /// The graphlet of the burst events at `times` (ascending) that its sharers match.
+    /// The graphlet of the burst events at `times` (ascending) that its sharers match. Events of one time do
+    /// not precede one another, nor do any two of a type without E → E (`Graph::linked`): their burst comes
+    /// as one time, C = b.
     pub fn new(times: &[i64]) -> Graphlet {
         let mut sizes = Vec::new();
         let mut i = 0;
