@@ -162,6 +162,8 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
             raise EventError(
                 f"the header has no {required} column (found: {', '.join(header)})", where=f"{name}:1"
             )
+    if "" in header:  # (its values would become an attribute no query can name)
+        raise EventError(f"column {header.index('') + 1} of the header has no name", where=f"{name}:1")
     duplicates = {h for h in header if header.count(h) > 1}
     if duplicates:
         raise EventError(f"duplicate column(s) {', '.join(sorted(duplicates))}", where=f"{name}:1")

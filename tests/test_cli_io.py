@@ -42,6 +42,7 @@ def test_csv_values_times_and_nulls():
             "the header has no event_type column (found: type, event_time)",
         ),
         ("event_type,event_time,v,v\nA,1,2,3\n", "e.csv:1", "duplicate column(s) v"),
+        ("event_type,event_time, ,v\nA,1,2,3\n", "e.csv:1", "column 3 of the header has no name"),
         ("event_type,event_time,v\nA,1,2\nB,2\n", "e.csv:3", "2 fields, but the header has 3"),
         ("event_type,event_time\nA,1\n,2\n", "e.csv:3", "event_type is empty"),
         ("event_type,event_time\nA,1\nB,\n", "e.csv:3, column 2", "event_time is empty"),
