@@ -13,7 +13,7 @@ import pyarrow as pa
 from hamlet.analysis.attributes import check_attributes
 from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, load_workload_file
 from hamlet.api import STRATEGIES, evaluate, evaluate_table, finalize_table
-from hamlet.errors import EventError, HamletError
+from hamlet.errors import EventError, HamletError, output_file
 from hamlet.events import TIME_RANGE
 from hamlet.explain import explain
 from hamlet.io import ARROW_SUFFIXES, format_table, open_csv, read_events_arrow, read_events_csv, write_jsonl
@@ -21,6 +21,10 @@ from hamlet.stats import EvaluationStats
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    if args.output:  # before any work: writing it must not destroy an input nor block on a FIFO
+        output_file(
+            args.output, "output", inputs=[("the events file", args.events), ("the workload", args.workload)]
+        )
     workload = load_workload_file(args.workload, args.max_windows_per_event)
     if args.strategy not in STRATEGIES:
         raise HamletError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from collections.abc import Sequence
 
 EXCERPT_WIDTH = 100  # characters of the offending line an error shows
 
@@ -83,3 +85,52 @@ def regular_file(path: str, what: str) -> None:
         raise HamletError(f"cannot read {what} {path}: is a directory")
     if not stat.S_ISREG(mode):
         raise HamletError(f"cannot read {what} {path}: not a regular file (a device, a FIFO or a socket)")
+
+
+def output_file(
+    path: str,
+    what: str,
+    *,
+    inputs: Sequence[tuple[str, str]] = (),
+    folders: Sequence[tuple[str, str]] = (),
+    create_folder: bool = False,
+) -> None:
+    """Refuse to write ``path`` (``what``: "output", "report") where the write would destroy an input or never
+    end. ``inputs`` and ``folders`` are (description, path) pairs: input files (an output that is one of them,
+    through a symbolic or hard link too, would be emptied before it is read or replace it) and input folders,
+    such as a Delta table (a file written inside one corrupts it). Opening a FIFO for writing blocks until
+    someone reads it and a device swallows the output, so an existing output must be a regular file. The
+    folder the output goes in must exist unless ``create_folder``: a typo would otherwise make folders
+    anywhere. Where open() would fail the same way, the error has its words ("Is a directory", "No such file
+    or directory"), as the commands have always said."""
+    try:
+        mode: int | None = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None  # a new file (or a link to one that does not exist yet): its folder is checked below
+    except OSError as e:
+        raise HamletError(f"cannot write {what} {path}: {e.strerror}") from None
+    if mode is not None and stat.S_ISDIR(mode):  # the OS's words, as open() would say them
+        raise HamletError(f"cannot write {what} {path}: {os.strerror(errno.EISDIR)}")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise HamletError(f"cannot write {what} {path}: not a regular file (a device, a FIFO or a socket)")
+    real = os.path.realpath(path)  # where the bytes would go, through every symbolic link
+    for description, source in inputs:
+        if mode is not None and _same_file(path, source):
+            raise HamletError(f"cannot write {what} {path}: it is {description} {source}")
+    for description, table in folders:
+        if "://" in table:  # a remote table: a local output cannot land in it
+            continue
+        inside = os.path.realpath(table)
+        if real == inside or real.startswith(inside.rstrip(os.sep) + os.sep):
+            raise HamletError(f"cannot write {what} {path}: it lies inside {description} {table}")
+    folder = os.path.dirname(real)
+    if not create_folder and not os.path.isdir(folder):  # what open() would say, but before any work is done
+        why = errno.ENOTDIR if os.path.exists(folder) else errno.ENOENT
+        raise HamletError(f"cannot write {what} {path}: {os.strerror(why)}")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # the input is missing or unreadable: its own read reports that
+        return False

@@ -16,12 +16,17 @@ from __future__ import annotations
 import argparse
 import html
 import math
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
+
+from hamlet.errors import HamletError, output_file
 
 # Stable colours for the groups of a chart (the Tableau 10 palette); more groups reuse them.
 COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
@@ -44,7 +49,8 @@ class ReportError(Exception):
 @dataclass(frozen=True)
 class Point:
     window_end: datetime
-    value: float  # as plotted (a count beyond double range comes from its exact digits)
+    # As plotted (a count beyond double range comes from its exact digits); None: not a finite number, not drawn.
+    value: float | None
     exact: str  # the exact value as stored (value_exact), shown in titles and the table
 
 
@@ -55,15 +61,17 @@ class Series:
 
 
 def _number(value: Any, exact: Any) -> float | None:
-    """A plottable number: ``value`` (DOUBLE) unless null or infinite, else from ``value_exact``'s digits."""
-    if value is not None and not (isinstance(value, float) and (math.isnan(value) or math.isinf(value))):
+    """A plottable number: ``value`` (DOUBLE) unless null or not finite, else from ``value_exact``'s digits;
+    None when neither is a finite number (NaN, ±inf, "1e999"): a chart has no place for it."""
+    if value is not None and math.isfinite(value):
         return float(value)
     if exact is None:
         return None
     try:
-        return float(exact)
+        number = float(exact)
     except (ValueError, OverflowError):
         return None
+    return number if math.isfinite(number) else None
 
 
 def _group_text(group_key: str) -> str:
@@ -84,24 +92,115 @@ Aggregates = dict[
 ]  # workload → query → aggregate → group → series
 
 
-def read_aggregates(table: str, workload: str | None) -> Aggregates:
-    """workload → query → aggregate → group → series over window end, sorted; from the output table."""
+@dataclass(frozen=True)
+class Column:
+    """A column the report reads: its name, the type it must have (in words, for the error) and a test of
+    the Arrow type. A table written by hand or by another job can have the name with another type: the
+    report says which instead of failing on the first row with a traceback."""
+
+    name: str
+    expected: str
+    fits: Callable[[pa.DataType], bool]
+    nullable: bool = False  # True: the report has a meaning for null (no value, no status)
+
+
+def _text(t: pa.DataType) -> bool:
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
+
+
+def _number_type(t: pa.DataType) -> bool:
+    return bool(pa.types.is_floating(t) or pa.types.is_integer(t))
+
+
+def _texts(t: pa.DataType) -> bool:
+    return bool((pa.types.is_list(t) or pa.types.is_large_list(t)) and _text(t.value_type))
+
+
+def _counters(t: pa.DataType) -> bool:
+    return bool(pa.types.is_map(t) and _text(t.key_type) and _number_type(t.item_type))
+
+
+TEXT, TIME, NUMBER, INTEGER = "a string", "a timestamp", "a number (double)", "an integer"
+AGGREGATE_COLUMNS = (
+    Column("workload", TEXT, _text), Column("query", TEXT, _text), Column("window_end", TIME, pa.types.is_timestamp),
+    Column("group_key", TEXT, _text, nullable=True), Column("aggregate", TEXT, _text),
+    Column("value", NUMBER, _number_type, nullable=True), Column("value_exact", TEXT, _text, nullable=True),
+)  # fmt: skip
+RUN_COLUMNS = (
+    Column("run_id", TEXT, _text), Column("workload", TEXT, _text), Column("strategy", TEXT, _text),
+    Column("range_start", TIME, pa.types.is_timestamp), Column("range_end", TIME, pa.types.is_timestamp),
+    Column("query_set", INTEGER, pa.types.is_integer), Column("queries", "a list of strings", _texts),
+    Column("set_events", INTEGER, pa.types.is_integer), Column("partitions", INTEGER, pa.types.is_integer),
+    Column("engine_stats", "a map of string to number", _counters),
+    *(Column(f"{s}_seconds", NUMBER, _number_type) for s in STAGES),
+)  # fmt: skip
+OPTIONAL_RUN_COLUMNS = (Column("status", TEXT, _text, nullable=True),)  # older run_stats have none: committed
+
+
+def _read_table(location: str, kind: str, columns: Sequence[Column], optional: Sequence[Column],
+                workload: str | None) -> list[dict[str, Any]] | None:  # fmt: skip
+    """The rows of the Delta table at ``location`` (``kind``: its name in errors), ``columns`` (and those of
+    ``optional`` it has) only, of ``workload`` when given; None when there is no table there. Checks the
+    schema from the log before reading a row, so a wrong table is one error naming every missing column and
+    every wrong type."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError, TableNotFoundError
+
     from jobs.tables import read_arrow
 
-    columns = ["workload", "query", "window_end", "group_key", "aggregate", "value", "value_exact"]
-    filters = [("workload", "=", workload)] if workload else None
-    from deltalake.exceptions import TableNotFoundError
-
+    if "://" not in location and os.path.exists(location) and not os.path.isdir(location):
+        raise ReportError(f"{location}: not a Delta table (a file, not a folder)")
     try:
-        rows = read_arrow(table, columns=columns, filters=filters).to_pylist()
+        schema = pa.schema(DeltaTable(location).schema().to_arrow())
     except TableNotFoundError:
-        raise ReportError(f"no Delta table at {table}") from None
+        return None
+    except DeltaError as e:
+        raise ReportError(f"{location}: not a readable Delta table: {e}") from None
+    missing = [c.name for c in columns if c.name not in schema.names]
+    if missing:
+        raise ReportError(f"{location}: not a {kind} table: no column{'s' if len(missing) > 1 else ''} "
+                          f"{', '.join(missing)}")  # fmt: skip
+    wanted = [*columns, *(c for c in optional if c.name in schema.names)]
+    wrong = [f"{c.name} is {schema.field(c.name).type}, expected {c.expected}" for c in wanted
+             if not c.fits(schema.field(c.name).type)]  # fmt: skip
+    if wrong:
+        raise ReportError(f"{location}: column {'; column '.join(wrong)}")
+    filters = [("workload", "=", workload)] if workload else None
+    try:
+        table = read_arrow(location, columns=[c.name for c in wanted], filters=filters)
     except Exception as e:  # noqa: BLE001 (deltalake raises several kinds: report which table, not a traceback)
-        raise ReportError(f"cannot read the output table {table}: {type(e).__name__}: {e}") from None
+        raise ReportError(f"cannot read the {kind} table {location}: {type(e).__name__}: {e}") from None
+    for c in wanted:
+        column = table.column(c.name)
+        nulls = column.null_count + sum(_nested_nulls(chunk) for chunk in column.chunks)
+        if nulls and not c.nullable:
+            raise ReportError(
+                f"{location}: column {c.name} holds {nulls} null value{'s' if nulls > 1 else ''}"
+            )
+    try:
+        return table.to_pylist()
+    except (ValueError, OverflowError) as e:  # e.g. a timestamp past the year 9999, which Python cannot hold
+        raise ReportError(f"{location}: {e}") from None
+
+
+def _nested_nulls(chunk: pa.Array) -> int:
+    """Nulls inside a list or map column (a query named null, a counter without a value)."""
+    if isinstance(chunk, pa.MapArray):
+        return int(chunk.items.null_count)
+    if isinstance(chunk, pa.ListArray | pa.LargeListArray):
+        return int(chunk.flatten().null_count)
+    return 0
+
+
+def read_aggregates(table: str, workload: str | None) -> Aggregates:
+    """workload → query → aggregate → group → series over window end, sorted; from the output table."""
+    rows = _read_table(table, "trend_aggregates", AGGREGATE_COLUMNS, (), workload)
+    if rows is None:
+        raise ReportError(f"no Delta table at {table}")
     found: Aggregates = {}
     for row in rows:
-        number = _number(row["value"], row["value_exact"])
-        if number is None:
+        value, exact = row["value"], row["value_exact"]
+        if value is None and exact is None:  # nothing to show
             continue
         group = _group_text(row["group_key"])
         series = (
@@ -109,9 +208,8 @@ def read_aggregates(table: str, workload: str | None) -> Aggregates:
             .setdefault(group, Series(group))
         )  # fmt: skip
         end = row["window_end"]
-        series.points.append(
-            Point(end if end.tzinfo else end.replace(tzinfo=UTC), number, str(row["value_exact"]))
-        )
+        series.points.append(Point(end if end.tzinfo else end.replace(tzinfo=UTC), _number(value, exact),
+                                   str(exact if exact is not None else value)))  # fmt: skip
     for queries in found.values():
         for aggregates in queries.values():
             for groups in aggregates.values():
@@ -138,16 +236,9 @@ class RunSet:
 
 
 def read_runs(stats_table: str, workload: str | None) -> list[RunSet]:
-    """The rows of run_stats (of ``workload``), by range start, then run and query set."""
-    from deltalake.exceptions import TableNotFoundError
-
-    from jobs.tables import read_arrow
-
-    filters = [("workload", "=", workload)] if workload else None
-    try:
-        rows = read_arrow(stats_table, filters=filters).to_pylist()
-    except TableNotFoundError:
-        return []
+    """The rows of run_stats (of ``workload``), by range start, then run and query set; none when the table
+    does not exist (yet: the page says so)."""
+    rows = _read_table(stats_table, "run_stats", RUN_COLUMNS, OPTIONAL_RUN_COLUMNS, workload) or []
     runs = []
     for row in sorted(rows, key=lambda r: (r["range_start"], r["run_id"], r["query_set"])):
         engine = row["engine_stats"]
@@ -200,9 +291,11 @@ def _e(text: object) -> str:
 
 
 def _ticks(low: float, high: float, count: int = 4) -> list[float]:
+    """``count`` + 1 evenly spaced ticks from low to high, each a weighted mean of the two: ``high - low``
+    overflows to inf when the values span -1e308 to 1e308."""
     if high <= low:
         return [low]
-    return [low + (high - low) * i / count for i in range(count + 1)]
+    return [low * (1 - i / count) + high * (i / count) for i in range(count + 1)]
 
 
 def _short(value: float) -> str:
@@ -215,37 +308,52 @@ def _short(value: float) -> str:
 
 def panel_svg(query: str, aggregate: str, groups: dict[str, Series], colours: dict[str, str]) -> str:
     """One aggregate of one query: a line per group (in its colour) over window end, every point a circle
-    titled with its exact value."""
-    points = [p for s in groups.values() for p in s.points]
+    titled with its exact value. A value that is not a finite number (NaN, ±inf, beyond a double) has no
+    place on an axis: it is left out of the drawing, which says how many were, and stays in the table."""
+    all_points = [p for s in groups.values() for p in s.points]
+    points = [p for p in all_points if p.value is not None]
+    left_out = len(all_points) - len(points)
+    note = (f'<text class="note" x="{WIDTH - MARGIN_RIGHT}" y="16" text-anchor="end">{left_out} value'
+            f"{'s' if left_out > 1 else ''} not drawn (not a finite number): see the table</text>"
+            if left_out else "")  # fmt: skip
+    head = (f'<svg class="panel" role="img" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
+            f'data-query="{_e(query)}" data-aggregate="{_e(aggregate)}"')  # fmt: skip
+    if not points:  # nothing to draw: no axes to scale, only the note
+        return (f'{head} data-scale="none"><title>{_e(query)}: {_e(aggregate)} per window end</title>'
+                f'<text class="aggregate" x="{MARGIN_LEFT}" y="16">{_e(aggregate)}</text>{note}</svg>')  # fmt: skip
     times = [p.window_end.timestamp() for p in points]
     t0, t1 = min(times), max(times)
     if t1 == t0:
         t0, t1 = t0 - 1800, t1 + 1800
-    values = [p.value for p in points]
+    values = [p.value for p in points if p.value is not None]
     positive = [v for v in values if v > 0]
     log = len(positive) == len(values) and max(positive) / min(positive) > LOG_SPAN
     scale = (lambda v: math.log10(v)) if log else (lambda v: v)
     low, high = min(scale(v) for v in values), max(scale(v) for v in values)
     if not log:
         low = min(low, 0.0)
-    if high == low:
-        high = low + 1
+    if high == low:  # one value: a span its own size (low + 1 is low again past 2^53)
+        high = low + max(1.0, abs(low))
     plot_w, plot_h = WIDTH - MARGIN_LEFT - MARGIN_RIGHT, HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
 
     def x(t: float) -> float:
         return MARGIN_LEFT + (t - t0) / (t1 - t0) * plot_w
 
-    def y(v: float) -> float:
-        return MARGIN_TOP + plot_h - (scale(v) - low) / (high - low) * plot_h
+    def height(v: float) -> float:
+        """The y of ``v`` already scaled; halves first, as ``high - low`` can overflow to inf."""
+        return MARGIN_TOP + plot_h - (v / 2 - low / 2) / (high / 2 - low / 2) * plot_h
 
-    out = [(f'<svg class="panel" role="img" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
-           f'data-query="{_e(query)}" data-aggregate="{_e(aggregate)}" data-scale="{"log10" if log else "linear"}">'),
+    def y(v: float | None) -> float:
+        assert v is not None  # only drawn points
+        return height(scale(v))
+
+    out = [f'{head} data-scale="{"log10" if log else "linear"}">',
            f"<title>{_e(query)}: {_e(aggregate)} per window end{' (log10 axis)' if log else ''}</title>",
            f'<line class="axis" x1="{MARGIN_LEFT}" y1="{MARGIN_TOP + plot_h}" x2="{WIDTH - MARGIN_RIGHT}" y2="{MARGIN_TOP + plot_h}"/>',
            f'<line class="axis" x1="{MARGIN_LEFT}" y1="{MARGIN_TOP}" x2="{MARGIN_LEFT}" y2="{MARGIN_TOP + plot_h}"/>',
-           f'<text class="aggregate" x="{MARGIN_LEFT}" y="16">{_e(aggregate)}</text>']  # fmt: skip
+           f'<text class="aggregate" x="{MARGIN_LEFT}" y="16">{_e(aggregate)}</text>{note}']  # fmt: skip
     for tick in _ticks(low, high):
-        ty = MARGIN_TOP + plot_h - (tick - low) / (high - low) * plot_h
+        ty = height(tick)
         label = f"1e{tick:.1f}" if log else _short(tick)
         out.append(
             f'<text class="tick" x="{MARGIN_LEFT - 4}" y="{ty + 3:.1f}" text-anchor="end">{label}</text>'
@@ -258,10 +366,12 @@ def panel_svg(query: str, aggregate: str, groups: dict[str, Series], colours: di
                f"window end (UTC){' · log10 axis' if log else ''}</text>")  # fmt: skip
     for group in sorted(groups):
         series, colour = groups[group], colours[group]
-        path = " ".join(f"{x(p.window_end.timestamp()):.1f},{y(p.value):.1f}" for p in series.points)
-        out.append(f'<polyline class="series" fill="none" stroke="{colour}" stroke-width="1.5" points="{path}" '
-                   f'data-group="{_e(series.group)}"/>')  # fmt: skip
-        for p in series.points:
+        drawn = [p for p in series.points if p.value is not None]
+        path = " ".join(f"{x(p.window_end.timestamp()):.1f},{y(p.value):.1f}" for p in drawn)
+        if drawn:  # a group whose every value is left out has no line
+            out.append(f'<polyline class="series" fill="none" stroke="{colour}" stroke-width="1.5" points="{path}" '
+                       f'data-group="{_e(series.group)}"/>')  # fmt: skip
+        for p in drawn:
             out.append(f'<circle class="point" cx="{x(p.window_end.timestamp()):.1f}" cy="{y(p.value):.1f}" r="2.5" '
                        f'fill="{colour}" data-group="{_e(series.group)}" data-window-end="{p.window_end:%Y-%m-%dT%H:%M:%SZ}" '
                        f'data-value="{_e(p.exact)}"><title>{_e(series.group)}, window ending '
@@ -347,9 +457,16 @@ def render(aggregates: Aggregates, runs: Sequence[RunSet], table: str,
 
 
 def write_report(
-    table: str, stats_table: str | None, output: str | Path, workloads: Sequence[str] | None = None
+    table: str,
+    stats_table: str | None,
+    output: str | Path,
+    workloads: Sequence[str] | None = None,
+    *,
+    create_folder: bool = True,
 ) -> Path:
-    """Write the report of ``table`` (restricted to ``workloads`` when given) to ``output``; returns its path."""
+    """Write the report of ``table`` (restricted to ``workloads`` when given) to ``output``; returns its path.
+    ``create_folder``: make the output's missing folders (the pipeline's own reports folder, configured);
+    ``hamlet report`` passes False, so a mistyped --output is an error rather than new folders anywhere."""
     if stats_table:
         stats = stats_table
     else:  # beside the output table, as the aggregation job's default
@@ -358,6 +475,11 @@ def write_report(
             if "://" in table
             else str(Path(table).parent / "run_stats")
         )
+    try:  # before reading: the report must not land inside a table it reads, nor block on a FIFO
+        output_file(str(output), "report", folders=[("the table", table), ("the stats table", stats)],
+                    create_folder=create_folder)  # fmt: skip
+    except HamletError as e:
+        raise ReportError(str(e)) from None
     aggregates: Aggregates = {}
     runs: list[RunSet] = []
     for workload in workloads or [None]:  # type: ignore[list-item]
@@ -365,7 +487,8 @@ def write_report(
         runs.extend(read_runs(stats, workload))
     path = Path(output)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if create_folder:
+            path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render(aggregates, runs, table, stats, datetime.now(UTC)), encoding="utf-8")
     except OSError as e:
         raise ReportError(f"cannot write {output}: {e.strerror}") from None
@@ -381,9 +504,8 @@ def main(argv: list[str] | None = None, prog: str = "hamlet report") -> int:
     parser.add_argument("--output", required=True, help="the HTML file to write")
     args = parser.parse_args(argv)
     try:
-        path = write_report(
-            args.table, args.stats_table, args.output, [args.workload] if args.workload else None
-        )
+        path = write_report(args.table, args.stats_table, args.output, [args.workload] if args.workload else None,
+                            create_folder=False)  # fmt: skip
     except ReportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

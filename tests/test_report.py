@@ -170,3 +170,176 @@ def test_the_demo_summary_says_what_the_optimizer_shared(tmp_path):
         sharing_summary(stats, "rideshare_trips", at(0), at(2))
         == f"rideshare_trips: no committed run in {stats}"
     )
+
+
+# ------------------------------------------------------------------------- tables the report cannot read
+
+
+def report_of(table: Path, output: Path, *extra: str) -> list[str]:
+    return ["report", "--table", str(table), "--output", str(output), *extra]
+
+
+def test_a_run_stats_table_of_another_schema_names_every_missing_column(tmp_path, capsys):
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from hamlet.cli import main
+
+    output, stats = write_tables(tmp_path)
+    other = str(tmp_path / "other_stats")
+    write_deltalake(other, pa.table({"x": [1, 2], "run_id": ["r1", "r2"]}))
+    assert main(report_of(Path(output), tmp_path / "r.html", "--stats-table", other)) == 1
+    assert capsys.readouterr() == ("", (f"error: {other}: not a run_stats table: no columns workload, strategy, "
+                                   "range_start, range_end, query_set, queries, set_events, partitions, engine_stats, "
+                                   "read_seconds, shuffle_seconds, engine_seconds, combine_seconds, write_seconds, "
+                                   "total_seconds\n"))  # fmt: skip
+    # the default run_stats (beside the table) is checked the same way: once a KeyError 'range_start'
+    write_deltalake(stats, pa.table({"x": [1]}), mode="overwrite", schema_mode="overwrite")
+    assert main(report_of(Path(output), tmp_path / "r.html")) == 1
+    assert capsys.readouterr().err.startswith(f"error: {stats}: not a run_stats table: no columns run_id, ")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_stats_table_that_is_a_file_is_an_error(tmp_path, capsys):
+    from hamlet.cli import main
+
+    output, _ = write_tables(tmp_path)
+    (tmp_path / "stats.csv").write_text("run_id\nr1\n")
+    assert (
+        main(report_of(Path(output), tmp_path / "r.html", "--stats-table", str(tmp_path / "stats.csv"))) == 1
+    )
+    assert capsys.readouterr() == (
+        "",
+        f"error: {tmp_path / 'stats.csv'}: not a Delta table (a file, not a folder)\n",
+    )
+
+
+def test_wrongly_typed_columns_are_named_with_the_type_expected(tmp_path, capsys):
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from hamlet.cli import main
+
+    table = tmp_path / "trend_aggregates"
+    write_deltalake(str(table), pa.table({"workload": ["w"], "query": ["q"], "window_end": ["not a time"],
+                                          "group_key": ["{}"], "aggregate": ["COUNT(*)"], "value": ["1"],
+                                          "value_exact": ["1"]}))  # fmt: skip
+    assert main(report_of(table, tmp_path / "r.html")) == 1
+    assert capsys.readouterr() == ("", (f"error: {table}: column window_end is string, expected a timestamp; "
+                                   "column value is string, expected a number (double)\n"))  # fmt: skip
+    # run_stats: engine_stats a string, partitions a double
+    output, stats = write_tables(tmp_path / "t")
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(stats).to_pyarrow_table()
+    rows = rows.set_column(
+        rows.schema.get_field_index("partitions"), "partitions", pc.cast(rows["partitions"], pa.float64())
+    )
+    rows = rows.set_column(
+        rows.schema.get_field_index("engine_stats"), "engine_stats", pa.array(["{}", "{}"])
+    )
+    write_deltalake(stats, rows, mode="overwrite", schema_mode="overwrite")
+    assert main(report_of(Path(output), tmp_path / "r.html")) == 1
+    assert capsys.readouterr() == ("", (f"error: {stats}: column partitions is double, expected an integer; "
+                                   "column engine_stats is string, expected a map of string to number\n"))  # fmt: skip
+
+
+def test_nulls_where_the_report_needs_a_value_are_an_error(tmp_path, capsys):
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from hamlet.cli import main
+
+    table = tmp_path / "trend_aggregates"
+    write_deltalake(str(table), pa.table({"workload": ["w", "w"], "query": ["q", None],
+                                          "window_end": [at(0, 10), at(0, 20)], "group_key": ["{}", "{}"],
+                                          "aggregate": ["COUNT(*)", "COUNT(*)"], "value": [1.0, 2.0],
+                                          "value_exact": ["1", "2"]}))  # fmt: skip
+    assert main(report_of(table, tmp_path / "r.html")) == 1
+    assert capsys.readouterr() == ("", f"error: {table}: column query holds 1 null value\n")
+
+
+def test_values_that_are_not_finite_are_left_out_of_the_chart_and_said_so(tmp_path, capsys):
+    """A NaN, an inf, or value_exact "1e999" beside a null value: once drawn at y="nan", breaking the line."""
+    import re
+
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from hamlet.cli import main
+
+    table, page = tmp_path / "trend_aggregates", tmp_path / "r.html"
+    rows = [{"workload": "w", "query": q, "window_end": at(0, m), "group_key": '{"line":"L1"}', "aggregate": "SUM(R.v)",
+             "value": v, "value_exact": x}
+            for q, m, v, x in [("q", 10, 2.0, "2"), ("q", 20, None, "1e999"), ("q", 30, 4.0, "4"),
+                               ("nan", 10, float("nan"), None), ("nan", 20, None, "nan")]]  # fmt: skip
+    write_deltalake(str(table), pa.Table.from_pylist(rows))
+    assert main(report_of(table, page)) == 0
+    assert capsys.readouterr() == (f"report written to {page.resolve()}\n", "")
+    text = page.read_text(encoding="utf-8")
+    assert re.findall(r"<svg.*?</svg>", text) == [
+        (
+            '<svg class="panel" role="img" viewBox="0 0 560 220" width="560" height="220" data-query="nan" '
+            'data-aggregate="SUM(R.v)" data-scale="none"><title>nan: SUM(R.v) per window end</title>'
+            '<text class="aggregate" x="70" y="16">SUM(R.v)</text><text class="note" x="520" y="16" text-anchor="end">'
+            "2 values not drawn (not a finite number): see the table</text></svg>"
+        ),
+        (
+            '<svg class="panel" role="img" viewBox="0 0 560 220" width="560" height="220" data-query="q" '
+            'data-aggregate="SUM(R.v)" data-scale="linear"><title>q: SUM(R.v) per window end</title>'
+            '<line class="axis" x1="70" y1="180" x2="520" y2="180"/><line class="axis" x1="70" y1="26" x2="70" y2="180"/>'
+            '<text class="aggregate" x="70" y="16">SUM(R.v)</text><text class="note" x="520" y="16" text-anchor="end">'
+            "1 value not drawn (not a finite number): see the table</text>"
+            '<text class="tick" x="66" y="183.0" text-anchor="end">0</text>'
+            '<text class="tick" x="66" y="144.5" text-anchor="end">1</text>'
+            '<text class="tick" x="66" y="106.0" text-anchor="end">2</text>'
+            '<text class="tick" x="66" y="67.5" text-anchor="end">3</text>'
+            '<text class="tick" x="66" y="29.0" text-anchor="end">4</text>'
+            '<text class="tick" x="70.0" y="194" text-anchor="middle">01-05 00:10</text>'
+            '<text class="tick" x="220.0" y="194" text-anchor="middle">01-05 00:16</text>'
+            '<text class="tick" x="370.0" y="194" text-anchor="middle">01-05 00:23</text>'
+            '<text class="tick" x="520.0" y="194" text-anchor="middle">01-05 00:30</text>'
+            '<text class="tick" x="295" y="214" text-anchor="middle">window end (UTC)</text>'
+            '<polyline class="series" fill="none" stroke="#4e79a7" stroke-width="1.5" points="70.0,103.0 520.0,26.0" '
+            'data-group="line=L1"/>'
+            '<circle class="point" cx="70.0" cy="103.0" r="2.5" fill="#4e79a7" data-group="line=L1" '
+            'data-window-end="2026-01-05T00:10:00Z" data-value="2"><title>line=L1, window ending 2026-01-05 00:10 UTC: '
+            "SUM(R.v) = 2</title></circle>"
+            '<circle class="point" cx="520.0" cy="26.0" r="2.5" fill="#4e79a7" data-group="line=L1" '
+            'data-window-end="2026-01-05T00:30:00Z" data-value="4"><title>line=L1, window ending 2026-01-05 00:30 UTC: '
+            "SUM(R.v) = 4</title></circle></svg>"
+        ),
+    ]
+    # every value stays in the chart's table, exactly as stored (the NaN without value_exact as its double)
+    cells = re.findall(r'<td class="num">([^<]*)</td>', text)
+    assert cells == ["nan", "nan", "2", "1e999", "4"]
+
+
+def test_values_at_the_ends_of_the_double_range_are_drawn_inside_the_panel(tmp_path, capsys):
+    """-1e308 to 1e308: high - low overflowed to inf, and every tick and point was drawn at y="nan"."""
+    import re
+
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from hamlet.cli import main
+
+    table, page = tmp_path / "trend_aggregates", tmp_path / "r.html"
+    rows = [{"workload": "w", "query": "q", "window_end": at(0, m), "group_key": "{}", "aggregate": "SUM(R.v)",
+             "value": v, "value_exact": repr(v)} for m, v in [(10, -1e308), (20, 1e308)]]  # fmt: skip
+    write_deltalake(str(table), pa.Table.from_pylist(rows))
+    assert main(report_of(table, page)) == 0
+    capsys.readouterr()
+    text = page.read_text(encoding="utf-8")
+    assert re.findall(r'class="tick" x="66" y="([^"]*)" text-anchor="end">([^<]*)<', text) == [
+        ("183.0", "-1e+308"),
+        ("144.5", "-5e+307"),
+        ("106.0", "0"),
+        ("67.5", "5e+307"),
+        ("29.0", "1e+308"),
+    ]
+    assert re.findall(r'<circle class="point" cx="([^"]*)" cy="([^"]*)"', text) == [
+        ("70.0", "180.0"),
+        ("520.0", "26.0"),
+    ]
