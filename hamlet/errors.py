@@ -4,10 +4,40 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
+import unicodedata
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from itertools import accumulate
 
 EXCERPT_WIDTH = 100  # characters of the offending line an error shows
+# What ends a line of a workload, for the lexer's line numbers and the excerpts alike. Other separators
+# (form feed, vertical tab, NEL, U+2028, U+2029) stand inside a line, shown escaped in an excerpt.
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# Shown escaped in an excerpt: control characters (NUL, ESC, ...), format characters (the bidi overrides
+# such as U+202E, which make a terminal reorder what it shows; zero-width ones), line and paragraph
+# separators and lone surrogates (which stderr cannot encode).
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def source_lines(source: str) -> list[str]:
+    """The lines of a workload as the lexer numbers them (``str.splitlines`` with LINE_BREAK only)."""
+    lines = LINE_BREAK.split(source)
+    if not lines[-1]:  # like splitlines: a final line break does not start another line
+        lines.pop()
+    return lines
+
+
+def shown(ch: str) -> str:
+    """A character as an excerpt shows it: a tab as one space (it is one column), a control or format
+    character as its escape (``\\x00``, ``\\u202e``), anything else as itself."""
+    if ch == "\t":
+        return " "
+    if unicodedata.category(ch) not in _ESCAPED_CATEGORIES:
+        return ch
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 class HamletError(Exception):
@@ -49,16 +79,22 @@ class QueryError(HamletError):
         """The offending source line with a caret under the column (empty without source)."""
         if self.source is None:
             return ""
-        lines = self.source.splitlines()
+        lines = source_lines(self.source)
         if not 1 <= self.line <= len(lines):
             return ""
-        text, caret = lines[self.line - 1].expandtabs(1), self.column - 1
-        if len(text) > EXCERPT_WIDTH:  # a window of the line around the column, not all of a huge line
-            first = max(0, min(caret - EXCERPT_WIDTH // 2, len(text) - EXCERPT_WIDTH))
-            window = text[first : first + EXCERPT_WIDTH]
-            head, tail = ("..." if first else ""), ("..." if first + EXCERPT_WIDTH < len(text) else "")
-            text, caret = head + window + tail, caret - first + len(head)
-        return f"  {text}\n  {' ' * caret}^"
+        pieces = [shown(ch) for ch in lines[self.line - 1]]
+        starts = [0, *accumulate(len(piece) for piece in pieces)]  # where each character's piece starts
+        total = starts[-1]
+        caret = starts[max(0, min(self.column - 1, len(pieces)))]  # the caret under the column's piece
+        if total <= EXCERPT_WIDTH:
+            return f"  {''.join(pieces)}\n  {' ' * caret}^"
+        # A window of the line around the column, not all of a huge line, cut between whole pieces.
+        first = max(0, min(caret - EXCERPT_WIDTH // 2, total - EXCERPT_WIDTH))
+        a = bisect_left(starts, first)  # the first piece starting in the window
+        b = max(a, bisect_right(starts, first + EXCERPT_WIDTH) - 1)  # the pieces ending in it
+        head, tail = ("..." if a else ""), ("..." if b < len(pieces) else "")
+        text = head + "".join(pieces[a:b]) + tail
+        return f"  {text}\n  {' ' * (caret - starts[a] + len(head))}^"
 
 
 class EventError(HamletError):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from hamlet import QueryError, parse_workload
 from hamlet.analysis.workload import load_workload_file
-from hamlet.errors import EventError, HamletError
+from hamlet.errors import EventError, HamletError, source_lines
 from hamlet.io import open_csv, read_events_csv
 from jobs.load_events import LoadError, parse_csv
 
@@ -28,7 +28,9 @@ PREFIXES = ["", "q: RETURN COUNT(*) PATTERN ", "q: RETURN COUNT(*) PATTERN SEQ(A
 
 def assert_positioned(error: QueryError, text: str) -> None:
     assert error.line >= 1 and error.column >= 1
-    assert error.line <= text.count("\n") + 2  # a line of the text, or just past its end
+    assert (
+        error.line <= len(source_lines(text)) + 2
+    )  # a line of the text (CR, LF, CRLF), or just past its end
     assert error.message
 
 

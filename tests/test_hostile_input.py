@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from hamlet import QueryError, parse_workload
+from hamlet.analysis.template import build_template
 from hamlet.cli import main
+from hamlet.language.parser import parse_workload_text
 
 TAIL = " WITHIN 1 s"
 
@@ -128,3 +130,70 @@ def test_a_csv_with_a_bom_and_windows_beyond_year_9999_evaluate(tmp_path, capsys
         "q      [9999-12-31T00:00:00Z, 253402300800)  -      COUNT(*)   1",
         "q      [9999-12-31T00:00:00Z, 253402300800)  -      SUM(A.x)   1",
     ]
+
+
+def test_a_seq_of_200_optional_types_has_each_transition_once_in_pattern_order():
+    """SEQ(Z, T0?, ..., T199?, Y) links each item to every later one (n^2 transitions): built keyed by
+    (source, target), in the order the pattern implies them (explain and the golden files show that order)."""
+    optional = [f"T{i}" for i in range(200)]
+    workload = parse_workload(
+        f"q: RETURN COUNT(*) PATTERN SEQ(Z, {', '.join(t + '?' for t in optional)}, Y) WITHIN 10"
+    )
+    template = workload.queries[0].pattern.template
+    expected = [("Z", t) for t in [*optional, "Y"]]
+    expected += [(s, t) for i, s in enumerate(optional) for t in [*optional[i + 1 :], "Y"]]
+    assert len(expected) == 20301
+    assert [(t.source, t.target, t.label) for t in template.transitions] == [
+        (s, t, "SEQ") for s, t in expected
+    ]
+    assert (template.starts, template.ends) == (("Z",), ("Y",))
+    assert template.transition("T3", "T150") == template.transitions[expected.index(("T3", "T150"))]
+    assert template.transition("T150", "T3") is None
+
+
+@pytest.mark.parametrize(
+    "pattern, transitions",
+    [
+        ("(SEQ(E?, D?))+", "E -SEQ-> D, D -+-> E, D -+-> D, E -+-> E"),  # E -+-> D: E -SEQ-> D already
+        ("(A+)+", "A -+-> A"),
+        (
+            "SEQ(A, (SEQ(B, C?))*, D)",
+            "B -SEQ-> C, C -+-> B, B -+-> B, A -SEQ-> B, A -SEQ-> D, C -SEQ-> D, B -SEQ-> D",
+        ),
+    ],
+)
+def test_a_pair_of_types_implied_twice_keeps_its_first_transition(pattern, transitions):
+    template = build_template(
+        parse_workload_text(f"q: RETURN COUNT(*) PATTERN {pattern} WITHIN 1").queries[0].pattern
+    )
+    assert template.describe().partition("transitions: ")[2] == transitions
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r", "\r\n"], ids=["lf", "cr", "crlf"])
+def test_positions_and_query_texts_are_exact_after_100k_blank_lines(newline):
+    queries = [
+        f"q{i}: RETURN COUNT(*){newline}  PATTERN SEQ(A, B+) WITHIN {i + 1} s{newline}" for i in range(1000)
+    ]
+    text = newline * 100_000 + "".join(queries)
+    syntax = parse_workload_text(text)
+    assert len(syntax.queries) == 1000
+    last = syntax.queries[-1]
+    assert (last.name, last.line, last.column) == ("q999", 101_999, 1)
+    assert last.text == f"q999: RETURN COUNT(*){newline}  PATTERN SEQ(A, B+) WITHIN 1000 s"
+    with pytest.raises(QueryError) as caught:
+        parse_workload(text + "bad: RETURN COUNT(*) PATTERN A WITHIN 1 zz")
+    error = caught.value
+    assert (error.query, error.line, error.column) == ("bad", 102_001, 41)
+    assert error.excerpt() == "  bad: RETURN COUNT(*) PATTERN A WITHIN 1 zz\n" + " " * 42 + "^"
+
+
+def test_a_nul_or_an_rtl_override_in_a_workload_file_is_shown_escaped(tmp_path, capsys):
+    path = tmp_path / "w.hamlet"
+    path.write_text(
+        "q: RETURN COUNT(*)\rPATTERN SEQ(\u202eA,\x00 B+) WITHIN 10 s\n", encoding="utf-8", newline=""
+    )
+    assert run(capsys, "check", str(path)) == (1, "", (
+        f"error: {path}:2:13: query 'q': unexpected character '\\u202e'\n"
+        "  PATTERN SEQ(\\u202eA,\\x00 B+) WITHIN 10 s\n"
+        "              ^\n"
+    ))  # fmt: skip

@@ -392,3 +392,74 @@ def test_a_position_template_beyond_its_bound_is_an_error_at_the_pattern(monkeyp
     error = caught.value
     assert (error.query, error.line, error.column) == ("q1", 2, 11)
     assert error.message == "the pattern's template needs more than 3 states; write a shorter one"
+
+
+def excerpt_of(text: str) -> tuple[int, int, str, str]:
+    with pytest.raises(QueryError) as caught:
+        parse_workload(text)
+    error = caught.value
+    return error.line, error.column, error.message, error.excerpt()
+
+
+UNIT_X = "unknown time unit 'x'; use ms, s|sec|second(s), min|minute(s), h|hour(s) or d|day(s)"
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("q: RETURN COUNT(*)\rPATTERN SEQ(A, B+)\rWITHIN 10 x", 3),
+        ("q: RETURN COUNT(*)\r\n\rPATTERN SEQ(A, B+)\n\r\nWITHIN 10 x", 5),  # CRLF, CR, LF, CRLF
+        ("q: RETURN COUNT(*) -- a comment to the CR\rPATTERN SEQ(A, B+)\r\rWITHIN 10 x\r\n", 4),
+    ],
+    ids=["cr", "mixed", "comment"],
+)
+def test_lines_end_at_cr_lf_and_crlf_in_the_position_and_the_excerpt(text, line):
+    assert excerpt_of(text) == (line, 11, UNIT_X, "  WITHIN 10 x\n" + " " * 12 + "^")
+
+
+@pytest.mark.parametrize(
+    "separator, shown",
+    [("\f", "\\x0c"), ("\v", "\\x0b"), ("\x85", "\\x85"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")],
+    ids=["ff", "vt", "nel", "u2028", "u2029"],
+)
+def test_other_separators_are_white_space_inside_a_line_shown_escaped(separator, shown):
+    line, column, message, excerpt = excerpt_of(
+        f"q: RETURN COUNT(*){separator}PATTERN A{separator}WITHIN 10 x"
+    )
+    assert (line, column, message) == (1, 40, UNIT_X)
+    assert (
+        excerpt
+        == f"  q: RETURN COUNT(*){shown}PATTERN A{shown}WITHIN 10 x\n" + " " * (39 + 2 * len(shown)) + "^"
+    )
+
+
+def test_control_and_bidi_characters_are_shown_escaped_with_the_caret_under_the_column():
+    assert excerpt_of("q: RETURN COUNT(*) PATTERN SEQ(A,\x00 B+) WITHIN 10 s") == (
+        1, 34, "unexpected character '\\x00'",
+        "  q: RETURN COUNT(*) PATTERN SEQ(A,\\x00 B+) WITHIN 10 s\n" + " " * 35 + "^",
+    )  # fmt: skip
+    assert excerpt_of("q: RETURN COUNT(*) PATTERN SEQ(\u202eA, B+) WITHIN 10 s") == (
+        1, 32, "unexpected character '\\u202e'",
+        "  q: RETURN COUNT(*) PATTERN SEQ(\\u202eA, B+) WITHIN 10 s\n" + " " * 33 + "^",
+    )  # fmt: skip
+    # Escapes before the column move the caret by their width; a string's characters are escaped in the
+    # message too.
+    line, column, _, excerpt = excerpt_of(
+        "q: RETURN COUNT(*) PATTERN A WHERE A.x = '\x00\u202e\t' WITHIN 1 x"
+    )
+    assert (line, column) == (1, 57)
+    assert (
+        excerpt == "  q: RETURN COUNT(*) PATTERN A WHERE A.x = '\\x00\\u202e ' WITHIN 1 x\n" + " " * 66 + "^"
+    )
+    assert excerpt_of("q: RETURN COUNT(*) PATTERN A WITHIN '\u202e\x1b'")[2] == (
+        "expected a duration such as '30 min', found string '\\u202e\\x1b'"
+    )
+
+
+def test_a_long_line_of_escapes_is_cut_between_whole_escapes():
+    # 855 characters shown: the 100 around the caret would start inside an escape, so 97 from the next one.
+    line, column, _, excerpt = excerpt_of(
+        "q: RETURN COUNT(*) PATTERN A WHERE A.x = '" + "\x00" * 200 + "' WITHIN 1 zz"
+    )
+    assert (line, column) == (1, 254)
+    assert excerpt == "  ..." + "\\x00" * 21 + "' WITHIN 1 zz\n" + " " * 100 + "^"

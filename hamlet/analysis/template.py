@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from hamlet.language.nodes import (
@@ -54,15 +55,20 @@ class Template:
             raise ValueError(f"the pattern has {len(self.ends)} end types: {', '.join(self.ends)}")
         return self.ends[0]
 
+    @cached_property
+    def _by_pair(self) -> dict[tuple[str, str], Transition]:
+        """The transitions keyed by (source, target); the first wins, as in ``transition``'s former scan."""
+        index: dict[tuple[str, str], Transition] = {}
+        for t in self.transitions:
+            index.setdefault((t.source, t.target), t)
+        return index
+
     def predecessor_types(self, event_type: str) -> tuple[str, ...]:
         """pt(E): the types whose events may immediately precede an event of ``event_type``."""
         return tuple(t.source for t in self.transitions if t.target == event_type)
 
     def transition(self, source: str, target: str) -> Transition | None:
-        for t in self.transitions:
-            if t.source == source and t.target == target:
-                return t
-        return None
+        return self._by_pair.get((source, target))
 
     def describe(self) -> str:
         arrows = ", ".join(f"{t.source} -{t.label}-> {t.target}" for t in self.transitions) or "none"
@@ -177,16 +183,23 @@ def build_template(pattern: Pattern) -> Template:
     ``P?`` and ``P*`` (dissertation §12) as a Glushkov automaton: SEQ links each item's end types to the
     start types of every later item that only optional items separate from it; ``P*`` loops like ``P+``."""
     types: list[str] = []
-    transitions: list[Transition] = []
+    # One transition per pair of types, in the order first implied: (A+)+ yields A -+-> A twice,
+    # (SEQ(E?, D?))+ E -SEQ-> D and E -+-> D (an edge of the graph counts once, whatever operators imply it).
+    # Keyed by (source, target) so that a SEQ of n optional items (n^2 transitions) builds in O(n^2).
+    transitions: dict[tuple[str, str], Transition] = {}
+
+    def add(source: str, target: str, label: Label) -> None:
+        transitions.setdefault((source, target), Transition(source, target, label))
 
     def visit(p: Pattern) -> None:
         if isinstance(p, EventTypePattern):
             types.append(p.type_name)
         elif isinstance(p, (KleenePattern, StarPattern)):
             visit(p.inner)
+            heads = first_types(p.inner)
             for x in last_types(p.inner):
-                for y in first_types(p.inner):
-                    _add(transitions, Transition(x, y, "+"))
+                for y in heads:
+                    add(x, y, "+")
         elif isinstance(p, OptionalPattern):
             visit(p.inner)
         elif isinstance(p, (MinimalLengthPattern, ChoicePattern)):
@@ -195,23 +208,19 @@ def build_template(pattern: Pattern) -> Template:
             items = _positive_items(p)
             for item in items:
                 visit(item)
-            for i, left in enumerate(items):
-                for right in items[i + 1 :]:
-                    for x in last_types(left):
-                        for y in first_types(right):
-                            _add(transitions, Transition(x, y, "SEQ"))
-                    if not nullable(right):
+            firsts = [first_types(item) for item in items]
+            lasts = [last_types(item) for item in items]
+            empty = [nullable(item) for item in items]
+            for i in range(len(items)):
+                for j in range(i + 1, len(items)):
+                    for x in lasts[i]:
+                        for y in firsts[j]:
+                            add(x, y, "SEQ")
+                    if not empty[j]:
                         break
 
     visit(pattern)
-    return Template(tuple(types), first_types(pattern), last_types(pattern), tuple(transitions))
-
-
-def _add(transitions: list[Transition], transition: Transition) -> None:
-    # (A+)+ yields A -+-> A twice, (SEQ(E?, D?))+ E -SEQ-> D and E -+-> D: one transition per pair of types
-    # (an edge of the graph counts once, whatever operators imply it).
-    if not any(t.source == transition.source and t.target == transition.target for t in transitions):
-        transitions.append(transition)
+    return Template(tuple(types), first_types(pattern), last_types(pattern), tuple(transitions.values()))
 
 
 def canonical(pattern: Pattern | NegationPattern) -> str:

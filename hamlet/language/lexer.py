@@ -1,7 +1,10 @@
 """Tokens of the query language.
 
 Keywords are case-insensitive; ``--`` starts a comment to the end of the line. Every token remembers its
-line and column so that the parser and the analysis can point at it.
+line and column so that the parser and the analysis can point at it, and its offset in the source.
+
+Lines end at ``\r\n``, ``\r`` or ``\n`` (``errors.LINE_BREAK``, which error excerpts split lines by too);
+other separators (form feed, vertical tab, NEL, U+2028, U+2029) are white space inside a line.
 """
 
 from __future__ import annotations
@@ -9,9 +12,9 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from hamlet.errors import QueryError
+from hamlet.errors import QueryError, shown
 from hamlet.language.nodes import UNIT_SECONDS
 
 
@@ -75,6 +78,7 @@ class Token:
     line: int
     column: int
     value: int | float | str | None = None  # numbers parsed, strings unquoted
+    offset: int = field(default=0, compare=False)  # of the first character in the source
 
     def is_keyword(self, word: str) -> bool:
         return self.kind is Kind.KEYWORD and self.text == word
@@ -85,8 +89,8 @@ class Token:
     def describe(self) -> str:
         if self.kind is Kind.END:
             return "end of input"
-        if self.kind is Kind.STRING:
-            return f"string '{self.text}'"
+        if self.kind is Kind.STRING:  # control and bidi characters escaped, as in the excerpt
+            return "string '" + "".join(shown(ch) for ch in self.text) + "'"
         return f"'{self.text}'"
 
 
@@ -96,12 +100,13 @@ def tokenize(source: str) -> Iterator[Token]:
     while i < n:
         ch = source[i]
         column = i - line_start + 1
-        if ch == "\n":
-            line, line_start, i = line + 1, i + 1, i + 1
+        if ch in "\r\n":
+            i += 2 if source.startswith("\r\n", i) else 1
+            line, line_start = line + 1, i
         elif ch.isspace():
             i += 1
         elif source.startswith("--", i):
-            while i < n and source[i] != "\n":
+            while i < n and source[i] not in "\r\n":
                 i += 1
         elif ch.isalpha() or ch == "_":
             j = i
@@ -121,13 +126,13 @@ def tokenize(source: str) -> Iterator[Token]:
                 if source[k : k + 2].upper() == "BY" and not (
                     k + 2 < n and (source[k + 2].isalnum() or source[k + 2] == "_")
                 ):
-                    yield Token(Kind.KEYWORD, "GROUP-BY", line, column)
+                    yield Token(Kind.KEYWORD, "GROUP-BY", line, column, offset=i)
                     i = k + 2
                     continue
             if upper in KEYWORDS:
-                yield Token(Kind.KEYWORD, upper, line, column)
+                yield Token(Kind.KEYWORD, upper, line, column, offset=i)
             else:
-                yield Token(Kind.IDENT, word, line, column)
+                yield Token(Kind.IDENT, word, line, column, offset=i)
             i = j
         elif _digit(ch) or (ch == "." and i + 1 < n and _digit(source[i + 1])):
             j = i
@@ -153,28 +158,28 @@ def tokenize(source: str) -> Iterator[Token]:
                 raise QueryError(
                     f"malformed number '{text}{source[j]}'", line=line, column=column, source=source
                 )
-            yield Token(Kind.NUMBER, text, line, column, _number(text, is_float, line, column, source))
+            yield Token(Kind.NUMBER, text, line, column, _number(text, is_float, line, column, source), i)
             i = j
         elif ch in "'\"":
             j = i + 1
-            while j < n and source[j] != ch and source[j] != "\n":
+            while j < n and source[j] != ch and source[j] not in "\r\n":
                 j += 1
             if j >= n or source[j] != ch:
                 raise QueryError(
                     "unterminated string", line=line, column=column, expected=f"closing {ch}", source=source
                 )
             text = source[i + 1 : j]
-            yield Token(Kind.STRING, text, line, column, text)
+            yield Token(Kind.STRING, text, line, column, text, i)
             i = j + 1
         else:
             for symbol in SYMBOLS:
                 if source.startswith(symbol, i):
-                    yield Token(Kind.SYMBOL, "!=" if symbol == "<>" else symbol, line, column)
+                    yield Token(Kind.SYMBOL, "!=" if symbol == "<>" else symbol, line, column, offset=i)
                     i += len(symbol)
                     break
             else:
                 raise QueryError(f"unexpected character {ch!r}", line=line, column=column, source=source)
-    yield Token(Kind.END, "", line, n - line_start + 1)
+    yield Token(Kind.END, "", line, n - line_start + 1, offset=n)
 
 
 MAX_DIGITS = 4300  # Python's int/str conversion limit: a longer literal is an error, not a traceback

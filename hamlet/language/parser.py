@@ -185,7 +185,7 @@ class _Parser:
         name = self.expect_name("a query name followed by ':'")
         self.query_name = name.text
         self.expect_symbol(":", "':' after the query name")
-        start_offset = self._offset(name)
+        start_offset = name.offset
         self.expect_keyword("RETURN")
         returns = [self.return_item()]
         while self.tok.is_symbol(","):
@@ -226,7 +226,7 @@ class _Parser:
         if self.tok.is_keyword("SLIDE"):
             self.advance()
             slide = self.duration()
-        end = self._offset(self.tok)
+        end = self.tok.offset
         if self.tok.kind is not Kind.END and not (self.tok.kind is Kind.IDENT and self.peek().is_symbol(":")):
             raise self.error("SLIDE or the next query 'name:'" if slide is None else "the next query 'name:'")
         return Query(
@@ -265,12 +265,6 @@ class _Parser:
     def _touches(a: Token, b: Token) -> bool:
         """Whether token b starts right where a ends (same line, no space between)."""
         return a.line == b.line and b.column == a.column + len(a.text)
-
-    def _offset(self, token: Token) -> int:
-        offset = 0
-        for _ in range(token.line - 1):
-            offset = self.source.index("\n", offset) + 1
-        return offset + token.column - 1
 
     def return_item(self) -> AttributeName | AggregateCall:
         tok = self.tok
