@@ -103,19 +103,20 @@ def evaluate_partials(workload: Workload | PreparedWorkload | str, events: Any, 
 
 
 def evaluate_table(workload: Workload | PreparedWorkload | str, table: pa.Table, strategy: str = "hamlet",
-                   stats: EvaluationStats | None = None,
-                   window_ends_us: tuple[int, int] | None = None) -> pa.Table:  # fmt: skip
+                   stats: EvaluationStats | None = None, window_ends_us: tuple[int, int] | None = None,
+                   source: str | None = None) -> pa.Table:  # fmt: skip
     """``evaluate_partials`` over an Arrow table of events (``event_type``, ``event_time`` as a timestamp or
     seconds, optionally ``event_id``, attribute columns), with partial states as Arrow
     (``columnar.PARTIAL_SCHEMA``: windows in microseconds, groups as JSON keys, states as
     ``AggregateState.to_text``). The compiled kernel reads the columns and writes the states; no Python
     object is made per event or per result (``hamlet/runtime/columnar.py``). ``window_ends_us=(lo, hi)``:
-    only windows that end in (lo, hi] microseconds."""
+    only windows that end in (lo, hi] microseconds. ``source``: the path of the file the table was read
+    from, for errors to name ("the events table" without one); they number rows from 1."""
     stats = stats if stats is not None else EvaluationStats()
     stats.strategy = strategy
     executor = _executor(strategy)
     prepared = _clipped_us(workload, window_ends_us)
-    table = sorted_events(checked(table))
+    table = sorted_events(checked(table, source))
     parts = [_table_set(s, table, executor, stats, window_ends_us) for s in prepared.sets]
     return pa.concat_tables(parts) if parts else PARTIAL_SCHEMA.empty_table()
 

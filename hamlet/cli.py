@@ -31,7 +31,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     stats = EvaluationStats()
     if args.events.lower().endswith(ARROW_SUFFIXES):  # columnar in: the kernel reads the columns themselves
         table = read_events_arrow(args.events)
-        rows = finalize_table(workload, evaluate_table(workload, table, strategy=args.strategy, stats=stats))
+        # (source: a bad row's error names the file, as the CSV reader's names its line)
+        partials = evaluate_table(workload, table, strategy=args.strategy, stats=stats, source=args.events)
+        rows = finalize_table(workload, partials)
         iso_times = pa.types.is_timestamp(table.schema.field("event_time").type)
     else:
         try:

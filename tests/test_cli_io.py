@@ -278,8 +278,41 @@ def test_a_columnar_file_that_cannot_be_read_is_an_error_not_a_traceback(tmp_pat
     pq.write_table(pa.table({"event_type": ["A"]}), tmp_path / "no_time.parquet")
     assert main([*args, str(tmp_path / "no_time.parquet")]) == 1
     assert capsys.readouterr().err == (
-        "error: the events table: the table has no event_time column (found: event_type)\n"
+        f"error: {tmp_path / 'no_time.parquet'}: the table has no event_time column (found: event_type)\n"
     )
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "arrow"])
+@pytest.mark.parametrize(
+    "columns, message",
+    [
+        ({"event_type": ["A", "B", None], "event_time": [1, 2, 3]}, "row 3: event_type is empty"),
+        ({"event_type": ["A", " ", "B"], "event_time": [1, 2, 3]}, "row 2: event_type is empty"),
+        ({"event_type": ["A", "B"], "event_time": [1.0, float("nan")]}, "row 2: event_time is empty"),
+        (
+            {"event_type": ["A", "B"], "event_time": [10**12, 2]},
+            "row 1: event_time 1000000000000 lies outside the years 1 to 9999 (-62135596800 to 253402300799 s)",
+        ),
+    ],
+    ids=["null-type", "blank-type", "nan-time", "far-time"],
+)
+def test_a_bad_row_of_a_columnar_file_names_the_file_and_its_row_from_1(
+    tmp_path, capsys, suffix, columns, message
+):
+    """As the CSV reader names file:line: the file, then its row counted from 1 (not the table's index)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyarrow import feather
+
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\n")
+    path = tmp_path / f"e.{suffix}"
+    table = pa.table(columns)
+    if suffix == "parquet":
+        pq.write_table(table, path)
+    else:
+        feather.write_feather(table, path)
+    assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(path)]) == 1
+    assert capsys.readouterr() == ("", f"error: {path}, {message}\n")
 
 
 def test_output_and_event_paths_that_cannot_be_used_are_errors_not_tracebacks(tmp_path, capsys):

@@ -216,15 +216,18 @@ def test_times_in_seconds_as_numbers_are_read_as_hamlet_evaluate_reads_them():
             {"event_type": ["A"], "event_time": ["x"]},
             "event_time is string, neither a timestamp nor a number",
         ),
-        ({"event_type": ["A", None], "event_time": [1, 2]}, "the events table, row 1: event_type is empty"),
+        ({"event_type": ["A", None], "event_time": [1, 2]}, "the events table, row 2: event_type is empty"),
         (
             {"event_type": ["A", "B", " "], "event_time": [1, 2, 3]},
-            "the events table, row 2: event_type is empty",
+            "the events table, row 3: event_type is empty",
         ),
-        ({"event_type": ["A", "B"], "event_time": [1.0, float("nan")]}, "row 1: event_time is empty"),
+        (
+            {"event_type": ["A", "B"], "event_time": [1.0, float("nan")]},
+            "the events table, row 2: event_time is empty",
+        ),
         (
             {"event_type": ["A"], "event_time": [10**12]},
-            "row 0: event_time 1000000000000 lies outside the years",
+            "the events table, row 1: event_time 1000000000000 lies outside the years",
         ),
     ],
 )
@@ -333,18 +336,21 @@ def test_every_arrow_type_reads_as_the_event_path_reads_it(events, workload, str
 @pytest.mark.parametrize(
     ("column", "message"),
     [
-        (pa.array([float("inf"), 2.0, 3.0]), "row 0: event_time inf lies outside the years 1 to 9999"),
+        (
+            pa.array([float("inf"), 2.0, 3.0]),
+            "the events table, row 1: event_time inf lies outside the years 1 to 9999",
+        ),
         (
             pa.array([2**64 - 1, 2, 3], pa.uint64()),
-            "row 0: event_time 18446744073709551615 lies outside the years",
+            "the events table, row 1: event_time 18446744073709551615 lies outside the years",
         ),
         (
             pa.array([1_000_000_001, 2, 3], pa.int64()).cast(pa.timestamp("ns")),
-            "row 0: event_time 1970-01-01 00:00:01.000000001 has a fraction of a microsecond",
+            "the events table, row 1: event_time 1970-01-01 00:00:01.000000001 has a fraction of a microsecond",
         ),
         (
             pa.array([253402300800, 2, 3], pa.int64()).cast(pa.timestamp("s")),
-            "row 0: event_time of 253402300800 s since the epoch lies outside the years 1 to 9999",
+            "the events table, row 1: event_time of 253402300800 s since the epoch lies outside the years 1 to 9999",
         ),
     ],
 )

@@ -87,44 +87,44 @@ def micros_of(table: pa.Table) -> pa.Array:
     return pc.multiply_checked(column.cast(pa.int64()), MICROS)
 
 
-def checked(table: pa.Table) -> pa.Table:
+def checked(table: pa.Table, source: str | None = None) -> pa.Table:
     """The table as the engine reads it, or an ``EventError`` naming what is wrong and where: an
     ``event_type`` (text) and an ``event_time`` (a timestamp, or seconds as numbers, as ``hamlet.evaluate``
-    takes them) in every row. Seconds that are not all whole go to the ``Event`` path as they are."""
+    takes them) in every row. Seconds that are not all whole go to the ``Event`` path as they are.
+    ``source`` names the table in errors (the path of the file it was read from; None: "the events
+    table"), and a bad row is ``source, row N`` with rows numbered from 1, as a CSV's lines are."""
+    where = source or "the events table"
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
     if not isinstance(table, pa.Table):
-        raise EventError(
-            f"expected a pyarrow Table of events, found {type(table).__name__}", where="the events table"
-        )
+        raise EventError(f"expected a pyarrow Table of events, found {type(table).__name__}", where=where)
     for name in (TYPE, TIME):
         if name not in table.column_names:
             raise EventError(f"the table has no {name} column (found: {', '.join(table.column_names)})",
-                             where="the events table")  # fmt: skip
+                             where=where)  # fmt: skip
     table = _views_as_strings(table)
     kind = table.column(TYPE).type
     if pa.types.is_dictionary(kind):
         kind = kind.value_type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
-        raise EventError(f"event_type is {kind}, not text", where="the events table")
+        raise EventError(f"event_type is {kind}, not text", where=where)
     table = table.set_column(table.column_names.index(TYPE), TYPE, table.column(TYPE).cast(pa.string()))
     time = table.column(TIME)
     if not (
         pa.types.is_timestamp(time.type) or pa.types.is_integer(time.type) or pa.types.is_floating(time.type)
     ):
         raise EventError(f"event_time is {time.type}, neither a timestamp nor a number of seconds",
-                         where="the events table")  # fmt: skip
+                         where=where)  # fmt: skip
     for name in (TYPE, TIME):
         nulls = pc.is_null(table.column(name), nan_is_null=True)
         if pc.any(nulls).as_py():
-            row = pc.index(nulls, True).as_py()
-            raise EventError(f"{name} is empty", where=f"the events table, row {row}")
+            raise EventError(f"{name} is empty", where=_row(where, pc.index(nulls, True).as_py()))
     blank = pc.equal(pc.utf8_trim_whitespace(table.column(TYPE)), "")  # (as the CSV reader refuses it)
     if pc.any(blank).as_py():
-        raise EventError(f"{TYPE} is empty", where=f"the events table, row {pc.index(blank, True).as_py()}")
+        raise EventError(f"{TYPE} is empty", where=_row(where, pc.index(blank, True).as_py()))
     table = _decimals_as_numbers(table)
     if pa.types.is_timestamp(time.type):
-        _check_timestamps(time)
+        _check_timestamps(time, where)
         return table
     # Seconds as numbers (compared as doubles or in their own integer type: no cast that could overflow).
     if pa.types.is_uint64(time.type):  # (the one integer type whose values an int64 bound cannot meet)
@@ -135,10 +135,15 @@ def checked(table: pa.Table) -> pa.Table:
     if pc.any(outside).as_py():
         row = pc.index(outside, True).as_py()
         raise EventError(f"event_time {time[row].as_py()} lies outside the years 1 to 9999 ({TIME_RANGE[0]} to "
-                         f"{TIME_RANGE[1]} s)", where=f"the events table, row {row}")  # fmt: skip
+                         f"{TIME_RANGE[1]} s)", where=_row(where, row))  # fmt: skip
     if not pa.types.is_floating(time.type) or pc.all(pc.equal(pc.floor(time), time)).as_py():
         table = table.set_column(table.column_names.index(TIME), TIME, time.cast(pa.int64()))
     return table
+
+
+def _row(where: str, index: int) -> str:
+    """A row by its 0-based ``index`` as errors name it: from 1, as people count rows and a CSV its lines."""
+    return f"{where}, row {index + 1}"
 
 
 def _views_as_strings(table: pa.Table) -> pa.Table:
@@ -175,8 +180,9 @@ def _decimals_as_numbers(table: pa.Table) -> pa.Table:
 _TICKS = {"s": 1, "ms": 1_000, "us": MICROS, "ns": 1_000_000_000}
 
 
-def _check_timestamps(time: pa.ChunkedArray) -> None:
-    """Timestamps the engine's microseconds hold exactly, within the years 1 to 9999."""
+def _check_timestamps(time: pa.ChunkedArray, where: str) -> None:
+    """Timestamps the engine's microseconds hold exactly, within the years 1 to 9999 (``where``: the table
+    as errors name it)."""
     ticks = _TICKS[time.type.unit]
     raw = time.cast(pa.int64())
     if ticks > MICROS:
@@ -184,13 +190,13 @@ def _check_timestamps(time: pa.ChunkedArray) -> None:
         if pc.any(finer).as_py():
             row = pc.index(finer, True).as_py()
             raise EventError(f"event_time {time[row]} has a fraction of a microsecond, finer than the engine's "
-                             "microseconds", where=f"the events table, row {row}")  # fmt: skip
+                             "microseconds", where=_row(where, row))  # fmt: skip
         return  # (nanoseconds in 64 bits span the years 1677 to 2262)
     outside = pc.or_(pc.less(raw, TIME_RANGE[0] * ticks), pc.greater(raw, TIME_RANGE[1] * ticks))
     if pc.any(outside).as_py():
         row = pc.index(outside, True).as_py()
         raise EventError(f"event_time of {raw[row].as_py()} {time.type.unit} since the epoch lies outside the years "
-                         "1 to 9999", where=f"the events table, row {row}")  # fmt: skip
+                         "1 to 9999", where=_row(where, row))  # fmt: skip
 
 
 def kernel_micros(table: pa.Table) -> pa.Array | None:
