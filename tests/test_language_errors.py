@@ -463,3 +463,55 @@ def test_a_long_line_of_escapes_is_cut_between_whole_escapes():
     )
     assert (line, column) == (1, 254)
     assert excerpt == "  ..." + "\\x00" * 21 + "' WITHIN 1 zz\n" + " " * 100 + "^"
+
+
+def zero_divisor(what: str, divisor: str, value: str) -> str:
+    return f"{what} by zero: the divisor {divisor} makes every {value} null, so no comparison with it holds"
+
+
+@pytest.mark.parametrize(
+    "where, line, column, message",
+    [
+        ("A.x / 0 > 1", 1, 43, zero_divisor("division", "0", "quotient")),
+        ("A.x % 0 = 1", 1, 43, zero_divisor("modulo", "0", "remainder")),
+        ("A.x / 0.0 > 1", 1, 43, zero_divisor("division", "0.0", "quotient")),
+        ("A.x * 2 % -0.0 != 1", 1, 47, zero_divisor("modulo", "-0.0", "remainder")),
+        ("1 < A.x / (0)", 1, 47, zero_divisor("division", "(0)", "quotient")),
+        ("A.x / 1e-400 > 1", 1, 43, zero_divisor("division", "1e-400 (0 as a double)", "quotient")),
+        ("A.y = 1 OR\n  A.x / 0 > 1", 2, 9, zero_divisor("division", "0", "quotient")),
+        ("A.x / 0 < NEXT(A).x", 1, 43, zero_divisor("division", "0", "quotient")),  # edge predicates
+        ("A.x < NEXT(A).x % 0.0", 1, 55, zero_divisor("modulo", "0.0", "remainder")),
+    ],
+    ids=["div", "mod", "div-0.0", "mod-neg", "parens", "underflow", "line-2", "edge-left", "edge-next"],
+)
+def test_a_literal_zero_divisor_is_an_error_at_the_divisor(where, line, column, message):
+    """Division or modulo by a literal zero is null for every event and matches nothing: always a mistake."""
+    with pytest.raises(QueryError) as caught:
+        parse_workload(f"q: RETURN COUNT(*) PATTERN A+ WHERE {where} WITHIN 1")
+    error = caught.value
+    assert (error.query, error.line, error.column, error.message) == ("q", line, column, message)
+    assert error.expected == "a divisor other than 0"
+
+
+def test_a_divisor_that_is_zero_at_run_time_stays_null_and_matches_nothing():
+    from hamlet import evaluate
+
+    workload = parse_workload(
+        "q: RETURN COUNT(*) PATTERN A+ WHERE A.x / A.y >= 0 AND A.x % 0.5 = 0 WITHIN 10"
+    )
+    events = [{"event_type": "A", "event_time": t, "x": 1, "y": y} for t, y in ((1, 0), (2, 1), (3, 2))]
+    assert [row.value for row in evaluate(workload, events)] == [3]  # a2, a3, a2 a3: a1's quotient is null
+
+
+def test_check_refuses_a_zero_divisor_with_file_line_and_column(tmp_path, capsys):
+    from hamlet.cli import main
+
+    path = tmp_path / "w.hamlet"
+    path.write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B+)\n  WHERE A.x % 0 = 1 WITHIN 1\n")
+    assert main(["check", str(path)]) == 1
+    assert capsys.readouterr() == ("", (
+        f"error: {path}:2:15: query 'q': modulo by zero: the divisor 0 makes every remainder null, so no "
+        "comparison with it holds\n"
+        "    WHERE A.x % 0 = 1 WITHIN 1\n"
+        "                ^\n"
+    ))  # fmt: skip

@@ -6,7 +6,8 @@
   followed by which Y event; they belong to the template transition X → Y.
 
 Value semantics, the same for every strategy and for the brute-force oracle: a missing attribute is null;
-arithmetic on null or on a string gives null, division or modulo by zero gives null; a comparison with a
+arithmetic on null or on a string gives null, division or modulo by zero gives null (by an attribute that is
+0; a literal zero divisor is refused by the parser, as no comparison with it could hold); a comparison with a
 null is false; ``=`` and ``!=`` between a string and a number are false and true, ordering between them is
 false.
 """

@@ -494,8 +494,28 @@ class _Parser:
         left = self.unary(bare_word_ok)
         while self.tok.kind is Kind.SYMBOL and self.tok.text in ("*", "/", "%"):
             op = self.advance()
-            left = Arithmetic(left.line, left.column, op.text, left, self.unary(bare_word_ok))
+            divisor = self.tok
+            right = self.unary(bare_word_ok)
+            if op.text in ("/", "%") and _is_zero(right):
+                self._refuse_zero_divisor(op.text, divisor)
+            left = Arithmetic(left.line, left.column, op.text, left, right)
         return left
+
+    def _refuse_zero_divisor(self, op: str, divisor: Token) -> None:
+        """A literal zero divisor makes the value null for every event (``predicates.arithmetic``), so no
+        comparison with it ever holds: always a mistake, refused at the divisor as written."""
+        last = self.tokens[self.i - 1]  # the divisor's last token (a number or a ')')
+        written = " ".join(self.source[divisor.offset : last.offset + len(last.text)].split())
+        # (a literal such as 1e-400 is zero only as a double: say so, its text does not)
+        note = " (0 as a double)" if any(c in "123456789" for c in written.lower().partition("e")[0]) else ""
+        written = written if len(written) <= 40 else written[:40] + "..."
+        what, value = ("division", "quotient") if op == "/" else ("modulo", "remainder")
+        raise QueryError(
+            f"{what} by zero: the divisor {written}{note} makes every {value} null, so no comparison with it "
+            "holds",
+            line=divisor.line, column=divisor.column, query=self.query_name, expected="a divisor other than 0",
+            source=self.source,
+        )  # fmt: skip
 
     def unary(self, bare_word_ok: bool) -> Expression:
         if self.tok.is_symbol("-"):
@@ -557,6 +577,14 @@ class _Parser:
             self.advance()
             return self.expect_name("an attribute name").text
         return first.text
+
+
+def _is_zero(expr: Expression) -> bool:
+    """Whether ``expr`` is a number literal equal to 0 (``0``, ``0.0``, ``-0``, ``(0)``), not a string."""
+    while isinstance(expr, UnaryMinus):
+        expr = expr.operand
+    value = expr.value if isinstance(expr, Literal) else None
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
 
 
 def _children(node: Node) -> Iterator[Node]:
