@@ -84,6 +84,28 @@ def test_a_workload_that_is_not_utf8_is_an_error_at_its_byte_and_a_bom_is_read(t
     assert run(capsys, "check", str(path)) == (0, f"{path}: 1 queries OK (q)\n", "")
 
 
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"], ids=["", "bom"])
+@pytest.mark.parametrize("newline", [b"\n", b"\r", b"\r\n"], ids=["lf", "cr", "crlf"])
+def test_a_byte_that_is_not_utf8_is_at_the_line_and_column_the_lexer_counts(tmp_path, capsys, newline, bom):
+    """Lines end at CR, LF or CRLF and columns count characters (é is 2 bytes, € 3), as the lexer's do: the
+    same position as the lexer gives a character where the byte is."""
+    lines = [
+        b"q: RETURN COUNT(*) -- \xc3\xa9",
+        b"  PATTERN A WHERE A.s = '\xc3\xa9\xe2\x82\xac' \xff+ WITHIN 1 s",
+        b"",
+    ]
+    path = tmp_path / "w.hamlet"
+    path.write_bytes(bom + newline.join(lines))
+    assert run(capsys, "check", str(path)) == (1, "", (f"error: {path}:2:30: byte 0xff is not UTF-8 (workloads are "
+                                                      "UTF-8 text)\n"))  # fmt: skip
+    path.write_bytes(bom + newline.join(lines).replace(b"\xff", b"$"))
+    assert run(capsys, "check", str(path)) == (1, "", (
+        f"error: {path}:2:30: query 'q': unexpected character '$'\n"
+        "    PATTERN A WHERE A.s = 'é€' $+ WITHIN 1 s\n"
+        f"  {' ' * 29}^\n"
+    ))  # fmt: skip
+
+
 def test_a_huge_line_is_shown_around_the_column_only(tmp_path, capsys):
     path = tmp_path / "w.hamlet"
     path.write_text("q: RETURN COUNT(*) PATTERN A WHERE A.x < " + "9" * 100_000 + TAIL)
