@@ -29,7 +29,7 @@ def source_lines(source: str) -> list[str]:
     return lines
 
 
-def shown(ch: str) -> str:
+def shown_char(ch: str) -> str:
     """A character as an excerpt shows it: a tab as one space (it is one column), a control or format
     character as its escape (``\\x00``, ``\\u202e``), anything else as itself."""
     if ch == "\t":
@@ -82,7 +82,7 @@ class QueryError(HamletError):
         lines = source_lines(self.source)
         if not 1 <= self.line <= len(lines):
             return ""
-        pieces = [shown(ch) for ch in lines[self.line - 1]]
+        pieces = [shown_char(ch) for ch in lines[self.line - 1]]
         starts = [0, *accumulate(len(piece) for piece in pieces)]  # where each character's piece starts
         total = starts[-1]
         caret = starts[max(0, min(self.column - 1, len(pieces)))]  # the caret under the column's piece

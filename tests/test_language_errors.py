@@ -515,3 +515,15 @@ def test_check_refuses_a_zero_divisor_with_file_line_and_column(tmp_path, capsys
         "    WHERE A.x % 0 = 1 WITHIN 1\n"
         "                ^\n"
     ))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "ch, shown",
+    [("\t", " "), ("\x00", "\\x00"), ("\x85", "\\x85"), ("\u202e", "\\u202e"), ("\U000e0001", "\\U000e0001"),
+     ("\udcff", "\\udcff"), ("é", "é"), ("€", "€")],
+    ids=["tab", "nul", "nel", "rlo", "tag", "surrogate", "e-acute", "euro"],
+)  # fmt: skip
+def test_shown_char_is_a_character_as_an_excerpt_shows_it(ch, shown):
+    from hamlet.errors import shown_char
+
+    assert shown_char(ch) == shown

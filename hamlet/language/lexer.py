@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from hamlet.errors import QueryError, shown
+from hamlet.errors import QueryError, shown_char
 from hamlet.language.nodes import UNIT_SECONDS
 
 
@@ -90,7 +90,7 @@ class Token:
         if self.kind is Kind.END:
             return "end of input"
         if self.kind is Kind.STRING:  # control and bidi characters escaped, as in the excerpt
-            return "string '" + "".join(shown(ch) for ch in self.text) + "'"
+            return "string '" + "".join(shown_char(ch) for ch in self.text) + "'"
         return f"'{self.text}'"
 
 
