@@ -11,6 +11,7 @@ from hamlet.analysis.split import SubPattern
 from hamlet.analysis.template import canonical, merge_ends
 from hamlet.analysis.windows import seconds_text
 from hamlet.analysis.workload import Workload, sharing_obstacle
+from hamlet.errors import shown_char, source_lines
 from hamlet.runtime.dominance import dominance_applies
 from hamlet.runtime.native import event_grained, graphlet_obstacle, kernel_obstacle, predicates_obstacle
 from hamlet.runtime.partition import graph_key, merge_obstacle, merged_groups
@@ -46,7 +47,11 @@ def explain(workload: Workload) -> str:
                    f"pane {seconds_text(s.pane)}")  # fmt: skip
     out.extend(_sharing_plan(workload))
     out.extend(_time_segments(workload))
-    return "\n".join(out)
+    # Each character as an error excerpt shows it (a string literal in the query text and its predicates
+    # may hold any character but CR and LF): a separator such as \f or U+2028 would break a line on a
+    # terminal, a bidi override reorder it. A tab is kept (no caret follows: a query keeps its layout), and
+    # so is a line break a description may hold (neither a query's line nor a string literal holds one).
+    return "\n".join("".join(ch if ch in "\t\n" else shown_char(ch) for ch in line) for line in out)
 
 
 def _time_segments(workload: Workload) -> list[str]:
@@ -155,7 +160,9 @@ _SEMANTICS_TEXT = {
 
 def _query(q: AnalyzedQuery) -> list[str]:
     lines = [f"Query {q.name}"]
-    lines.extend("  | " + line for line in q.text.splitlines())
+    # The query's lines as the lexer numbers them (CR, LF, CRLF; str.splitlines also breaks at \f, \v,
+    # \x1c-\x1e, NEL, U+2028, U+2029, which a string or a comment may hold: ``explain`` escapes them).
+    lines.extend("  | " + line for line in source_lines(q.text))
     lines.append(f"  pattern: {canonical(q.syntax.pattern) if q.syntax else '?'}")
     if q.states is None:
         lines.extend(_sub_pattern(q.pattern, "  ", "positive pattern"))

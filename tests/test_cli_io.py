@@ -97,6 +97,26 @@ def test_check_and_explain(tmp_path, capsys):
     )
 
 
+def test_explain_lists_a_query_by_the_lexers_lines_with_separators_escaped(tmp_path, capsys):
+    """Only CR, LF and CRLF end a line (as the lexer and error excerpts count them); a form feed, RS, NEL or
+    U+2028 in a comment or a string stays in its line, shown escaped as an excerpt shows it."""
+    path = tmp_path / "w.hamlet"
+    path.write_bytes(
+        "q: RETURN COUNT(*) -- form\ffeed, RS\x1e, NEL\x85\r\n  PATTERN A+ WHERE A.s = 'line\u2028sep'\rWITHIN 1 s\n"
+        .encode()
+    )  # fmt: skip
+    assert main(["explain", str(path)]) == 0
+    out = capsys.readouterr().out.split("\n")
+    assert out[:5] == [
+        "Query q",
+        "  | q: RETURN COUNT(*) -- form\\x0cfeed, RS\\x1e, NEL\\x85",
+        "  |   PATTERN A+ WHERE A.s = 'line\\u2028sep'",
+        "  | WITHIN 1 s",
+        "  pattern: A+",
+    ]
+    assert "  local predicate on A: A.s = 'line\\u2028sep'" in out
+
+
 def test_explain_position_templates_run_alone(tmp_path, capsys):
     """OR, AND and a type at several places (dissertation §12): explain prints the states, says the graph is
     compiled (each event at every state of its type) and shared with nobody, not even with an equal query of
