@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import random
 
-from timing import load, machine, measure_all
+from timing import load, machine, measure_all, ratio_rows
 
 from hamlet import Event, parse_workload
 
@@ -95,10 +95,7 @@ def main() -> None:
         ("prices", prices_workload(), prices_stream(args.periods)),
     ):
         results = measure_all(parse_workload(text), events, ["greta", "static", "hamlet"], args.repeat)
-        reference, base = results["greta"][1], results["greta"][0]
-        for strategy, (seconds, rows, stats) in results.items():
-            print(f"| {name} | {len(events)} | {strategy} | {seconds:.3f} | {base / seconds:.2f} "
-                  f"| {stats.shared_bursts}/{stats.bursts} | {rows == reference} |", flush=True)  # fmt: skip
+        print("\n".join(ratio_rows(results, name, len(events))), flush=True)
     print(f"# {load()} at the end")
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import random
 
-from timing import load, machine, measure_all
+from timing import load, machine, measure_all, ratio_rows
 
 from hamlet import Event, parse_workload
 
@@ -52,10 +52,7 @@ def main() -> None:
     for burst in args.burst:
         events = stream(args.periods, burst)
         results = measure_all(parse_workload(workload()), events, ["greta", "static", "hamlet"], args.repeat)
-        reference, base = results["greta"][1], results["greta"][0]
-        for strategy, (seconds, rows, stats) in results.items():
-            print(f"| {burst} | {len(events)} | {strategy} | {seconds:.3f} | {base / seconds:.2f} "
-                  f"| {stats.shared_bursts}/{stats.bursts} | {rows == reference} |", flush=True)  # fmt: skip
+        print("\n".join(ratio_rows(results, burst, len(events))), flush=True)
     print(f"# {load()} at the end")
 
 

@@ -53,6 +53,18 @@ def measure_all(workload: Workload, events: list[Any], strategies: list[str],
     return {s: best[s] for s in strategies}
 
 
+def ratio_rows(results: dict[str, tuple[float, list, EvaluationStats]], *leading: object) -> list[str]:
+    """``measure_all``'s results as Markdown rows, one per strategy: the ``leading`` cells, then CPU s, the
+    ratio to greta, bursts shared / bursts, and whether the rows are greta's."""
+    reference, base = results["greta"][1], results["greta"][0]
+    cells = "".join(f"| {cell} " for cell in leading)
+    return [
+        f"{cells}| {strategy} | {seconds:.3f} | {base / seconds:.2f} | {stats.shared_bursts}/{stats.bursts} "
+        f"| {rows == reference} |"
+        for strategy, (seconds, rows, stats) in results.items()
+    ]
+
+
 def arrow_table(events: list[Event]) -> pa.Table:
     """Events as a table: type, time in seconds (as ``hamlet.evaluate`` takes them), attributes."""
     names = sorted({a for e in events for a in e.attributes})
