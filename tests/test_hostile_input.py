@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from hamlet import QueryError, parse_workload
-from hamlet.analysis.template import build_template
+from hamlet.analysis.template import Template, Transition, build_template
 from hamlet.cli import main
 from hamlet.language.parser import parse_workload_text
 
@@ -189,6 +189,22 @@ def test_a_pair_of_types_implied_twice_keeps_its_first_transition(pattern, trans
         parse_workload_text(f"q: RETURN COUNT(*) PATTERN {pattern} WITHIN 1").queries[0].pattern
     )
     assert template.describe().partition("transitions: ")[2] == transitions
+
+
+def test_the_template_keeps_its_transitions_by_pair_and_the_first_of_a_pair_wins():
+    """build_template hands over the dict it builds the transitions in; a template made from transitions
+    alone (merged, position templates) indexes them itself, the first transition of a pair winning."""
+    template = build_template(
+        parse_workload_text("q: RETURN COUNT(*) PATTERN (SEQ(E?, D?))+ WITHIN 1").queries[0].pattern
+    )
+    assert list(template.by_pair.items()) == [((t.source, t.target), t) for t in template.transitions]
+    assert template.transition("E", "D") == Transition("E", "D", "SEQ")  # (E -+-> D is implied after it)
+    made = Template(("A", "B"), ("A",), ("B",), (Transition("A", "B", "SEQ"), Transition("A", "B", "+")))
+    assert made.by_pair == {("A", "B"): Transition("A", "B", "SEQ")}
+    assert (made.transition("A", "B"), made.transition("B", "A")) == (Transition("A", "B", "SEQ"), None)
+    # The index is derived: equal templates are equal (and hash alike) whoever built it.
+    again = Template(template.types, template.starts, template.ends, template.transitions)
+    assert again == template and hash(again) == hash(template) and again.by_pair == template.by_pair
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r", "\r\n"], ids=["lf", "cr", "crlf"])

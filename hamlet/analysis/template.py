@@ -9,8 +9,7 @@ unless optional parts (``P?``, ``P*``) give it several.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from typing import Literal
 
 from hamlet.language.nodes import (
@@ -41,6 +40,16 @@ class Template:
     starts: tuple[str, ...]  # the types a trend may start with (one, unless an optional part comes first)
     ends: tuple[str, ...]  # the types a trend may end with
     transitions: tuple[Transition, ...]
+    # The transitions keyed by (source, target), the first of a pair winning: ``build_template`` hands over
+    # the dict it builds them in; other makers leave it to ``__post_init__``. (Derived: not compared.)
+    by_pair: dict[tuple[str, str], Transition] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.by_pair and self.transitions:
+            index: dict[tuple[str, str], Transition] = {}
+            for t in self.transitions:
+                index.setdefault((t.source, t.target), t)
+            object.__setattr__(self, "by_pair", index)  # (frozen: set once, here)
 
     @property
     def start(self) -> str:
@@ -55,20 +64,12 @@ class Template:
             raise ValueError(f"the pattern has {len(self.ends)} end types: {', '.join(self.ends)}")
         return self.ends[0]
 
-    @cached_property
-    def _by_pair(self) -> dict[tuple[str, str], Transition]:
-        """The transitions keyed by (source, target); the first wins, as in ``transition``'s former scan."""
-        index: dict[tuple[str, str], Transition] = {}
-        for t in self.transitions:
-            index.setdefault((t.source, t.target), t)
-        return index
-
     def predecessor_types(self, event_type: str) -> tuple[str, ...]:
         """pt(E): the types whose events may immediately precede an event of ``event_type``."""
         return tuple(t.source for t in self.transitions if t.target == event_type)
 
     def transition(self, source: str, target: str) -> Transition | None:
-        return self._by_pair.get((source, target))
+        return self.by_pair.get((source, target))
 
     def describe(self) -> str:
         arrows = ", ".join(f"{t.source} -{t.label}-> {t.target}" for t in self.transitions) or "none"
@@ -220,7 +221,10 @@ def build_template(pattern: Pattern) -> Template:
                         break
 
     visit(pattern)
-    return Template(tuple(types), first_types(pattern), last_types(pattern), tuple(transitions.values()))
+    # (the dict goes along: it holds each pair's first transition, the one ``transition`` answers)
+    return Template(
+        tuple(types), first_types(pattern), last_types(pattern), tuple(transitions.values()), transitions
+    )
 
 
 def canonical(pattern: Pattern | NegationPattern) -> str:
