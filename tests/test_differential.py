@@ -14,19 +14,19 @@ oracle's reach, on bursts whose counts exceed 128 bits, every path equals GRETA 
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from functools import partial
 
 import pyarrow as pa
-from hypothesis import assume, given, note, settings
+from hypothesis import assume, given, note
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
 from test_trends import expected, listed
 from test_vertical import check_split, segment_workloads
 from workloads import (
     conditions,
+    examples,
     multi_query_workloads,
     negation_patterns,
     optional_patterns,
@@ -170,7 +170,7 @@ def stream_types(text: str) -> str:
     return positive * 3 + "".join(t for q in workload.queries for t in q.types) + "Z"
 
 
-WIDE_EXAMPLES = settings(max_examples=300 if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 100)
+WIDE_EXAMPLES = examples(ci=300)
 
 
 @WIDE_EXAMPLES

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
 from test_property import check
 from test_vertical import check_split
-from workloads import MULTI_QUERY_EXAMPLES, attributes, bursty_events, events, table_of
+from workloads import attributes, bursty_events, events, table_of
 
 from hamlet import STRATEGIES, Event, evaluate, parse_workload
 from hamlet.api import evaluate_table, evaluate_with, finalize_table, prepare
@@ -109,7 +109,6 @@ def merged_names(text: str, stream: list[Event]) -> list[set[str]]:
     return out
 
 
-@MULTI_QUERY_EXAMPLES
 @given(prefix_workloads(), st.data())
 def test_queries_sharing_a_prefix_equal_bruteforce_on_one_merged_graph(drawn, data):
     text, merged, alone = drawn
@@ -128,7 +127,6 @@ def test_queries_sharing_a_prefix_equal_bruteforce_on_one_merged_graph(drawn, da
         assert stats.merged_graphs == (0 if strategy == "greta" else len(graphs)), strategy
 
 
-@MULTI_QUERY_EXAMPLES
 @given(prefix_workloads(short_slides=True), st.data())
 def test_merged_graphs_compose_across_time_segments(drawn, data):
     """A merged graph's segments (``native/src/vertical.rs``) compose exactly: what flows in are running

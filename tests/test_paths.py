@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from hypothesis import given, note, settings
+from hypothesis import given, note
 from hypothesis import strategies as st
-from workloads import events, types_of
+from workloads import events, examples, types_of
 
 from hamlet import parse_workload
 from hamlet.api import evaluate_with
@@ -35,7 +35,7 @@ SHAPES = [
 ]
 
 
-@settings(max_examples=60)
+@examples(ci=60)
 @given(st.sampled_from(SHAPES), st.data())
 def test_optimised_sources_equal_the_plain_scan(shape, data):
     text, kind = shape

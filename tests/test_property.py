@@ -20,7 +20,6 @@ from oracle import evaluate_bruteforce
 from test_trends import expected as expected_trends
 from test_trends import listed
 from workloads import (
-    MULTI_QUERY_EXAMPLES,
     POSITION_AROUND_B,
     POSITION_SEMANTICS,
     analyses,
@@ -292,7 +291,6 @@ def test_shared_strategies_equal_bruteforce(text, stream):
     check(text, stream)
 
 
-@MULTI_QUERY_EXAMPLES
 @given(multi_query_workloads(), st.data())
 def test_multi_query_workloads_equal_bruteforce(text, data):
     """2–5 queries sharing a Kleene sub-pattern, NOT in every position, every predicate, aggregate, grouping

@@ -6,10 +6,11 @@ import math
 from functools import partial
 
 import pytest
-from hypothesis import given, note, settings
+from hypothesis import given, note
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
 from streams import stream
+from workloads import examples
 
 from hamlet import Event, parse_workload
 from hamlet.api import evaluate, evaluate_with
@@ -153,7 +154,7 @@ def periods(draw) -> list[Event]:
     return out
 
 
-@settings(max_examples=100)
+@examples(ci=100)
 @given(one_shape_workloads(), periods())
 def test_shape_groups_equal_bruteforce(text, events):
     note(text)

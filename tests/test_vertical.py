@@ -16,7 +16,6 @@ from hypothesis import assume, event, given, note
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
 from workloads import (
-    MULTI_QUERY_EXAMPLES,
     TYPES,
     bursty_events,
     events,
@@ -120,7 +119,6 @@ def check_split(text: str, stream, data) -> None:
         assert segmented(workload, table, cuts, strategy) == expected, strategy
 
 
-@MULTI_QUERY_EXAMPLES
 @given(segment_workloads(), st.data())
 def test_every_split_composes_to_the_unsplit_result(text, data):
     types = types_of(text, every=2)

@@ -8,7 +8,6 @@ from fractions import Fraction
 from hypothesis import given, note
 from hypothesis import strategies as st
 from workloads import (
-    MULTI_QUERY_EXAMPLES,
     bursty_events,
     events,
     multi_query_workloads,
@@ -51,7 +50,6 @@ def test_window_ends_with_shared_bursts(text, stream, lo, hi):
     check(text, stream, lo, hi)
 
 
-@MULTI_QUERY_EXAMPLES
 @given(multi_query_workloads(), st.data(), bounds, bounds)
 def test_window_ends_of_multi_query_workloads(text, data, lo, hi):
     # Clipped windows differ per query, yet queries of one pattern still share a graph (graph.py's classes).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 
@@ -314,9 +313,11 @@ def bursty_events(draw, types: str = "ABCDEF", max_runs: int = 7, max_events: in
     return out
 
 
-# CI's 500 examples of 2–5 queries take half a minute per property; the default profile draws fewer, to stay
-# about as quick as the other properties.
-MULTI_QUERY_EXAMPLES = settings(max_examples=500 if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 150)
+def examples(ci: int) -> settings:
+    """A costly property's examples: ``ci`` under CI's profile, where 500 would take too long; the profile's
+    own count elsewhere, so a developer's quick loop stays quick and a bug hunt (``deep``) draws its 3,000."""
+    return settings(max_examples=ci) if settings.get_current_profile_name() == "ci" else settings()
+
 
 # Kleene sub-patterns that the queries of a multi-query workload share (over B, C, D; B+ most often, as its
 # bursts are what the shared strategies share).
