@@ -380,12 +380,13 @@ def verify_commit(output_table: str, run_id: str, workload: str, start: str | da
 def _finished_without_rows(stats_table: str, run_id: str, workload: str, wanted: dict[str, str]) -> bool:
     """Whether ``run_stats`` holds rows of the run for exactly the interval, every one committed with no
     row written and no output version (the job writes them so only after its write returned)."""
-    from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
+
+    from jobs.tables import read_arrow  # (a short task process: Arrow's own filesystem, see jobs/tables.py)
 
     columns = ["run_id", "workload", "range_start", "range_end", "status", "rows_written", "output_version"]
     try:
-        rows = DeltaTable(stats_table).to_pyarrow_table(columns=columns).to_pylist()
+        rows = read_arrow(stats_table, columns=columns).to_pylist()
     except TableNotFoundError:
         return False
     start, end = instant(wanted["start"]), instant(wanted["end"])

@@ -7,9 +7,9 @@ interpreter exits. Arrow then destroys a thread that is still joinable and the p
 work is done: ``terminate called without an active exception``, exit -6 (apache/arrow#34314,
 delta-io/delta-rs#2184). Measured on this machine: 14 of 850 short reader processes aborted that way (2 of
 100, 1 of 300, 4 of 150, 7 of 300 in four loops); given an Arrow-native filesystem (no Python on Arrow's
-threads), 0 of 1,200 (tests/spark/test_delta_readers.py runs 300). So every project read of a Delta
-table's rows goes through ``read_arrow`` / ``read_pandas``, which hand deltalake Arrow's own filesystem for
-the table's location. Reads of the log only (``schema()``, ``history()``, ``partitions()``) scan no files.
+threads), 0 of 1,200. So every project read of a Delta table's rows goes through ``read_arrow`` /
+``read_pandas``, which hand deltalake Arrow's own filesystem for the table's location
+(tests/spark/test_delta_readers.py checks the project's code for any other, and runs 100 processes). Reads of the log only (``schema()``, ``history()``, ``partitions()``) scan no files.
 """
 
 from __future__ import annotations
