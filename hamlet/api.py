@@ -452,14 +452,16 @@ def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executo
 
 
 def to_events(events: Any) -> list[Event]:
-    """Events from Event objects, mappings or a pandas DataFrame (duck-typed: no pandas import here)."""
+    """Events from Event objects, mappings or a pandas DataFrame (duck-typed: no pandas import here). A bad
+    one is named as the other readers name theirs, counted from 1: "the DataFrame, row 2" (by position, not
+    by index label), "event 2"."""
     if hasattr(events, "to_dict") and hasattr(events, "columns"):
         names = [str(c) for c in events.columns]
         if len(set(names)) < len(names):
             twice = sorted({n for n in names if names.count(n) > 1})
             raise EventError(f"duplicate column(s) {', '.join(twice)}", where="the DataFrame")
         records = events.to_dict(orient="records")
-        return [_from_mapping(r, f"row {i}", dataframe=True) for i, r in enumerate(records)]
+        return [_from_mapping(r, f"the DataFrame, row {i}", dataframe=True) for i, r in enumerate(records, 1)]
     if isinstance(events, list) and all(type(e) is Event and type(e.time) is int and type(e.attributes) is dict
                                         for e in events):  # fmt: skip
         return events  # already what the engine reads (the Spark job's events): one cheap pass, no copies
@@ -467,7 +469,7 @@ def to_events(events: Any) -> list[Event]:
         raise EventError(f"expected Event objects, mappings or a DataFrame, found {type(events).__name__}",
                          where="the events")  # fmt: skip
     out = []
-    for i, item in enumerate(events):
+    for i, item in enumerate(events, 1):
         if isinstance(item, Event):
             if not isinstance(item.attributes, Mapping):
                 raise EventError(f"attributes are a {type(item.attributes).__name__}, not a mapping of names to "

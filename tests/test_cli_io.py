@@ -335,6 +335,46 @@ def test_a_bad_row_of_a_columnar_file_names_the_file_and_its_row_from_1(
     assert capsys.readouterr() == ("", f"error: {path}, {message}\n")
 
 
+def test_every_input_path_names_a_bad_row_from_1_and_its_file_when_there_is_one(tmp_path, capsys):
+    """The second event's time is empty: each path names it as the second of its input (a CSV by its line,
+    after the header), as the columnar reader does; a DataFrame's row by position, not by index label."""
+    import math
+
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hamlet import Event, evaluate, evaluate_table
+
+    workload = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\n"
+    columns = {"event_type": ["A", "B", "B"], "event_time": [1.0, None, 3.0]}
+    dicts = [{"event_type": t, "event_time": s} for t, s in zip(columns["event_type"], columns["event_time"])]
+
+    def error(events) -> str:
+        with pytest.raises(EventError) as caught:
+            evaluate(workload, events)
+        return str(caught.value)
+
+    assert error(pd.DataFrame(columns, index=[10, 20, 30])) == "the DataFrame, row 2: event_time is empty"
+    assert error(dicts) == "event 2: event_time is empty"
+    assert error([Event("A", 1), Event("B", math.nan), Event("B", 3)]) == "event 2: event_time is empty"
+    assert (
+        error([{"event_type": "A", "event_time": 1}, 5])
+        == "event 2: expected an Event or a mapping, found int"
+    )
+    assert error([{"event_type": "A", "event_time": 1}, {"event_time": 2}]) == "event 2: missing event_type"
+    with pytest.raises(EventError) as caught:
+        evaluate_table(workload, pa.table(columns))
+    assert str(caught.value) == "the events table, row 2: event_time is empty"
+    (tmp_path / "w.hamlet").write_text(workload)
+    pq.write_table(pa.table(columns), tmp_path / "e.parquet")
+    (tmp_path / "e.csv").write_text("event_type,event_time\nA,1\nB,\nB,3\n")
+    for name, where in (("e.parquet", ", row 2"), ("e.csv", ":3, column 2")):
+        path = tmp_path / name
+        assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(path)]) == 1
+        assert capsys.readouterr() == ("", f"error: {path}{where}: event_time is empty\n")
+
+
 def test_output_and_event_paths_that_cannot_be_used_are_errors_not_tracebacks(tmp_path, capsys):
     (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\n")
     (tmp_path / "e.csv").write_text("event_type,event_time\nA,1\nB,2\n")

@@ -216,14 +216,14 @@ def test_nan_and_infinity_under_sum_and_nan_under_min_are_errors_naming_the_even
         ("q: RETURN COUNT(*) PATTERN A WITHIN 1", None, "the events: expected Event objects, mappings or a DataFrame, found NoneType"),
         ("q: RETURN COUNT(*) PATTERN A WITHIN 1", 5, "found int"),
         ("q: RETURN COUNT(*) PATTERN A WITHIN 1", {"event_type": "A"}, "found dict"),
-        ("q: RETURN COUNT(*) PATTERN A WITHIN 1", [Event("A", 1, [1])], "event 0: attributes are a list, not a mapping"),
+        ("q: RETURN COUNT(*) PATTERN A WITHIN 1", [Event("A", 1, [1])], "event 1: attributes are a list, not a mapping"),
         (b"q: RETURN COUNT(*) PATTERN A WITHIN 1", [], "found bytes"),
         (5, [], "expected a workload (its text, parse_workload's Workload or prepare's), found int"),
         ("q: RETURN g, COUNT(*) PATTERN A GROUP-BY g WITHIN 1", [Event("A", 1, {"g": [1]})],
          "the A event at time 1: g = ([1],): GROUP-BY and equivalence attributes take single values"),
         # (a NaT passed for a datetime and ended in a ValueError; pandas dropped a duplicate column silently)
         ("q: RETURN COUNT(*) PATTERN A WITHIN 1", pd.DataFrame({"event_type": ["A", "A"], "event_time": pd.to_datetime(
-            ["2026-01-05 08:00:00", None])}), "row 1: event_time is empty"),
+            ["2026-01-05 08:00:00", None])}), "the DataFrame, row 2: event_time is empty"),
         ("q: RETURN COUNT(*) PATTERN A WITHIN 1", pd.DataFrame([["A", 1, 2, 3]], columns=["event_type", "event_time", "x", "x"]),
          "the DataFrame: duplicate column(s) x"),
     ],
