@@ -117,7 +117,7 @@ def evaluate_table(workload: Workload | PreparedWorkload | str, table: pa.Table,
     executor = _executor(strategy)
     prepared = _clipped_us(workload, window_ends_us)
     table = sorted_events(checked(table, source))
-    parts = [_table_set(s, table, executor, stats, window_ends_us) for s in prepared.sets]
+    parts = [_table_set(s, table, executor, stats, window_ends_us, source) for s in prepared.sets]
     return pa.concat_tables(parts) if parts else PARTIAL_SCHEMA.empty_table()
 
 
@@ -132,7 +132,7 @@ def _clipped_us(workload: Workload | PreparedWorkload | str,
 
 
 def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stats: EvaluationStats,
-               window_ends_us: tuple[int, int] | None) -> pa.Table:  # fmt: skip
+               window_ends_us: tuple[int, int] | None, source: str | None) -> pa.Table:  # fmt: skip
     rows = set_rows(table, query_set.types, query_set.attributes)
     if rows.num_rows == 0:
         return PARTIAL_SCHEMA.empty_table()
@@ -143,7 +143,7 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
     micros = kernel_micros(rows) if runner.compiled_set is not None else None
     if micros is not None:
         done, fallback, _ = run_compiled(runner.compiled_set, queries, rows, micros, query_set.attributes,
-                                      groupings(queries), window_ends_us, stats)  # fmt: skip
+                                      groupings(queries), window_ends_us, stats, source=source)  # fmt: skip
         parts.append(done)
         left = rows.take(pa.array(fallback, pa.int64()))
     runner.release()

@@ -375,6 +375,39 @@ def test_every_input_path_names_a_bad_row_from_1_and_its_file_when_there_is_one(
         assert capsys.readouterr() == ("", f"error: {path}{where}: event_time is empty\n")
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "q: RETURN g, COUNT(*) PATTERN SEQ(A, B+) GROUP-BY g WITHIN 10\n",
+        "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [g] WITHIN 10\n",
+    ],
+    ids=["group-by", "equivalence"],
+)
+def test_a_partition_column_of_lists_in_a_columnar_file_is_an_error_naming_the_file(tmp_path, capsys, query):
+    """The kernel's partition codes refuse the column (not a row: every value in it is a list), naming the
+    file as ``checked`` does; a table passed in memory is still "the events table"."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hamlet import evaluate_table
+
+    table = pa.table({"event_type": ["A", "B"], "event_time": [1, 2], "g": [[1], [1]]})
+    (tmp_path / "w.hamlet").write_text(query)
+    pq.write_table(table, tmp_path / "e.parquet")
+    path = tmp_path / "e.parquet"
+    assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(path)]) == 1
+    assert capsys.readouterr() == ("", (  # (Parquet names a list's values "element", Arrow "item")
+        f"error: {path}: g is a list<element: int64> column: GROUP-BY and equivalence attributes take single "
+        "values (numbers, text, times)\n"
+    ))  # fmt: skip
+    with pytest.raises(EventError) as caught:
+        evaluate_table(query, table)
+    assert str(caught.value) == (
+        "the events table: g is a list<item: int64> column: GROUP-BY and equivalence attributes take single "
+        "values (numbers, text, times)"
+    )
+
+
 def test_output_and_event_paths_that_cannot_be_used_are_errors_not_tracebacks(tmp_path, capsys):
     (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\n")
     (tmp_path / "e.csv").write_text("event_type,event_time\nA,1\nB,2\n")

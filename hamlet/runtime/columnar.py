@@ -87,13 +87,16 @@ def micros_of(table: pa.Table) -> pa.Array:
     return pc.multiply_checked(column.cast(pa.int64()), MICROS)
 
 
+UNNAMED_TABLE = "the events table"  # what errors call a table that was read from no file
+
+
 def checked(table: pa.Table, source: str | None = None) -> pa.Table:
     """The table as the engine reads it, or an ``EventError`` naming what is wrong and where: an
     ``event_type`` (text) and an ``event_time`` (a timestamp, or seconds as numbers, as ``hamlet.evaluate``
     takes them) in every row. Seconds that are not all whole go to the ``Event`` path as they are.
     ``source`` names the table in errors (the path of the file it was read from; None: "the events
     table"), and a bad row is ``source, row N`` with rows numbered from 1, as a CSV's lines are."""
-    where = source or "the events table"
+    where = source or UNNAMED_TABLE
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
     if not isinstance(table, pa.Table):
@@ -279,9 +282,9 @@ class TableFloats(FloatColumns):
         return found
 
 
-def codes(table: pa.Table, attributes: Sequence[str]) -> tuple[np.ndarray, int]:
+def codes(table: pa.Table, attributes: Sequence[str], source: str | None = None) -> tuple[np.ndarray, int]:
     """Per row, the number of its combination of values in the columns ``attributes`` (dense, from 0; none
-    null), and how many there are."""
+    null), and how many there are. ``source`` names the table in errors, as ``checked``'s does."""
     code: pa.Array | None = None
     count = 1
     rows = table.num_rows
@@ -293,7 +296,7 @@ def codes(table: pa.Table, attributes: Sequence[str]) -> tuple[np.ndarray, int]:
             column = pc.add(column, 0.0)  # -0.0 + 0.0 is 0.0: one key, as in Python, where 0.0 == -0.0
         if pa.types.is_nested(column.type):
             raise EventError(f"{attribute} is a {column.type} column: GROUP-BY and equivalence attributes take "
-                             "single values (numbers, text, times)", where="the events table")  # fmt: skip
+                             "single values (numbers, text, times)", where=source or UNNAMED_TABLE)  # fmt: skip
         encoded = pc.dictionary_encode(column)
         indices, n = encoded.indices.cast(pa.int64()), len(encoded.dictionary)
         if code is not None:
@@ -448,13 +451,14 @@ def group_keys(
 def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros: pa.Array,
                  attributes: Sequence[str], by: Sequence[tuple[str, ...]],
                  window_ends_us: tuple[int, int] | None, stats: EvaluationStats,
-                 segment: tuple[int, int] | None = None) -> tuple[pa.Table, np.ndarray, list]:  # fmt: skip
+                 segment: tuple[int, int] | None = None,
+                 source: str | None = None) -> tuple[pa.Table, np.ndarray, list]:  # fmt: skip
     """``table`` (a set's rows, sorted by time; ``micros``: their times, ``kernel_micros``) on the set kernel:
     its partial rows, the numbers of the rows whose partitions the kernel left to Python, and with
     ``segment`` (a time segment [t0, t1) in microseconds: ``vertical.py``) the records of its partitions for composition, as (partition key,
-    ``vertical.Record``)."""
+    ``vertical.Record``). ``source``: the table's name in errors (``checked``)."""
     types = pc.dictionary_encode(table.column(TYPE).combine_chunks())
-    partition, count = codes(table, attributes)
+    partition, count = codes(table, attributes, source)
     groups, offsets, keys = group_keys(table, by)
     specs, names, aggregates = member_specs(compiled, queries)
     columns = [
