@@ -188,18 +188,20 @@ def _set_segment_obstacle(query_set: PreparedSet, runner: PartitionRunner) -> st
 
 def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Table, segment_us: tuple[int, int],
                      strategy: str = "hamlet", stats: EvaluationStats | None = None,
-                     window_ends_us: tuple[int, int] | None = None) -> tuple[pa.Table, pa.Table]:  # fmt: skip
+                     window_ends_us: tuple[int, int] | None = None,
+                     source: str | None = None) -> tuple[pa.Table, pa.Table]:  # fmt: skip
     """One time segment [t0, t1) (µs, on every set's pane) of a stream cut by time (dissertation §28.1:
     ``hamlet/runtime/vertical.py``): ``table`` holds every event of the segment. Returns the partial rows
     of the windows that are final in the segment (as ``evaluate_table``'s) and the records of the others,
     one per stream partition and graph (``vertical.RECORD_SCHEMA``), which ``compose_segments`` turns
     into the rest of the partial rows once every segment has run. The partials of all segments and the
-    composed ones merge into exactly ``evaluate_table``'s over the whole stream."""
+    composed ones merge into exactly ``evaluate_table``'s over the whole stream. ``source``: as
+    ``evaluate_table``'s, the file the segment was read from, for errors to name."""
     stats = stats if stats is not None else EvaluationStats()
     stats.strategy = strategy
     executor = _executor(strategy)
     prepared = _clipped_us(workload, window_ends_us)
-    table = sorted_events(checked(table))
+    table = sorted_events(checked(table, source))
     floating = vertical.floating_columns(table.schema)
     runners = []
     for query_set in prepared.sets:
@@ -231,7 +233,7 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
         rows = without_negative_zeros(rows, queries)
         done, fallback, found = run_compiled(runner.compiled_set, queries, rows, kernel_micros(rows),
                                              query_set.attributes, groupings(queries), window_ends_us, stats,
-                                             (t0, t1))  # fmt: skip
+                                             (t0, t1), source)  # fmt: skip
         if len(fallback):
             raise EventError("a value only the Python engine computes exactly (an integer below -2^63 or from 2^64 "
                              "on, -0.0 under MIN or MAX, NaN or an infinity): evaluate this stream without time "

@@ -209,6 +209,24 @@ def test_segment_bounds_and_rows_are_checked():
         evaluate_segment(text, table, (5 * MICROS, 5 * MICROS))
 
 
+@pytest.mark.parametrize("source, where", [(None, "the events table"), ("seg.parquet", "seg.parquet")])
+def test_a_segment_names_a_bad_row_or_column_as_evaluate_table_does(source, where):
+    text = "q: RETURN g, COUNT(*) PATTERN SEQ(R, T+) GROUP-BY g WITHIN 10 sec SLIDE 5 sec"
+    times = pa.array([1 * MICROS, 2 * MICROS, 3 * MICROS], pa.int64()).cast(pa.timestamp("us", "UTC"))
+    blank = pa.table({"event_type": ["R", " ", "T"], "event_time": times, "g": [1, 1, 1]})
+    lists = pa.table({"event_type": ["R", "T", "T"], "event_time": times, "g": [[1], [1], [1]]})
+    for table, message in (
+        (blank, f"{where}, row 2: event_type is empty"),
+        (lists, f"{where}: g is a list<item: int64> column: GROUP-BY and equivalence attributes take single "
+                "values (numbers, text, times)"),
+    ):  # fmt: skip
+        with pytest.raises(EventError) as whole:
+            evaluate_table(text, table, source=source)
+        with pytest.raises(EventError) as segment:
+            evaluate_segment(text, table, (0, 10 * MICROS), source=source)
+        assert str(whole.value) == str(segment.value) == message
+
+
 def test_explain_says_which_sets_compose_and_why_the_others_run_whole(tmp_path, capsys):
     from hamlet.cli import main
 
