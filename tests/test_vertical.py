@@ -215,11 +215,11 @@ def test_a_segment_names_a_bad_row_or_column_as_evaluate_table_does(source, wher
     times = pa.array([1 * MICROS, 2 * MICROS, 3 * MICROS], pa.int64()).cast(pa.timestamp("us", "UTC"))
     blank = pa.table({"event_type": ["R", " ", "T"], "event_time": times, "g": [1, 1, 1]})
     lists = pa.table({"event_type": ["R", "T", "T"], "event_time": times, "g": [[1], [1], [1]]})
+    listed = "g is a list<item: int64> column: GROUP-BY and equivalence attributes take single values"
     for table, message in (
         (blank, f"{where}, row 2: event_type is empty"),
-        (lists, f"{where}: g is a list<item: int64> column: GROUP-BY and equivalence attributes take single "
-                "values (numbers, text, times)"),
-    ):  # fmt: skip
+        (lists, f"{where}: {listed} (numbers, text, times)"),
+    ):
         with pytest.raises(EventError) as whole:
             evaluate_table(text, table, source=source)
         with pytest.raises(EventError) as segment:
