@@ -518,6 +518,61 @@ def test_check_refuses_a_zero_divisor_with_file_line_and_column(tmp_path, capsys
 
 
 @pytest.mark.parametrize(
+    "where, line, column, message",
+    [
+        ("A.x / (1 - 1) > 1", 1, 43, zero_divisor("division", "(1 - 1)", "quotient")),
+        ("A.x % (2 * 0) = 1", 1, 43, zero_divisor("modulo", "(2 * 0)", "remainder")),
+        ("A.x / -(3 % 3) > 1", 1, 43, zero_divisor("division", "-(3 % 3)", "quotient")),
+        ("A.x / ((1 + 1) * (3 - 3)) > 1", 1, 43, zero_divisor("division", "((1 + 1) * (3 - 3))", "quotient")),
+        ("A.x / (1 -\n  1) > 1", 1, 43, zero_divisor("division", "(1 - 1)", "quotient")),
+        ("A.x / (0.5 - 0.25 - 0.25) > 1", 1, 43, zero_divisor("division", "(0.5 - 0.25 - 0.25) (0 as a double)", "quotient")),
+        ("A.x / (1e16 + 1 - 1e16) > 1", 1, 43, zero_divisor("division", "(1e16 + 1 - 1e16) (0 as a double)", "quotient")),
+        ("A.x / (1e-200 * 1e-200) > 1", 1, 43, zero_divisor("division", "(1e-200 * 1e-200) (0 as a double)", "quotient")),
+        ("A.x < NEXT(A).x % (4 - 2 * 2)", 1, 55, zero_divisor("modulo", "(4 - 2 * 2)", "remainder")),
+        ("A.x / (" + " + ".join(["1"] * 20) + " - 20) > 1", 1, 43,
+         zero_divisor("division", "(1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 +...", "quotient")),
+    ],
+    ids=["sub", "mul", "neg-mod", "nested", "two-lines", "doubles", "rounded", "underflow", "edge", "long"],
+)  # fmt: skip
+def test_a_constant_divisor_that_is_zero_is_an_error_at_the_divisor(where, line, column, message):
+    """An expression without attributes is the same for every event: one that is 0 (ints exact, floats as
+    doubles, as the engine computes it) nulls every quotient as a literal 0 does."""
+    with pytest.raises(QueryError) as caught:
+        parse_workload(f"q: RETURN COUNT(*) PATTERN A+ WHERE {where} WITHIN 1")
+    error = caught.value
+    assert (error.query, error.line, error.column, error.message) == ("q", line, column, message)
+    assert error.expected == "a divisor other than 0"
+
+
+@pytest.mark.parametrize("strategy", ["greta", "static", "hamlet"])
+def test_the_engine_computes_a_refused_constant_divisor_as_0_and_an_accepted_one_as_it_did(strategy):
+    """What the parser refuses the engine computes as 0 (so ``A.x * d = 0`` holds for every event); what it
+    accepts keeps its meaning: 0.1 + 0.2 - 0.3 is no 0 as doubles, 10^16 + 1 - 10^16 is 1 as ints (0 as
+    doubles), a string's product is null and matches nothing, and an attribute is 0 only at run time."""
+    from hamlet import evaluate
+
+    events = [{"event_type": "A", "event_time": t, "x": 1, "y": y} for t, y in ((1, 1), (2, 2))]
+
+    def trends(where: str) -> int:
+        rows = evaluate(f"q: RETURN COUNT(*) PATTERN A+ WHERE {where} WITHIN 10", events, strategy)
+        return rows[0].value if rows else 0
+
+    for divisor in (
+        "(1 - 1)",
+        "(2 * 0)",
+        "-(3 % 3)",
+        "(0.5 - 0.25 - 0.25)",
+        "(1e16 + 1 - 1e16)",
+        "(1e-200 * 1e-200)",
+    ):
+        assert trends(f"A.x * {divisor} = 0") == 3  # a1, a2, a1 a2
+    assert trends("A.x / (0.1 + 0.2 - 0.3) > 1e16") == 3  # 1 / 5.55e-17
+    assert trends("A.x / (10000000000000001 - 10000000000000000) = 1") == 3
+    assert trends("A.x / ('a' * 0) > 0 OR A.x / ('a' * 0) <= 0") == 0
+    assert trends("A.x / (A.y - 1) > 0") == 1  # a2 only: a1's divisor is 0, its quotient null
+
+
+@pytest.mark.parametrize(
     "ch, shown",
     [("\t", " "), ("\x00", "\\x00"), ("\x85", "\\x85"), ("\u202e", "\\u202e"), ("\U000e0001", "\\U000e0001"),
      ("\udcff", "\\udcff"), ("é", "é"), ("€", "€")],

@@ -6,10 +6,10 @@
   followed by which Y event; they belong to the template transition X → Y.
 
 Value semantics, the same for every strategy and for the brute-force oracle: a missing attribute is null;
-arithmetic on null or on a string gives null, division or modulo by zero gives null (by an attribute that is
-0; a literal zero divisor is refused by the parser, as no comparison with it could hold); a comparison with a
-null is false; ``=`` and ``!=`` between a string and a number are false and true, ordering between them is
-false.
+arithmetic on null or on a string gives null, division or modulo by zero gives null (by a divisor with an
+attribute that is 0; one without attributes that is 0 by these rules, such as ``0`` or ``(1 - 1)``, is
+refused by the parser, as no comparison with it could hold); a comparison with a null is false; ``=`` and
+``!=`` between a string and a number are false and true, ordering between them is false.
 """
 
 from __future__ import annotations
