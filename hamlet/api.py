@@ -464,7 +464,8 @@ def to_events(events: Any) -> list[Event]:
             raise EventError(f"duplicate column(s) {', '.join(twice)}", where="the DataFrame")
         records = events.to_dict(orient="records")
         return [_from_mapping(r, f"the DataFrame, row {i}", dataframe=True) for i, r in enumerate(records, 1)]
-    if isinstance(events, list) and all(type(e) is Event and type(e.time) is int and type(e.attributes) is dict
+    if isinstance(events, list) and all(type(e) is Event and type(e.type) is str and e.type.strip()
+                                        and type(e.time) is int and type(e.attributes) is dict
                                         for e in events):  # fmt: skip
         return events  # already what the engine reads (the Spark job's events): one cheap pass, no copies
     if isinstance(events, (str, bytes, Mapping)) or not isinstance(events, Iterable):
@@ -476,10 +477,11 @@ def to_events(events: Any) -> list[Event]:
             if not isinstance(item.attributes, Mapping):
                 raise EventError(f"attributes are a {type(item.attributes).__name__}, not a mapping of names to "
                                  "values", where=f"event {i}")  # fmt: skip
-            if type(item.time) is int:
+            kind = event_type(item.type, f"event {i}")
+            if type(item.time) is int and type(item.type) is str:
                 out.append(item)
             else:
-                out.append(Event(item.type, event_time(item.time, f"event {i}"), item.attributes))
+                out.append(Event(kind, event_time(item.time, f"event {i}"), item.attributes))
         elif isinstance(item, Mapping):
             out.append(_from_mapping(item, f"event {i}"))
         else:
@@ -490,7 +492,7 @@ def to_events(events: Any) -> list[Event]:
 
 
 def _from_mapping(record: Mapping[str, Any], where: str, dataframe: bool = False) -> Event:
-    if "event_type" not in record or record["event_type"] is None:
+    if "event_type" not in record:
         raise EventError("missing event_type", where=where)
     if "event_time" not in record:
         raise EventError("missing event_time", where=where)
@@ -501,7 +503,20 @@ def _from_mapping(record: Mapping[str, Any], where: str, dataframe: bool = False
         if dataframe:
             value = _plain(value)
         attributes[name] = value
-    return Event(str(record["event_type"]), event_time(record["event_time"], where), attributes)
+    return Event(event_type(record["event_type"], where), event_time(record["event_time"], where), attributes)
+
+
+def event_type(value: Any, where: str) -> str:
+    """An event type as the Arrow and CSV readers take one, or the error they give: text, not blank. A null
+    (None, NaN, pandas' NA) is empty, as a null of an Arrow column is, never the type "nan"; a number is no
+    type, as an int64 column is none ("event_type is int, not text")."""
+    if _plain(value) is None:
+        raise EventError("event_type is empty", where=where)
+    if not isinstance(value, str):
+        raise EventError(f"event_type is {type(_plain(value)).__name__}, not text", where=where)
+    if not value.strip():
+        raise EventError("event_type is empty", where=where)
+    return str(value)  # (a subclass such as numpy.str_ as the plain text every other path gives)
 
 
 def _plain(value: Any) -> Any:

@@ -376,6 +376,91 @@ def test_every_input_path_names_a_bad_row_from_1_and_its_file_when_there_is_one(
 
 
 @pytest.mark.parametrize(
+    "value, message",
+    [
+        (None, "event_type is empty"),
+        (float("nan"), "event_type is empty"),
+        ("", "event_type is empty"),
+        (" \t", "event_type is empty"),
+        (1, "event_type is int, not text"),
+        (1.5, "event_type is float, not text"),
+    ],
+    ids=["none", "nan", "empty", "blank", "int", "float"],
+)
+def test_every_input_path_refuses_an_event_type_that_is_not_text_or_is_blank(value, message):
+    """The second event's type is bad: a DataFrame, dicts and Event objects refuse it as the Arrow path does
+    (its null and blank rows by the same words, a number as no text), where they took None or NaN for the
+    type "nan" and a blank one for a type."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from hamlet import Event, evaluate, evaluate_table
+
+    workload = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\n"
+
+    def error(events) -> str:
+        with pytest.raises(EventError) as caught:
+            evaluate(workload, events)
+        return str(caught.value)
+
+    types = ["A", value, "B"]
+    assert (
+        error(pd.DataFrame({"event_type": types, "event_time": [1, 2, 3]}))
+        == f"the DataFrame, row 2: {message}"
+    )
+    assert (
+        error([{"event_type": t, "event_time": s} for t, s in zip(types, [1, 2, 3])]) == f"event 2: {message}"
+    )
+    assert error([Event(t, s) for t, s in zip(types, [1, 2, 3])]) == f"event 2: {message}"  # type: ignore[arg-type]
+    if isinstance(value, str) or value is None:  # (an Arrow column of text holds no number: see below)
+        with pytest.raises(EventError) as caught:
+            evaluate_table(workload, pa.table({"event_type": types, "event_time": [1, 2, 3]}))
+        assert str(caught.value) == f"the events table, row 2: {message}"
+
+
+def test_a_null_event_type_in_a_dataframe_is_no_type_named_nan():
+    """pandas holds a missing text as NaN, which became the type "nan" and matched the pattern nan+."""
+    import numpy as np
+    import pandas as pd
+
+    from hamlet import evaluate
+
+    frame = pd.DataFrame({"event_type": ["nan", np.nan], "event_time": [1, 2]})
+    with pytest.raises(EventError) as caught:
+        evaluate("q: RETURN COUNT(*) PATTERN nan+ WITHIN 10\n", frame)
+    assert str(caught.value) == "the DataFrame, row 2: event_type is empty"
+    assert [r.value for r in evaluate("q: RETURN COUNT(*) PATTERN nan+ WITHIN 10\n", frame[:1])] == [1]
+
+
+def test_a_number_for_event_type_is_refused_by_every_path_that_can_hold_one():
+    """As the Arrow path refuses a column of numbers (a CSV's cells are all text)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from hamlet import evaluate, evaluate_table
+
+    workload = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\n"
+    for events, message in (
+        (
+            pd.DataFrame({"event_type": [7, 8], "event_time": [1, 2]}),
+            "the DataFrame, row 1: event_type is int, not text",
+        ),
+        (
+            pd.DataFrame({"event_type": [True], "event_time": [1]}),
+            "the DataFrame, row 1: event_type is bool, not text",
+        ),
+        ([{"event_type": b"A", "event_time": 1}], "event 1: event_type is bytes, not text"),
+    ):
+        with pytest.raises(EventError) as caught:
+            evaluate(workload, events)
+        assert str(caught.value) == message
+    for column, kind in (([7, 8], "int64"), ([1.5, 2.5], "double"), ([True, False], "bool")):
+        with pytest.raises(EventError) as caught:
+            evaluate_table(workload, pa.table({"event_type": column, "event_time": [1, 2]}))
+        assert str(caught.value) == f"the events table: event_type is {kind}, not text"
+
+
+@pytest.mark.parametrize(
     "query",
     [
         "q: RETURN g, COUNT(*) PATTERN SEQ(A, B+) GROUP-BY g WITHIN 10\n",
