@@ -235,3 +235,69 @@ def test_a_nul_or_an_rtl_override_in_a_workload_file_is_shown_escaped(tmp_path, 
         "  PATTERN SEQ(\\u202eA,\\x00 B+) WITHIN 10 s\n"
         "              ^\n"
     ))  # fmt: skip
+
+
+BIG = "1" + "0" * 400  # 10^400: past the largest double (about 1.8 * 10^308), within a CSV's 4300 digits
+BIG_EVENTS = f"event_type,event_time,x\nA,1,5\nA,2,-7\nA,3,{BIG}\nA,4,-{BIG}\nB,5,0\n"
+# (predicate, trends of SEQ(A+, B) over a1..a4 then b5): an int past the largest double where arithmetic
+# takes it for a double is an infinity of its sign, as a float result past it is (1e308 * 10).
+BEYOND_DOUBLES = [
+    (f"A.x / ({BIG} * 1.0) = 0", 3),  # a1 a2: 5 / inf, -7 / inf are 0.0 and -0.0; ±10^400 / inf is NaN
+    (f"A.x * 1.5 > {BIG}", 1),  # a3: inf > 10^400, compared exactly as an int and a float are
+    ("A.x + 1e308 * 10 > 0", 7),  # a1 a2 a3: x + inf; -10^400 + inf is -inf + inf, NaN
+    ("A.x / 3 < 0", 3),  # a2 a4: -7 / 3, and -10^400 / 3, an int quotient past the largest double: -inf
+    ("A.x % 1.5 != A.x % 1.5", 3),  # a3 a4: ±inf % 1.5 is NaN, unequal to itself
+    ("A.x * 1.0 < NEXT(A).x", 6),  # 4 alone, a1 a3, a2 a3 (5.0 < 10^400; inf, -inf against ±10^400)
+    ("A.x % 1.5 <= NEXT(A).x % 1.5", 5),  # 4 alone, a1 a2 (0.5 <= 0.5): a NaN key is no rank in the index
+    (f"A.x - {BIG} * 1.0 < NEXT(A).x", 11),  # 4 alone, 5 pairs (none from a3: NaN), a1 a2 a3, a1 a2 a4
+]
+
+
+@pytest.mark.parametrize("strategy", ["greta", "static", "hamlet"])
+@pytest.mark.parametrize(
+    "where, trends", BEYOND_DOUBLES, ids=[f"beyond{i}" for i in range(len(BEYOND_DOUBLES))]
+)
+def test_an_int_past_the_largest_double_in_float_arithmetic_evaluates_without_a_traceback(
+    tmp_path, capsys, strategy, where, trends
+):
+    """``hamlet evaluate`` raised OverflowError ("int too large to convert to float") from the Python engine,
+    which evaluates what the kernel declines: a literal beyond 127 bits, an attribute beyond 64."""
+    (tmp_path / "w.hamlet").write_text(f"q: RETURN COUNT(*) PATTERN SEQ(A+, B) WHERE {where} WITHIN 10\n")
+    (tmp_path / "e.csv").write_text(BIG_EVENTS)
+    argv = ["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]
+    assert run(capsys, *argv, "--strategy", strategy) == (0, (
+        "query  window   group  aggregate  value\n"
+        "-----  -------  -----  ---------  -----\n"
+        f"q      [0, 10)  -      COUNT(*)   {trends}\n"
+    ), "")  # fmt: skip
+
+
+@pytest.mark.parametrize("strategy", ["greta", "static", "hamlet"])
+def test_an_int_past_the_largest_double_counts_alike_in_process_and_from_arrow(tmp_path, strategy):
+    """The same counts through ``hamlet.evaluate``; and with the big int only in the workload, over a Parquet
+    file, whose int64 attributes the kernel reads (it leaves the query to Python for its literal)."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hamlet import evaluate, evaluate_table, finalize_table
+    from hamlet.io import read_events_csv
+
+    events = read_events_csv(io.StringIO(BIG_EVENTS), "e.csv").events
+    for where, trends in BEYOND_DOUBLES:
+        rows = evaluate(f"q: RETURN COUNT(*) PATTERN SEQ(A+, B) WHERE {where} WITHIN 10", events, strategy)
+        assert [r.value for r in rows] == [trends], where
+    path = str(tmp_path / "e.parquet")
+    pq.write_table(pa.table({"event_type": list("AAB"), "event_time": [1, 2, 3], "x": [5, -7, 0]}), path)
+    for where, trends in (
+        (f"A.x / ({BIG} * 1.0) = 0", [3]),
+        (f"A.x * 1.5 > -{BIG} * 1.0", [3]),
+        (f"A.x * 1.5 > {BIG}", []),
+        (f"A.x / 3 > -{BIG} / 3", [3]),
+    ):
+        workload = f"q: RETURN COUNT(*) PATTERN SEQ(A+, B) WHERE {where} WITHIN 10"
+        table = pq.read_table(path)
+        assert [r.value for r in evaluate(workload, table.to_pylist(), strategy)] == trends, where
+        partials = evaluate_table(workload, table, strategy, source=path)
+        assert [r.value for r in finalize_table(workload, partials)] == trends, where

@@ -493,6 +493,36 @@ def test_a_literal_zero_divisor_is_an_error_at_the_divisor(where, line, column, 
     assert error.expected == "a divisor other than 0"
 
 
+BIG = "1" + "0" * 400  # 10^400, past the largest double
+
+
+@pytest.mark.parametrize(
+    "divisor, what, value",
+    [(f"(1 / ({BIG} * 1.0))", "division", "quotient"), (f"(1.5 / ({BIG} / 3))", "modulo", "remainder")],
+    ids=["inverse", "int-quotient"],
+)
+def test_a_constant_divisor_past_the_largest_double_is_an_infinity_and_its_inverse_a_zero(
+    divisor, what, value
+):
+    """An int past the largest double taken for a double is an infinity, as the engine computes it (the parser
+    set such a divisor aside, and the engine raised OverflowError): 10^400 * 1.0 and 10^400 / 3 divide every
+    value to a number and stay; 1 over them is 0 as a double and is refused."""
+    op = "/" if what == "division" else "%"
+    parse_workload(
+        f"q: RETURN COUNT(*) PATTERN A+ WHERE A.x {op} {divisor[divisor.index('(', 1) : -1]} = 0 WITHIN 1"
+    )
+    with pytest.raises(QueryError) as caught:
+        parse_workload(f"q: RETURN COUNT(*) PATTERN A+ WHERE A.x {op} {divisor} = 0 WITHIN 1")
+    error = caught.value
+    written = divisor[:40] + "... (0 as a double)"
+    assert (error.query, error.line, error.column, error.message) == (
+        "q",
+        1,
+        43,
+        zero_divisor(what, written, value),
+    )
+
+
 def test_a_divisor_that_is_zero_at_run_time_stays_null_and_matches_nothing():
     from hamlet import evaluate
 

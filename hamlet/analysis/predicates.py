@@ -9,11 +9,16 @@ Value semantics, the same for every strategy and for the brute-force oracle: a m
 arithmetic on null or on a string gives null, division or modulo by zero gives null (by a divisor with an
 attribute that is 0; one without attributes that is 0 by these rules, such as ``0`` or ``(1 - 1)``, is
 refused by the parser, as no comparison with it could hold); a comparison with a null is false; ``=`` and
-``!=`` between a string and a number are false and true, ordering between them is false.
+``!=`` between a string and a number are false and true, ordering between them is false. Ints are exact and
+compare exactly with floats; arithmetic that mixes an int with a float takes the int as its nearest double,
+and a quotient of ints is the double nearest it: past the largest double that is an infinity of its sign, as
+a float result past it is (``1e308 * 10``; IEEE rounding, the kernel's and ``partials.nearest_float``'s), so
+``A.x / (10**400 * 1.0)`` is 0.0 and ``10**400 % 1.5`` NaN.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,11 +63,24 @@ def compare(op: str, left: Any, right: Any) -> bool:
 def arithmetic(op: str, left: Any, right: Any) -> Any:
     if not (is_number(left) and is_number(right)):
         return None
-    if op in _ARITH:
-        return _ARITH[op](left, right)
-    if right == 0:
-        return None
-    return left / right if op == "/" else left % right
+    try:
+        if op in _ARITH:
+            return _ARITH[op](left, right)
+        if right == 0:
+            return None
+        return left / right if op == "/" else left % right
+    except OverflowError:  # (Python raises where IEEE rounding gives an infinity: see the module docstring)
+        if isinstance(left, int) and isinstance(right, int):  # (a quotient of ints, correctly rounded)
+            return math.inf if (left < 0) == (right < 0) else -math.inf
+        return arithmetic(op, _double(left), _double(right))
+
+
+def _double(value: float) -> float:
+    """The double nearest ``value``: past the largest double, an infinity (IEEE rounding; ``float`` raises)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 @dataclass(frozen=True)

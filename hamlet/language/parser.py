@@ -601,10 +601,10 @@ Constants = dict[int, tuple[Expression, _Constant | None]]
 
 def _constant(expr: Expression, known: Constants) -> _Constant | None:
     """``expr``'s value as the engine computes it (``predicates.compile_expression``: ints exact, floats as
-    doubles), or None when it reads an attribute, is no arithmetic (a comparison) or the engine's own
-    arithmetic fails on it. Each node is evaluated once in a parse (``known``), however many divisors nest
-    it. The tree is not yet depth-checked: walked without recursion, and given up (None) below MAX_DEPTH
-    levels, where ``check_depth`` refuses it once it is whole."""
+    doubles, an infinity past the largest one), or None when it reads an attribute or is no arithmetic (a
+    comparison). Each node is evaluated once in a parse (``known``), however many divisors nest it. The tree
+    is not yet depth-checked: walked without recursion, and given up (None) below MAX_DEPTH levels, where
+    ``check_depth`` refuses it once it is whole."""
     stack = [expr]
     while stack:
         if len(stack) > 2 * MAX_DEPTH:  # (a level stacks at most two nodes: this one lies too deep)
@@ -638,10 +638,7 @@ def _value(node: Expression, operands: list[_Constant | None]) -> _Constant | No
     if isinstance(node, UnaryMinus):
         return _Constant(-values[0] if isinstance(values[0], (int, float)) else None)
     assert isinstance(node, Arithmetic)
-    try:
-        return _Constant(arithmetic(node.op, values[0], values[1]))
-    except OverflowError:  # (an int beyond any double beside a float: the engine raises it at run time too)
-        return None
+    return _Constant(arithmetic(node.op, values[0], values[1]))
 
 
 def _nonzero(token: Token) -> bool:

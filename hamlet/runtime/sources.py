@@ -17,6 +17,7 @@ timestamps never see each other (they are never adjacent in a trend).
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -157,8 +158,10 @@ class _Fenwick:
 
 
 def _kind(value: Any) -> str | None:
-    """Values compare only within a kind (numbers with numbers, strings with strings); null never."""
-    if value is None:
+    """Values compare only within a kind (numbers with numbers, strings with strings); null never, and
+    neither does NaN (``A.x % 1.5`` of an int past the largest double), which no ``<``, ``<=``, ``>``, ``>=``
+    or ``=`` holds for, but which would take some rank in a sorted index (``!=`` is never indexed)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     return "number" if is_number(value) else "string" if isinstance(value, str) else None
 
