@@ -476,8 +476,8 @@ def zero_divisor(what: str, divisor: str, value: str) -> str:
         ("A.x % 0 = 1", 1, 43, zero_divisor("modulo", "0", "remainder")),
         ("A.x / 0.0 > 1", 1, 43, zero_divisor("division", "0.0", "quotient")),
         ("A.x * 2 % -0.0 != 1", 1, 47, zero_divisor("modulo", "-0.0", "remainder")),
-        ("1 < A.x / (0)", 1, 47, zero_divisor("division", "(0)", "quotient")),
-        ("A.x / 1e-400 > 1", 1, 43, zero_divisor("division", "1e-400 (0 as a double)", "quotient")),
+        ("1 < A.x / (0)", 1, 48, zero_divisor("division", "0", "quotient")),
+        ("A.x / 1e-400 > 1", 1, 43, zero_divisor("division", "0.0", "quotient")),  # (as a double)
         ("A.y = 1 OR\n  A.x / 0 > 1", 2, 9, zero_divisor("division", "0", "quotient")),
         ("A.x / 0 < NEXT(A).x", 1, 43, zero_divisor("division", "0", "quotient")),  # edge predicates
         ("A.x < NEXT(A).x % 0.0", 1, 55, zero_divisor("modulo", "0.0", "remainder")),
@@ -504,8 +504,8 @@ BIG = "1" + "0" * 400  # 10^400, past the largest double
 def test_a_constant_divisor_past_the_largest_double_is_an_infinity_and_its_inverse_a_zero(
     divisor, what, value
 ):
-    """An int past the largest double taken for a double is an infinity, as the engine computes it (the parser
-    set such a divisor aside, and the engine raised OverflowError): 10^400 * 1.0 and 10^400 / 3 divide every
+    """An int past the largest double taken for a double is an infinity, as the engine computes it (before, such
+    a divisor was set aside, and the engine raised OverflowError): 10^400 * 1.0 and 10^400 / 3 divide every
     value to a number and stay; 1 over them is 0 as a double and is refused."""
     op = "/" if what == "division" else "%"
     parse_workload(
@@ -514,11 +514,11 @@ def test_a_constant_divisor_past_the_largest_double_is_an_infinity_and_its_inver
     with pytest.raises(QueryError) as caught:
         parse_workload(f"q: RETURN COUNT(*) PATTERN A+ WHERE A.x {op} {divisor} = 0 WITHIN 1")
     error = caught.value
-    written = divisor[:40] + "... (0 as a double)"
+    written = divisor[:40] + "... (= 0.0)"
     assert (error.query, error.line, error.column, error.message) == (
         "q",
         1,
-        43,
+        44,
         zero_divisor(what, written, value),
     )
 
@@ -550,17 +550,17 @@ def test_check_refuses_a_zero_divisor_with_file_line_and_column(tmp_path, capsys
 @pytest.mark.parametrize(
     "where, line, column, message",
     [
-        ("A.x / (1 - 1) > 1", 1, 43, zero_divisor("division", "(1 - 1)", "quotient")),
-        ("A.x % (2 * 0) = 1", 1, 43, zero_divisor("modulo", "(2 * 0)", "remainder")),
-        ("A.x / -(3 % 3) > 1", 1, 43, zero_divisor("division", "-(3 % 3)", "quotient")),
-        ("A.x / ((1 + 1) * (3 - 3)) > 1", 1, 43, zero_divisor("division", "((1 + 1) * (3 - 3))", "quotient")),
-        ("A.x / (1 -\n  1) > 1", 1, 43, zero_divisor("division", "(1 - 1)", "quotient")),
-        ("A.x / (0.5 - 0.25 - 0.25) > 1", 1, 43, zero_divisor("division", "(0.5 - 0.25 - 0.25) (0 as a double)", "quotient")),
-        ("A.x / (1e16 + 1 - 1e16) > 1", 1, 43, zero_divisor("division", "(1e16 + 1 - 1e16) (0 as a double)", "quotient")),
-        ("A.x / (1e-200 * 1e-200) > 1", 1, 43, zero_divisor("division", "(1e-200 * 1e-200) (0 as a double)", "quotient")),
-        ("A.x < NEXT(A).x % (4 - 2 * 2)", 1, 55, zero_divisor("modulo", "(4 - 2 * 2)", "remainder")),
-        ("A.x / (" + " + ".join(["1"] * 20) + " - 20) > 1", 1, 43,
-         zero_divisor("division", "(1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 +...", "quotient")),
+        ("A.x / (1 - 1) > 1", 1, 44, zero_divisor("division", "(1 - 1) (= 0)", "quotient")),
+        ("A.x % (2 * 0) = 1", 1, 44, zero_divisor("modulo", "(2 * 0) (= 0)", "remainder")),
+        ("A.x / -(3 % 3) > 1", 1, 43, zero_divisor("division", "-(3 % 3) (= 0)", "quotient")),
+        ("A.x / ((1 + 1) * (3 - 3)) > 1", 1, 45, zero_divisor("division", "((1 + 1) * (3 - 3)) (= 0)", "quotient")),
+        ("A.x / (1 -\n  1) > 1", 1, 44, zero_divisor("division", "(1 - 1) (= 0)", "quotient")),
+        ("A.x / (0.5 - 0.25 - 0.25) > 1", 1, 44, zero_divisor("division", "((0.5 - 0.25) - 0.25) (= 0.0)", "quotient")),
+        ("A.x / (1e16 + 1 - 1e16) > 1", 1, 44, zero_divisor("division", "((1e+16 + 1) - 1e+16) (= 0.0)", "quotient")),
+        ("A.x / (1e-200 * 1e-200) > 1", 1, 44, zero_divisor("division", "(1e-200 * 1e-200) (= 0.0)", "quotient")),
+        ("A.x < NEXT(A).x % (4 - 2 * 2)", 1, 56, zero_divisor("modulo", "(4 - (2 * 2)) (= 0)", "remainder")),
+        ("A.x / (" + " + ".join(["1"] * 20) + " - 20) > 1", 1, 44,
+         zero_divisor("division", "(" * 20 + "1 + 1) + 1) + 1) + 1... (= 0)", "quotient")),
     ],
     ids=["sub", "mul", "neg-mod", "nested", "two-lines", "doubles", "rounded", "underflow", "edge", "long"],
 )  # fmt: skip
@@ -576,7 +576,7 @@ def test_a_constant_divisor_that_is_zero_is_an_error_at_the_divisor(where, line,
 
 @pytest.mark.parametrize("strategy", ["greta", "static", "hamlet"])
 def test_the_engine_computes_a_refused_constant_divisor_as_0_and_an_accepted_one_as_it_did(strategy):
-    """What the parser refuses the engine computes as 0 (so ``A.x * d = 0`` holds for every event); what it
+    """What the analysis refuses the engine computes as 0 (so ``A.x * d = 0`` holds for every event); what it
     accepts keeps its meaning: 0.1 + 0.2 - 0.3 is no 0 as doubles, 10^16 + 1 - 10^16 is 1 as ints (0 as
     doubles), a string's product is null and matches nothing, and an attribute is 0 only at run time."""
     from hamlet import evaluate

@@ -8,7 +8,7 @@
 Value semantics, the same for every strategy and for the brute-force oracle: a missing attribute is null;
 arithmetic on null or on a string gives null, division or modulo by zero gives null (by a divisor with an
 attribute that is 0; one without attributes that is 0 by these rules, such as ``0`` or ``(1 - 1)``, is
-refused by the parser, as no comparison with it could hold); a comparison with a null is false; ``=`` and
+refused by the analysis, as no comparison with it could hold: ``zero_divisor``); a comparison with a null is false; ``=`` and
 ``!=`` between a string and a number are false and true, ordering between them is false. Ints are exact and
 compare exactly with floats; arithmetic that mixes an int with a float takes the int as its nearest double,
 and a quotient of ints is the double nearest it: past the largest double that is an infinity of its sign, as
@@ -177,6 +177,26 @@ def references(expr: Expression) -> list[AttributeRef]:
     if isinstance(expr, BooleanOp):
         return [r for o in expr.operands for r in references(o)]
     return []
+
+
+def zero_divisor(expr: Expression) -> tuple[Arithmetic, int | float] | None:
+    """A division or modulo in ``expr`` whose divisor reads no attribute and is 0 by these rules (``0``,
+    ``(1 - 1)``, ``1e-400``), with that 0: its value is null for every event, so no comparison with it ever
+    holds, which is always a mistake. (A divisor that is 0 for some events only, ``A.y - 1``, is none.)"""
+    if isinstance(expr, Arithmetic):
+        if expr.op in ("/", "%") and not references(expr.right):
+            nothing = Event("", 0)  # (the divisor reads no attribute of either event)
+            divisor = compile_expression(expr.right)(nothing, nothing)
+            if is_number(divisor) and divisor == 0:
+                return expr, divisor
+        return zero_divisor(expr.left) or zero_divisor(expr.right)
+    if isinstance(expr, UnaryMinus):
+        return zero_divisor(expr.operand)
+    if isinstance(expr, Comparison):
+        return zero_divisor(expr.left) or zero_divisor(expr.right)
+    if isinstance(expr, BooleanOp):
+        return next((found for o in expr.operands if (found := zero_divisor(o)) is not None), None)
+    return None
 
 
 def conjuncts(expr: Expression) -> list[Expression]:

@@ -20,6 +20,7 @@ from hamlet.analysis.predicates import (
     index_key,
     is_boolean,
     references,
+    zero_divisor,
 )
 from hamlet.analysis.split import Negation, SubPattern, split_pattern, split_positions
 from hamlet.analysis.template import canonical, has_optional, needs_positions, nullable, required_types
@@ -359,6 +360,14 @@ class _Analyzer:
     def _classify(self, expr: nodes.Expression, pattern: SubPattern, local: list[LocalPredicate],
                   edge: list[EdgePredicate]) -> None:  # fmt: skip
         text = expression_text(expr)
+        if (found := zero_divisor(expr)) is not None:
+            division, value = found
+            written = expression_text(division.right)
+            worked = "" if written == repr(value) else f" (= {value!r})"
+            written = written if len(written) <= 40 else written[:40] + "..."
+            what, result = ("division", "quotient") if division.op == "/" else ("modulo", "remainder")
+            raise self.fail(division.right, f"{what} by zero: the divisor {written}{worked} makes every {result} "
+                            "null, so no comparison with it holds", expected="a divisor other than 0")  # fmt: skip
         refs = references(expr)
         if not refs:
             raise self.fail(expr, f"condition '{text}' references no event attribute")

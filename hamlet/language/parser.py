@@ -32,7 +32,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 
-from hamlet.analysis.predicates import arithmetic, is_number
 from hamlet.errors import QueryError
 from hamlet.language.lexer import Kind, Token, tokenize
 from hamlet.language.nodes import (
@@ -85,7 +84,6 @@ class _Parser:
         self.i = 0
         self.query_name: str | None = None
         self.depth = 0  # nesting levels the parser is inside now
-        self.constants: Constants = {}  # the values of the divisors' nodes so far (``_constant``)
 
     # ---- token helpers ---------------------------------------------------------------------------------
 
@@ -496,34 +494,8 @@ class _Parser:
         left = self.unary(bare_word_ok)
         while self.tok.kind is Kind.SYMBOL and self.tok.text in ("*", "/", "%"):
             op = self.advance()
-            first = self.i  # the divisor's first token
-            right = self.unary(bare_word_ok)
-            if op.text in ("/", "%"):
-                self._refuse_zero_divisor(op.text, right, first)
-            left = Arithmetic(left.line, left.column, op.text, left, right)
+            left = Arithmetic(left.line, left.column, op.text, left, self.unary(bare_word_ok))
         return left
-
-    def _refuse_zero_divisor(self, op: str, divisor: Expression, first: int) -> None:
-        """A divisor that reads no attribute and is 0 (``0``, ``(1 - 1)``, ``1e-400``) makes the value null
-        for every event (``predicates.arithmetic``), so no comparison with it ever holds: always a mistake,
-        refused at the divisor as written (``first``: its first token). One that is 0 only for some events
-        (``A.y - 1``) is no mistake."""
-        found = _constant(divisor, self.constants)
-        if found is None or not is_number(found.value) or found.value != 0:
-            return
-        tokens = self.tokens[first : self.i]
-        start, last = tokens[0], tokens[-1]
-        written = " ".join(self.source[start.offset : last.offset + len(last.text)].split())
-        # (a double 0 from numbers written nonzero, 1e-400 or 1e-200 * 1e-200: say so, their text does not)
-        note = " (0 as a double)" if isinstance(found.value, float) and any(map(_nonzero, tokens)) else ""
-        written = written if len(written) <= 40 else written[:40] + "..."
-        what, value = ("division", "quotient") if op == "/" else ("modulo", "remainder")
-        raise QueryError(
-            f"{what} by zero: the divisor {written}{note} makes every {value} null, so no comparison with it "
-            "holds",
-            line=start.line, column=start.column, query=self.query_name, expected="a divisor other than 0",
-            source=self.source,
-        )  # fmt: skip
 
     def unary(self, bare_word_ok: bool) -> Expression:
         if self.tok.is_symbol("-"):
@@ -585,65 +557,6 @@ class _Parser:
             self.advance()
             return self.expect_name("an attribute name").text
         return first.text
-
-
-@dataclasses.dataclass(frozen=True)
-class _Constant:
-    """The value of an expression that reads no attribute, the same for every event: a number, a string or
-    None (null)."""
-
-    value: int | float | str | None
-
-
-# Nodes by id, each kept beside its value so that its id stays its own: None for one that reads an attribute.
-Constants = dict[int, tuple[Expression, _Constant | None]]
-
-
-def _constant(expr: Expression, known: Constants) -> _Constant | None:
-    """``expr``'s value as the engine computes it (``predicates.compile_expression``: ints exact, floats as
-    doubles, an infinity past the largest one), or None when it reads an attribute or is no arithmetic (a
-    comparison). Each node is evaluated once in a parse (``known``), however many divisors nest it. The tree
-    is not yet depth-checked: walked without recursion, and given up (None) below MAX_DEPTH levels, where
-    ``check_depth`` refuses it once it is whole."""
-    stack = [expr]
-    while stack:
-        if len(stack) > 2 * MAX_DEPTH:  # (a level stacks at most two nodes: this one lies too deep)
-            known[id(expr)] = (expr, None)
-            break
-        node = stack[-1]
-        if id(node) in known:
-            stack.pop()
-            continue
-        operands = (
-            [node.operand] if isinstance(node, UnaryMinus)
-            else [node.left, node.right] if isinstance(node, Arithmetic)
-            else []
-        )  # fmt: skip
-        waiting = [o for o in operands if id(o) not in known]
-        if waiting:
-            stack.extend(waiting)
-            continue
-        stack.pop()
-        known[id(node)] = (node, _value(node, [known[id(o)][1] for o in operands]))
-    return known[id(expr)][1]
-
-
-def _value(node: Expression, operands: list[_Constant | None]) -> _Constant | None:
-    """``node``'s value from its operands' (``_constant``), by the rules of ``predicates.compile_expression``."""
-    if isinstance(node, Literal):
-        return _Constant(node.value)
-    values = [o.value for o in operands if o is not None]
-    if not operands or len(values) < len(operands):
-        return None  # an attribute itself or below, or a comparison or boolean (no number)
-    if isinstance(node, UnaryMinus):
-        return _Constant(-values[0] if isinstance(values[0], (int, float)) else None)
-    assert isinstance(node, Arithmetic)
-    return _Constant(arithmetic(node.op, values[0], values[1]))
-
-
-def _nonzero(token: Token) -> bool:
-    """A number written with a digit other than 0 before its exponent (``1e-400`` is, ``0.0e5`` not)."""
-    return token.kind is Kind.NUMBER and any(c in "123456789" for c in token.text.lower().partition("e")[0])
 
 
 def _children(node: Node) -> Iterator[Node]:
