@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window, as_number, pane_size
 from hamlet.analysis.workload import Workload, parse_workload
-from hamlet.errors import EventError, HamletError
+from hamlet.errors import EvaluationError, EventError, HamletError
 from hamlet.events import MICROS, TIME_RANGE, Event, Number, Time
 from hamlet.partials import AggregateState, PartialRow
 from hamlet.results import ResultRow, group_key
@@ -65,16 +65,18 @@ STRATEGIES: dict[str, Executor] = {
 
 
 def evaluate(workload: Workload | PreparedWorkload | str, events: Any, strategy: str = "hamlet",
-             stats: EvaluationStats | None = None, window_ends: WindowEnds | None = None) -> list[ResultRow]:  # fmt: skip
+             stats: EvaluationStats | None = None, window_ends: WindowEnds | None = None,
+             source: str | None = None) -> list[ResultRow]:  # fmt: skip
     """Evaluate every query of ``workload`` over ``events``.
 
     ``events``: Event objects, dicts with ``event_type``, ``event_time`` and attributes, or a pandas
     DataFrame with those columns. Times are seconds (int or float) or datetimes (naive means UTC).
     ``window_ends=(lo, hi)`` keeps only the windows whose end lies in (lo, hi] (and skips the work of the
-    others); their rows are exactly those of the unrestricted evaluation.
+    others); their rows are exactly those of the unrestricted evaluation. ``source``: the file the events
+    were read from, for errors about an event's values to name (as ``evaluate_table``'s).
     Rows come sorted by query (workload order), window start, group and aggregate (RETURN order).
     """
-    return finalize(evaluate_partials(workload, events, strategy, stats, window_ends))
+    return finalize(evaluate_partials(workload, events, strategy, stats, window_ends, source))
 
 
 def _executor(strategy: str) -> Executor:
@@ -91,15 +93,15 @@ def evaluate_with(workload: Workload, events: Any, executor: Executor, window_en
 
 
 def evaluate_partials(workload: Workload | PreparedWorkload | str, events: Any, strategy: str = "hamlet",
-                      stats: EvaluationStats | None = None,
-                      window_ends: WindowEnds | None = None) -> list[PartialRow]:  # fmt: skip
+                      stats: EvaluationStats | None = None, window_ends: WindowEnds | None = None,
+                      source: str | None = None) -> list[PartialRow]:  # fmt: skip
     """Like ``evaluate`` but each row holds a mergeable ``AggregateState``: results of several calls over
     disjoint partitions (GROUP-BY ∪ equivalence values) merge into the result over their union. Pass an
     ``EvaluationStats`` to have it filled with what the strategy did. A caller that evaluates one workload
     many times (the Spark job: once per group of stream partitions) passes ``prepare(workload)`` once."""
     stats = stats if stats is not None else EvaluationStats()
     stats.strategy = strategy
-    return partials_with(workload, events, _executor(strategy), stats, window_ends)
+    return partials_with(workload, events, _executor(strategy), stats, window_ends, source)
 
 
 def evaluate_table(workload: Workload | PreparedWorkload | str, table: pa.Table, strategy: str = "hamlet",
@@ -149,7 +151,7 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
     runner.release()
     if left.num_rows:  # what the kernel cannot compute exactly, as ``evaluate_partials`` computes it
         attributes = [name for name in left.column_names if name not in (TYPE, TIME)]
-        by_query = _evaluate_set(query_set, events_of(left, attributes), executor, stats)
+        by_query = _evaluate_set(query_set, events_of(left, attributes), executor, stats, source)
         parts.append(partial_rows_table([row for q in queries for row in by_query[q.name]], window_ends_us))
     return pa.concat_tables(parts)
 
@@ -235,10 +237,10 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
                                              query_set.attributes, groupings(queries), window_ends_us, stats,
                                              (t0, t1), source)  # fmt: skip
         if len(fallback):
+            at = f"the stream partition of the event at {rows.column(TIME)[int(fallback[0])]}"
             raise EventError("a value only the Python engine computes exactly (an integer below -2^63 or from 2^64 "
                              "on, -0.0 under MIN or MAX, NaN or an infinity): evaluate this stream without time "
-                             "segments",
-                             where=f"the stream partition of the event at {rows.column(TIME)[int(fallback[0])]}")  # fmt: skip
+                             "segments", where=f"{source}, {at}" if source else at)  # fmt: skip
         parts.append(done)
         records.extend({"query_set": number, "partition_key": key, "segment_start_us": segment_us[0],
                         "record": record.to_json()} for key, record in found)  # fmt: skip
@@ -390,23 +392,39 @@ def _clipped(prepared: PreparedWorkload, lo: Number, hi: Number) -> PreparedWork
 
 
 def partials_with(workload: Workload | PreparedWorkload | str, events: Any, executor: Executor,
-                  stats: EvaluationStats | None = None,
-                  window_ends: WindowEnds | None = None) -> list[PartialRow]:  # fmt: skip
-    """Every sharable query set runs on its own partitions of the stream (its queries partition alike)."""
+                  stats: EvaluationStats | None = None, window_ends: WindowEnds | None = None,
+                  source: str | None = None) -> list[PartialRow]:  # fmt: skip
+    """Every sharable query set runs on its own partitions of the stream (its queries partition alike).
+    ``source``: as ``evaluate``'s."""
     prepared = prepare(workload).clipped(window_ends)
     stream = sorted(to_events(events), key=attrgetter("time"))  # stable: equal times keep input order
     stats = stats if stats is not None else EvaluationStats()
     by_query: dict[str, list[PartialRow]] = {}
     for query_set in prepared.sets:
-        by_query.update(_evaluate_set(query_set, stream, executor, stats))
+        by_query.update(_evaluate_set(query_set, stream, executor, stats, source))
     return [row for q in prepared.workload.queries for row in by_query[q.name]]
 
 
-def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executor,
-                  stats: EvaluationStats) -> dict[str, list[PartialRow]]:  # fmt: skip
+def _evaluate_set(query_set: PreparedSet, stream: list[Event], executor: Executor, stats: EvaluationStats,
+                  source: str | None = None) -> dict[str, list[PartialRow]]:  # fmt: skip
+    """One set's rows over a stream of ``Event``s; ``source``: the file ``stream`` was read from, named by
+    errors about an event's values, which name the event by type and time (its row is lost: the stream is
+    sorted by time)."""
+    try:
+        return _set_rows(query_set, stream, executor, stats, source)
+    except EvaluationError as e:
+        if source is None:
+            raise
+        # (the algebras raise it deep in every strategy's runner, and are shared among queries and unioned
+        # into new ones: the file is added here, where it is known, not carried by each algebra)
+        raise EvaluationError(f"{source}: {e}") from None
+
+
+def _set_rows(query_set: PreparedSet, stream: list[Event], executor: Executor, stats: EvaluationStats,
+              source: str | None) -> dict[str, list[PartialRow]]:  # fmt: skip
     queries, attributes = list(query_set.queries), query_set.attributes
     partitions = partition_stream(
-        attributes, None if query_set.types is None else set(query_set.types), stream
+        attributes, None if query_set.types is None else set(query_set.types), stream, source
     )
     stats.partitions += len(partitions)
     everything = [e for events in partitions.values() for e in events]

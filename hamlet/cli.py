@@ -41,7 +41,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                 events_file = read_events_csv(f, args.events)
         except OSError as e:
             raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
-        rows = evaluate(workload, events_file.events, strategy=args.strategy, stats=stats)
+        rows = evaluate(workload, events_file.events, strategy=args.strategy, stats=stats, source=args.events)
         iso_times = events_file.iso_times
     if args.output:
         try:

@@ -191,7 +191,8 @@ def test_values_min_cannot_order_are_an_error_not_a_traceback(tmp_path, capsys):
         main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]) == 1
     )
     assert capsys.readouterr().err == (
-        "error: MIN/MAX: 'a' and 3 are not comparable (numbers, texts and bools do not mix)\n"
+        f"error: {tmp_path / 'e.csv'}: MIN/MAX: 'a' and 3 are not comparable (numbers, texts and bools do not "
+        "mix)\n"
     )
 
 
@@ -491,6 +492,93 @@ def test_a_partition_column_of_lists_in_a_columnar_file_is_an_error_naming_the_f
         "the events table: g is a list<item: int64> column: GROUP-BY and equivalence attributes take single "
         "values (numbers, text, times)"
     )
+
+
+@pytest.mark.parametrize(
+    "aggregate, message",
+    [
+        ("SUM(B.v)", "SUM/AVG over B.v: the B event at time 2 has non-numeric value 'x'"),
+        ("AVG(B.v)", "SUM/AVG over B.v: the B event at time 2 has non-numeric value 'x'"),
+        ("MAX(B.v)", "MIN/MAX over B.v: the B event at time 3 has 2, not comparable with 'x'"),
+    ],
+    ids=["sum", "avg", "max"],
+)
+def test_a_value_an_aggregate_cannot_take_names_the_file_and_the_event(tmp_path, capsys, aggregate, message):
+    """The event by type and time (the engine reads events in time order, not in the file's), after the file
+    it was read from, as a bad row names its file; an event list in memory names none."""
+    from hamlet import EvaluationError, evaluate
+    from hamlet.io import read_events_csv
+
+    workload = f"q: RETURN COUNT(*), {aggregate} PATTERN SEQ(A, B+) WITHIN 10\n"
+    (tmp_path / "w.hamlet").write_text(workload)
+    path = tmp_path / "e.csv"
+    path.write_text("event_type,event_time,v\nB,3,2\nA,1,1\nB,2,x\n")
+    assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(path)]) == 1
+    assert capsys.readouterr() == ("", f"error: {path}: {message}\n")
+    with open(path) as f:
+        events = read_events_csv(f, str(path)).events
+    with pytest.raises(EvaluationError) as caught:
+        evaluate(workload, events)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "arrow"])
+def test_a_value_the_kernel_leaves_to_python_names_the_columnar_file_and_the_event(tmp_path, capsys, suffix):
+    """A text under SUM and a NaN under MIN: the kernel leaves their partitions to the Python engine, whose
+    errors now name the file as ``checked``'s do; a table in memory names none."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyarrow import feather
+
+    from hamlet import EvaluationError, evaluate_table
+
+    path = tmp_path / f"e.{suffix}"
+    for column, aggregate, message in (
+        (["1", "x", "2"], "SUM(B.v)", "SUM/AVG over B.v: the B event at time 2 has non-numeric value 'x'"),
+        ([1.0, float("nan"), 2.0], "MIN(B.v)", "MIN/MAX over B.v: the B event at time 2 has NaN"),
+    ):
+        table = pa.table({"event_type": ["A", "B", "B"], "event_time": [1, 2, 3], "v": column})
+        if suffix == "parquet":
+            pq.write_table(table, path)
+        else:
+            feather.write_feather(table, path)
+        workload = f"q: RETURN COUNT(*), {aggregate} PATTERN SEQ(A, B+) WITHIN 10\n"
+        (tmp_path / "w.hamlet").write_text(workload)
+        assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(path)]) == 1
+        assert capsys.readouterr() == ("", f"error: {path}: {message}\n")
+        with pytest.raises(EvaluationError) as caught:
+            evaluate_table(workload, table)
+        assert str(caught.value) == message
+
+
+def test_a_list_for_group_by_on_the_python_engine_names_the_file_and_the_event(tmp_path, capsys):
+    """Times of a tenth of a second are no whole microseconds as doubles: the whole table runs on the Python
+    engine, whose partitioning finds the list (``columnar.codes`` finds it where the kernel runs)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hamlet import evaluate, evaluate_table
+
+    workload = "q: RETURN g, COUNT(*) PATTERN SEQ(A, B+) GROUP-BY g WITHIN 10\n"
+    table = pa.table({"event_type": ["B", "A"], "event_time": [0.2, 0.1], "g": [[1], [1]]})
+    (tmp_path / "w.hamlet").write_text(workload)
+    path = tmp_path / "e.parquet"
+    pq.write_table(table, path)
+    message = (
+        "the A event at time 0.1: g = ([1],): GROUP-BY and equivalence attributes take single values (numbers, "
+        "text, times)"
+    )
+    assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(path)]) == 1
+    assert capsys.readouterr() == ("", f"error: {path}, {message}\n")
+    with pytest.raises(EventError) as caught:
+        evaluate_table(workload, table, source="t.parquet")
+    assert str(caught.value) == f"t.parquet, {message}"
+    with pytest.raises(EventError) as caught:
+        evaluate(workload, table.to_pylist(), source="t.jsonl")
+    assert str(caught.value) == f"t.jsonl, {message}"
+    with pytest.raises(EventError) as caught:
+        evaluate_table(workload, table)
+    assert str(caught.value) == message
 
 
 def test_output_and_event_paths_that_cannot_be_used_are_errors_not_tracebacks(tmp_path, capsys):

@@ -227,6 +227,21 @@ def test_a_segment_names_a_bad_row_or_column_as_evaluate_table_does(source, wher
         assert str(whole.value) == str(segment.value) == message
 
 
+@pytest.mark.parametrize("source, where", [(None, ""), ("seg.parquet", "seg.parquet, ")])
+def test_a_segment_the_kernel_cannot_compute_names_its_file_and_event(source, where):
+    """A NaN under MIN: only the Python engine computes it, and a segment runs on the kernel only."""
+    text = "q: RETURN COUNT(*), MIN(T.v) PATTERN SEQ(R, T+) WITHIN 10 sec SLIDE 5 sec"
+    times = pa.array([1 * MICROS, 2 * MICROS, 3 * MICROS], pa.int64()).cast(pa.timestamp("us", "UTC"))
+    table = pa.table({"event_type": ["R", "T", "T"], "event_time": times, "v": [1.0, float("nan"), 2.0]})
+    with pytest.raises(EventError) as caught:
+        evaluate_segment(text, table, (0, 10 * MICROS), source=source)
+    assert str(caught.value) == (
+        f"{where}the stream partition of the event at 1970-01-01 00:00:01+00:00: a value only the Python engine "
+        "computes exactly (an integer below -2^63 or from 2^64 on, -0.0 under MIN or MAX, NaN or an infinity): "
+        "evaluate this stream without time segments"
+    )
+
+
 def test_explain_says_which_sets_compose_and_why_the_others_run_whole(tmp_path, capsys):
     from hamlet.cli import main
 

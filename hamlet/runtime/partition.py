@@ -62,10 +62,11 @@ def groupings(queries: Sequence[AnalyzedQuery]) -> list[tuple[str, ...]]:
 
 
 def partition_stream(
-    attributes: Sequence[str], types: set[str] | None, events: Iterable[Event]
+    attributes: Sequence[str], types: set[str] | None, events: Iterable[Event], source: str | None = None
 ) -> dict[PartitionKey, list[Event]]:
     """Events of ``types`` (None: of every type) by their values of ``attributes``, in input order. An
-    event with a null in one of them is matched by no query partitioned by it, and left out."""
+    event with a null in one of them is matched by no query partitioned by it, and left out. ``source``:
+    the file the events were read from, for errors to name before the event."""
     wanted: Container[str] = _Everything() if types is None else types
     if not attributes:  # the whole stream is one partition
         mine = [e for e in events if e.type in wanted]
@@ -87,10 +88,11 @@ def partition_stream(
         try:
             found = partitions.get(key)
         except TypeError:  # a list or a mapping: no value two events can share
+            at = f"the {event.type} event at time {event.time}"
             raise EventError(
                 f"{', '.join(attributes)} = {key!r}: GROUP-BY and equivalence attributes take single "
                 "values (numbers, text, times)",
-                where=f"the {event.type} event at time {event.time}",
+                where=f"{source}, {at}" if source else at,
             ) from None
         if found is None:
             partitions[key] = [event]
