@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
 import time
 import uuid
@@ -47,6 +46,7 @@ from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, Workload, load_workl
 from hamlet.api import segment_pane
 from hamlet.cli import add_window_bound
 from hamlet.errors import HamletError
+from hamlet.language.lexer import Kind, tokenize
 from jobs.commits import retried
 from jobs.engine import MICROS, SetTask
 from jobs.pipeline import NAME, PipelineError, allowed_workload, commit_metadata, resolve
@@ -160,7 +160,10 @@ def load_workload(path: str, allowed: list[str] | None = None,
         raise JobError(str(e)) from None
 
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+def _words(text: str) -> set[str]:
+    """The identifiers of a query's text as the language reads them (``größe`` and ``Straße_2`` too: a
+    pattern of ASCII words left a non-ASCII attribute out of the engine's columns, null on every event)."""
+    return {t.text for t in tokenize(text) if t.kind is Kind.IDENT}
 
 
 def plan_sets(workload: Workload, columns: list[str]) -> list[QuerySetPlan]:
@@ -176,7 +179,7 @@ def plan_sets(workload: Workload, columns: list[str]) -> list[QuerySetPlan]:
             names = ", ".join(query_set.queries)
             raise JobError(f"queries {names} partition the stream by {', '.join(missing)}, which the events table "
                            f"lacks (its attribute columns: {', '.join(attribute_columns) or 'none'})")  # fmt: skip
-        words = {w for q in queries for w in _WORD.findall(q.text)}
+        words = {w for q in queries for w in _words(q.text)}
         named = [c for c in attribute_columns if c in words and c not in query_set.partition_attributes]
         within = max(q.window.within for q in queries)
         plans.append(
