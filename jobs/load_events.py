@@ -8,9 +8,11 @@ with the reason.
 The CSV has a header with ``event_type``, ``event_time`` (seconds since the epoch, or ISO-8601 where a naive
 time means UTC), optionally ``event_id``, and attribute columns. The schema checked against is the table's
 own when it exists, else the scenario's (jobs/schema.py). A header naming a column the schema lacks is an
-error for the whole file. A row is rejected when it has the wrong number of fields, no event_type, an
+error for the whole file, and so is one naming a column of a type the loader cannot write from CSV (a date,
+a timestamp, a map...). A row is rejected when it has the wrong number of fields, no event_type, an
 unreadable event_time, a value that does not fit its column's type (an integer column takes integers
-within 64 bits, a double column numbers), or an event_id seen before in the file; an empty cell is a null.
+within its bits, a double or float column numbers within its range, a decimal column numbers of at most its
+scale's decimal places, never rounded), or an event_id seen before in the file; an empty cell is a null.
 Without an ``event_id`` column a row's id is derived from its content (``content_id``: type, time and
 values), so files never collide by name or line, and a second row with the same content in one file is
 rejected as the same event.
@@ -32,11 +34,13 @@ import csv
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -63,7 +67,6 @@ from jobs.summary import Summary
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-INT64 = (-(2**63), 2**63 - 1)
 REJECTS_DDL = "source STRING, line BIGINT, row STRING, reason STRING, rejected_at TIMESTAMP"
 EXISTING = ("replace", "reject")  # what a row whose event_id the table holds with other values does
 
@@ -105,8 +108,19 @@ class Loaded:
 def content_id(event_type: str, micros: int, values: dict[str, Any]) -> str:
     """The id of a row without an event_id: a hash of its type, time (microseconds) and values, so the same
     event gets the same id from any file, and different events different ones."""
-    text = json.dumps([event_type, micros, sorted(values.items())], ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(
+        [event_type, micros, sorted(values.items())], ensure_ascii=False, separators=(",", ":"), default=str
+    )  # (a Decimal, at its column's scale)
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+INTEGERS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}  # Spark's integer columns and their bits
+_DECIMAL_TYPE = re.compile(r"decimal\((\d+),(\d+)\)")
+
+
+def loadable(kind: str) -> bool:
+    """Whether the loader writes a CSV cell into a column of this Spark type (``simpleString``)."""
+    return kind in ("string", "double", "float", "boolean", *INTEGERS) or bool(_DECIMAL_TYPE.fullmatch(kind))
 
 
 def _cell(kind: str, name: str, text: str) -> Any:
@@ -117,29 +131,58 @@ def _cell(kind: str, name: str, text: str) -> Any:
     if kind == "string":
         return _text(name, text)
     _text(name, text)
-    if kind == "bigint":
+    if kind in INTEGERS:
+        bits = INTEGERS[kind]
+        low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
         if len(text.strip().lstrip("+-")) > 19 and _is_integer(text):  # no int() of thousands of digits
-            raise ValueError(f"{name} {shown(text)} does not fit in 64 bits")
+            raise ValueError(f"{name} {shown(text)} does not fit in {bits} bits")
         value = _number(name, text)
         if not isinstance(value, int):
             raise ValueError(f"{name} {shown(text)} is not an integer")
-        if not INT64[0] <= value <= INT64[1]:
-            raise ValueError(f"{name} {shown(text)} does not fit in 64 bits")
+        if not low <= value <= high:
+            raise ValueError(f"{name} {shown(text)} does not fit in {bits} bits")
         return value
-    if kind == "double":
+    if kind in ("double", "float"):
         number = _number(name, text)
         if number is None:
             raise ValueError(f"{name} {shown(text)} is not a number")
         try:
-            return float(number)
+            value = float(number)
         except OverflowError:  # an integer of hundreds of digits
             raise ValueError(f"{name} {shown(text)} is beyond the range of a double") from None
+        if kind == "float" and abs(value) > FLOAT32_MAX:
+            raise ValueError(f"{name} {shown(text)} is beyond the range of a float")
+        return value
     if kind == "boolean":
         lowered = text.strip().lower()
         if lowered in ("true", "false"):
             return lowered == "true"
         raise ValueError(f"{name} {shown(text)} is not true or false")
+    decimal = _DECIMAL_TYPE.fullmatch(kind)
+    if decimal:
+        return _decimal(name, text, int(decimal.group(1)), int(decimal.group(2)))
     raise ValueError(f"{name}: column type {kind} is not supported by the loader")
+
+
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _decimal(name: str, text: str, precision: int, scale: int) -> Decimal:
+    """A cell of a ``decimal(precision, scale)`` column, exactly: a value with more decimal places than the
+    scale or more integer digits than the precision leaves is refused, never rounded."""
+    if _number(name, text) is None:
+        raise ValueError(f"{name} {shown(text)} is not a number")
+    value = Decimal(text.strip())
+    step = Decimal(1).scaleb(-scale)
+    if value.adjusted() >= precision - scale:
+        raise ValueError(f"{name} {shown(text)} does not fit decimal({precision},{scale})")
+    with localcontext(prec=precision + 2):  # (the default context holds 28 digits, a column up to 38)
+        fitted = value.quantize(step)
+    if fitted != value:
+        raise ValueError(
+            f"{name} {shown(text)} has more than {scale} decimal places (decimal({precision},{scale}))"
+        )
+    return fitted
 
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -234,6 +277,10 @@ def _check_header(header: list[str], source: str, attributes: dict[str, str]) ->
         what = "derived from event_time" if set(unknown) <= derived else "not columns of the events table"
         raise LoadError(f"{source}:1: column(s) {', '.join(unknown)} are {what} "
                         f"(attribute columns: {', '.join(attributes) or 'none'})")  # fmt: skip
+    unloadable = [f"{h} ({attributes[h]})" for h in header if h in attributes and not loadable(attributes[h])]
+    if unloadable:
+        raise LoadError(f"{source}:1: column(s) {', '.join(unloadable)} of the events table cannot be loaded from "
+                        "CSV (the loader writes string, integer, floating-point, decimal and boolean columns)")  # fmt: skip
 
 
 def _row(cells: list[str], header: list[str], attributes: dict[str, str],
@@ -291,9 +338,10 @@ def load(spark: SparkSession, csv_path: str, table: str, scenario: str | None = 
             parsed = parse_csv(f, csv_path, attributes, rename, time_range)
     except OSError as e:
         raise LoadError(f"cannot read {csv_path}: {e.strerror}") from None
-    schema = events_schema(attributes)
+    held = delta_schema(spark, table)
+    schema = held if held is not None else events_schema(attributes)  # (the table's types, whatever they are)
     loaded = Loaded(parsed)
-    if parsed.rows and delta_schema(spark, table) is not None:
+    if parsed.rows and held is not None:
         if existing == "reject":
             _reject_conflicts(spark, table, parsed, schema)
         loaded.inserted, loaded.updated = _merge(spark, table, parsed.rows, schema)

@@ -59,3 +59,55 @@ def test_an_attribute_with_a_non_ascii_name_reaches_the_engine(spark, tmp_path, 
         ("q", "08:50", "n", "COUNT(*)", "3"),
         ("q", "08:50", "n", "SUM(T.größe)", "8.0"),
     ]
+
+
+def test_a_table_with_int_decimal_and_float_columns_takes_csv_rows_of_those_types(spark, tmp_path, capsys):
+    """An events table made elsewhere, with columns of Spark types the scenarios do not use: the loader knew
+    string, bigint, double and boolean only, so a decimal column failed the whole load with
+    "error: loading failed: KeyError: 'decimal(10,2)'" and an int column rejected every row that had a value
+    ("level: column type int is not supported by the loader"). Values are now checked against the column's
+    own range and scale (never rounded), and a column the loader cannot write from CSV is refused for the
+    file, by name."""
+    from decimal import Decimal
+
+    from jobs.load_events import main
+
+    table = str(tmp_path / "events")
+    schema = ("event_id string, event_type string, event_time timestamp, level int, price decimal(10,2), "
+              "ratio float, seen date, event_date date, event_hour int")  # fmt: skip
+    spark.createDataFrame([], schema).write.format("delta").partitionBy("event_date", "event_hour").save(
+        table
+    )
+    good = tmp_path / "good.csv"
+    good.write_text("event_type,event_time,level,price,ratio\n"
+                    "A,2026-01-05T08:00:00Z,7,1.5,0.25\n"
+                    "A,2026-01-05T08:01:00Z,2147483648,1.5,0.25\n"
+                    "A,2026-01-05T08:02:00Z,-2147483648,12345678.99,-0.5\n"
+                    "A,2026-01-05T08:03:00Z,8,1.255,0.25\n"
+                    "A,2026-01-05T08:04:00Z,9,123456789,0.25\n"
+                    "A,2026-01-05T08:05:00Z,10,2,1e39\n"
+                    "A,2026-01-05T08:06:00Z,,,\n", encoding="utf-8")  # fmt: skip
+    assert main(["--csv", str(good), "--table", table, "--max-rejects", "3"]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0] == (
+        f"3 events loaded into {table}: 3 new, 0 replaced, 0 unchanged (already loaded), 4 rejected"
+    )
+    assert [line.split(": ", 2)[1:] for line in err.splitlines()] == [
+        ["rejected", "level '2147483648' does not fit in 32 bits: A,2026-01-05T08:01:00Z,2147483648,1.5,0.25"],
+        ["rejected", "price '1.255' has more than 2 decimal places (decimal(10,2)): A,2026-01-05T08:03:00Z,8,1.255,0.25"],
+        ["rejected", "price '123456789' does not fit decimal(10,2): A,2026-01-05T08:04:00Z,9,123456789,0.25"],
+        ["rejected", "ratio '1e39' is beyond the range of a float: A,2026-01-05T08:05:00Z,10,2,1e39"],
+    ]  # fmt: skip
+    loaded = (
+        spark.read.format("delta").load(table).orderBy("event_time").select("level", "price", "ratio", "seen")
+    )
+    assert [tuple(r) for r in loaded.collect()] == [
+        (7, Decimal("1.50"), 0.25, None), (-2147483648, Decimal("12345678.99"), -0.5, None), (None, None, None, None)
+    ]  # fmt: skip
+    dated = tmp_path / "dated.csv"
+    dated.write_text("event_type,event_time,seen\nA,2026-01-05T08:00:00Z,2026-01-05\n", encoding="utf-8")
+    assert main(["--csv", str(dated), "--table", table]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"error: {dated}:1: column(s) seen (date) of the events table cannot be loaded from CSV (the loader "
+        "writes string, integer, floating-point, decimal and boolean columns)"
+    )
