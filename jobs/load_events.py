@@ -264,9 +264,12 @@ def parse_csv(stream: IO[str], source: str, attributes: dict[str, str], rename: 
 
 
 def _check_header(header: list[str], source: str, attributes: dict[str, str]) -> None:
+    if "" in header:  # (a trailing comma: its values would have no column to go to)
+        raise LoadError(f"{source}:1: column {header.index('') + 1} of the header has no name")
     for required in ("event_type", "event_time"):
         if required not in header:
-            raise LoadError(f"{source}:1: the header has no {required} column (found: {', '.join(header)})")
+            raise LoadError(f"{source}:1: the header has no {required} column (found: {', '.join(header)})"
+                            + _case_only(header, [required]))  # fmt: skip
     duplicates = sorted({h for h in header if header.count(h) > 1})
     if duplicates:
         raise LoadError(f"{source}:1: duplicate column(s) {', '.join(duplicates)}")
@@ -276,11 +279,21 @@ def _check_header(header: list[str], source: str, attributes: dict[str, str]) ->
     if unknown:
         what = "derived from event_time" if set(unknown) <= derived else "not columns of the events table"
         raise LoadError(f"{source}:1: column(s) {', '.join(unknown)} are {what} "
-                        f"(attribute columns: {', '.join(attributes) or 'none'})")  # fmt: skip
+                        f"(attribute columns: {', '.join(attributes) or 'none'})"
+                        + _case_only(unknown, [*known, *derived]))  # fmt: skip
     unloadable = [f"{h} ({attributes[h]})" for h in header if h in attributes and not loadable(attributes[h])]
     if unloadable:
         raise LoadError(f"{source}:1: column(s) {', '.join(unloadable)} of the events table cannot be loaded from "
                         "CSV (the loader writes string, integer, floating-point, decimal and boolean columns)")  # fmt: skip
+
+
+def _case_only(written: list[str], columns: list[str]) -> str:
+    """ "; column names are case-sensitive: Driver is not driver" for written names that differ from a column
+    only in case."""
+    pairs = [
+        f"{w} is not {c}" for w in written for c in sorted(columns) if w != c and w.casefold() == c.casefold()
+    ]
+    return f"; column names are case-sensitive: {', '.join(pairs)}" if pairs else ""
 
 
 def _row(cells: list[str], header: list[str], attributes: dict[str, str],

@@ -111,3 +111,34 @@ def test_a_table_with_int_decimal_and_float_columns_takes_csv_rows_of_those_type
         f"error: {dated}:1: column(s) seen (date) of the events table cannot be loaded from CSV (the loader "
         "writes string, integer, floating-point, decimal and boolean columns)"
     )
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        # a trailing comma: was "column(s)  are not columns of the events table", a name of nothing
+        ("event_type,event_time,driver,", "f.csv:1: column 4 of the header has no name"),
+        (
+            "EVENT_TYPE,event_time",
+            (
+                "f.csv:1: the header has no event_type column (found: EVENT_TYPE, event_time); column names are "
+                "case-sensitive: EVENT_TYPE is not event_type"
+            ),
+        ),
+        (
+            "event_type,event_time,Driver,Event_Hour",
+            (
+                "f.csv:1: column(s) Driver, Event_Hour are not columns of the events table (attribute columns: driver, "
+                "speed); column names are case-sensitive: Driver is not driver, Event_Hour is not event_hour"
+            ),
+        ),
+    ],
+)
+def test_a_header_column_without_a_name_or_in_another_case_is_named_in_the_error(header, message):
+    import io
+
+    from jobs.load_events import LoadError, parse_csv
+
+    with pytest.raises(LoadError) as error:
+        parse_csv(io.StringIO(header + "\nA,60,x,1\n"), "f.csv", {"driver": "string", "speed": "double"})
+    assert str(error.value) == message
