@@ -219,7 +219,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     run_id = args.run_id or f"{start:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
     events = table_location(args.events_table)
     try:
-        attributes = table_attributes(events)
+        attributes = table_attributes(events, partitioned=True)
         # Before any Spark work: a misspelled attribute would be null on every event, a string compared with
         # a number false on every event; both would run and write plausible-looking rows.
         check_attributes(workload, args.workload, attributes, f"the events table {args.events_table}")

@@ -99,9 +99,10 @@ def scenario_schema(scenario: str) -> StructType:
 FIXED_COLUMNS = frozenset(name for name, _, _ in BASE_COLUMNS + PARTITION_COLUMNS)
 
 
-def table_attributes(path: str) -> dict[str, str]:
+def table_attributes(path: str, partitioned: bool = False) -> dict[str, str]:
     """The attribute columns of a Delta events table and their types (``string``, ``long``, ...), read from
-    its log with the ``deltalake`` package: no Spark, milliseconds."""
+    its log with the ``deltalake`` package: no Spark, milliseconds. ``partitioned``: the table must have the
+    hour partition columns too (the job and the gate read an hour by them)."""
     from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError, TableNotFoundError
 
@@ -119,6 +120,11 @@ def table_attributes(path: str) -> dict[str, str]:
         raise HamletError(
             f"the Delta table at {path} is no events table: it has no {' and no '.join(missing)} column"
         )
+    unpartitioned = [n for n in EVENT_PARTITIONS if n not in {f.name for f in fields}]
+    if partitioned and unpartitioned:
+        raise HamletError(f"the Delta table at {path} has no {' and no '.join(unpartitioned)} column: events are "
+                          "read by their hour partitions (event_date, event_hour of event_time in UTC), as "
+                          "`hamlet load-events` and `hamlet generate` write them")  # fmt: skip
     return {f.name: str(getattr(f.type, "type", f.type)) for f in fields if f.name not in FIXED_COLUMNS}
 
 

@@ -172,7 +172,10 @@ def _fits_events(workload: Workload, path: str | Path, events_table: str) -> Non
 
     try:
         check_attributes(
-            workload, str(path), table_attributes(events_table), f"the events table {events_table}"
+            workload,
+            str(path),
+            table_attributes(events_table, partitioned=True),
+            f"the events table {events_table}",
         )
     except HamletError as error:
         raise ValidationFailed(str(error)) from None

@@ -142,3 +142,30 @@ def test_a_header_column_without_a_name_or_in_another_case_is_named_in_the_error
     with pytest.raises(LoadError) as error:
         parse_csv(io.StringIO(header + "\nA,60,x,1\n"), "f.csv", {"driver": "string", "speed": "double"})
     assert str(error.value) == message
+
+
+def test_an_events_table_without_hour_partitions_is_refused_in_one_line_before_spark(spark, tmp_path, capfd):
+    """A Delta table of events written elsewhere, without event_date and event_hour: the job's partition
+    filter failed inside Spark, and the command printed a JSON log record of the JVM's stack trace and a
+    Spark plan after "error: aggregation failed: AnalysisException: [UNRESOLVED_COLUMN.WITH_SUGGESTION]"."""
+    from jobs.aggregate import main
+
+    events = str(tmp_path / "flat")
+    moment = datetime(2026, 1, 5, 8, 40, tzinfo=UTC)
+    spark.createDataFrame([("e1", "Request", moment, "n")], "event_id string, event_type string, "
+                          "event_time timestamp, zone string").write.format("delta").save(events)  # fmt: skip
+    capfd.readouterr()
+    workload = tmp_path / "w.hamlet"
+    workload.write_text(
+        "q: RETURN T.zone, COUNT(*) PATTERN SEQ(Request R, Travel T+) GROUP-BY T.zone WITHIN 10 min\n"
+    )
+    assert main(["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
+                 "--events-table", events, "--output-table", str(tmp_path / "out")]) == 1  # fmt: skip
+    assert capfd.readouterr().err.splitlines() == [
+        (
+            f"error: the Delta table at {events} has no event_date and no event_hour column: events are read by their "
+            "hour partitions (event_date, event_hour of event_time in UTC), as `hamlet load-events` and `hamlet "
+            "generate` write them"
+        )
+    ]
+    assert not (tmp_path / "out").exists()
