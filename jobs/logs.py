@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import warnings
 
 # (start of the message, category): warnings about the libraries' own internals, the same on every run.
@@ -28,8 +29,20 @@ NOISE: tuple[tuple[str, type[Warning]], ...] = (
 QUIET_LOGGERS: dict[str, int] = {"great_expectations": logging.WARNING, "py4j": logging.WARNING}
 
 
+# PySpark logs every AnalysisException it raises (a missing column, a failed MERGE) as one JSON record of the
+# JVM's whole stack trace on stderr, before the command catches the exception and prints its one-line error:
+# a traceback in all but name. The exception itself still carries the message.
+PYSPARK_ERROR_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
 def quiet() -> None:
     for message, category in NOISE:
         warnings.filterwarnings("ignore", message=re.escape(message), category=category)
     for name, level in QUIET_LOGGERS.items():
         logging.getLogger(name).setLevel(level)
+    if "pyspark" not in sys.modules:  # (not imported for this: the DAG processor imports no PySpark; every
+        return  # session builder imports it, then calls this)
+    from pyspark.logger import PySparkLogger
+
+    for name in PYSPARK_ERROR_LOGGERS:  # (PySpark's own logger class: its records take extra keywords)
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)

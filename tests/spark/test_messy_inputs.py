@@ -169,3 +169,18 @@ def test_an_events_table_without_hour_partitions_is_refused_in_one_line_before_s
         )
     ]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_spark_analysis_error_is_not_logged_with_the_jvm_stack_trace(spark, capfd):
+    """PySpark logged every AnalysisException it raised as a JSON record of the JVM's whole stack trace on
+    stderr (its SQLQueryContextLogger and DataFrameQueryContextLogger), before the command that caught it
+    printed its own one-line error: a traceback in all but name. The exception still says what is wrong."""
+    from pyspark.errors import AnalysisException
+    from pyspark.sql import functions as F
+
+    capfd.readouterr()
+    with pytest.raises(AnalysisException, match="no_such_column"):
+        spark.range(1).where("no_such_column = 1").collect()
+    with pytest.raises(AnalysisException, match="nope"):
+        spark.range(1).where(F.col("nope") == 1).collect()
+    assert capfd.readouterr().err == ""
