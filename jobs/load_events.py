@@ -346,6 +346,8 @@ def load(spark: SparkSession, csv_path: str, table: str, scenario: str | None = 
     if existing not in EXISTING:
         raise LoadError(f"--existing {existing!r}: choose one of {', '.join(EXISTING)}")
     attributes = table_attributes(spark, table, scenario)
+    if rejects_table:
+        _check_rejects_table(spark, rejects_table, table)
     try:
         with open_csv(csv_path) as f:
             parsed = parse_csv(f, csv_path, attributes, rename, time_range)
@@ -409,6 +411,20 @@ def _reject_conflicts(spark: SparkSession, table: str, parsed: Parsed, schema: A
     parsed.raw = [parsed.raw[i] for i in keep]
 
 
+def _check_rejects_table(spark: SparkSession, rejects_table: str, table: str) -> None:
+    """Before anything is written: ``--rejects`` names a table of rejected rows, or none yet. The events table
+    (or any other) there made the MERGE of the rejects fail after the events were loaded, with a JVM stack
+    trace (Spark could not even word Delta's error)."""
+    columns = [c.split()[0] for c in REJECTS_DDL.split(", ")]
+    if rejects_table.rstrip("/") == table.rstrip("/"):
+        raise LoadError(f"--rejects {rejects_table} is the events table (--table): name another folder for "
+                        f"the rejected rows ({', '.join(columns)})")  # fmt: skip
+    held = delta_schema(spark, rejects_table)
+    if held is not None and sorted(held.fieldNames()) != sorted(columns):
+        raise LoadError(f"--rejects {rejects_table} is a Delta table of other columns ({', '.join(held.fieldNames())}), "
+                        f"not one of rejected rows ({', '.join(columns)})")  # fmt: skip
+
+
 def keep_rejects(spark: SparkSession, rejects_table: str, source: str, rejected: list[Rejected]) -> None:
     """Make the rejects of ``source`` in ``rejects_table`` those of this load, in one Delta commit: rows
     rejected again stay once, rows no longer rejected go, new ones come (other files' rejects stay)."""
@@ -424,6 +440,16 @@ def keep_rejects(spark: SparkSession, rejects_table: str, source: str, rejected:
                      "WHEN NOT MATCHED THEN INSERT * "
                      f"WHEN NOT MATCHED BY SOURCE AND t.source = {sql_string(source)} THEN DELETE")  # fmt: skip
         retried(lambda: spark.sql(statement), f"merging into {rejects_table}")
+
+
+def error_line(error: BaseException) -> str:
+    """An unexpected failure in one line: its type and its message's first line (a Spark plan or a JVM stack
+    trace follows); for a JVM error reached through py4j, the Java exception's own line."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    name = type(error).__name__
+    if name == "Py4JJavaError" and len(lines) > 1:  # ("An error occurred while calling ...", ": the error")
+        return f"{name}: {lines[1].lstrip(': ')}"
+    return f"{name}: {lines[0]}" if lines else name
 
 
 def describe_rejects(parsed: Parsed, source: str) -> Iterator[str]:
@@ -509,7 +535,7 @@ def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 (any failure: report it, exit 1)
-        print(f"error: loading failed: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"error: loading failed: {error_line(e)}", file=sys.stderr)
         return 1
     for line in describe_rejects(loaded.parsed, args.csv):
         print(line, file=sys.stderr)

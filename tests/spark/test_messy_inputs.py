@@ -184,3 +184,39 @@ def test_a_spark_analysis_error_is_not_logged_with_the_jvm_stack_trace(spark, ca
     with pytest.raises(AnalysisException, match="nope"):
         spark.range(1).where(F.col("nope") == 1).collect()
     assert capfd.readouterr().err == ""
+
+
+def test_rejects_named_at_the_events_table_or_another_table_are_refused_before_anything_is_written(
+    spark, tmp_path, capsys
+):
+    """``--rejects`` at the events table itself: the rows were loaded, then the MERGE of the rejects failed,
+    and Spark could not even word Delta's error: "error: loading failed: Py4JJavaError: An error occurred
+    while calling z:org.apache.spark.SparkThrowableHelper.getMessage." and 40 lines of JVM stack trace."""
+    from jobs.load_events import error_line, main
+
+    table, other = str(tmp_path / "events"), str(tmp_path / "other")
+    spark.createDataFrame([(1,)], "x int").write.format("delta").save(other)
+    source = tmp_path / "e.csv"
+    source.write_text("event_type,event_time,driver\nTravel,2026-01-05T08:00:00Z,d1\nTravel,x,d1\n")
+    argv = ["--csv", str(source), "--table", table, "--scenario", "rideshare"]
+    assert main([*argv, "--rejects", table + "/"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        (
+            f"error: --rejects {table} is the events table (--table): name another folder for the rejected rows "
+            "(source, line, row, reason, rejected_at)"
+        )
+    ]
+    assert main([*argv, "--rejects", other]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        (
+            f"error: --rejects {other} is a Delta table of other columns (x), not one of rejected rows (source, line, "
+            "row, reason, rejected_at)"
+        )
+    ]
+    assert not (tmp_path / "events").exists()  # nothing loaded
+    # any other failure: one line, the JVM's own
+    java = "An error occurred while calling o1.save.\n: org.apache.spark.SparkException: boom\n\tat org.x(Y.scala:1)"
+    assert error_line(type("Py4JJavaError", (Exception,), {})(java)) == (
+        "Py4JJavaError: org.apache.spark.SparkException: boom"
+    )
+    assert error_line(ValueError("first\nsecond")) == "ValueError: first"
