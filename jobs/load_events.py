@@ -268,8 +268,10 @@ def _check_header(header: list[str], source: str, attributes: dict[str, str]) ->
         raise LoadError(f"{source}:1: column {header.index('') + 1} of the header has no name")
     for required in ("event_type", "event_time"):
         if required not in header:
-            raise LoadError(f"{source}:1: the header has no {required} column (found: {', '.join(header)})"
-                            + _case_only(header, [required]))  # fmt: skip
+            found = ", ".join(header)
+            found = found if len(found) <= 200 else found[:200] + "..."  # (a JSON line, a huge field)
+            raise LoadError(f"{source}:1: the header has no {required} column (found: {found})"
+                            + (_not_csv(header) or _case_only(header, [required])))  # fmt: skip
     duplicates = sorted({h for h in header if header.count(h) > 1})
     if duplicates:
         raise LoadError(f"{source}:1: duplicate column(s) {', '.join(duplicates)}")
@@ -285,6 +287,19 @@ def _check_header(header: list[str], source: str, attributes: dict[str, str]) ->
     if unloadable:
         raise LoadError(f"{source}:1: column(s) {', '.join(unloadable)} of the events table cannot be loaded from "
                         "CSV (the loader writes string, integer, floating-point, decimal and boolean columns)")  # fmt: skip
+
+
+def _not_csv(header: list[str]) -> str:
+    """What a header without event_type looks like when it is no comma-separated header at all."""
+    text = ",".join(header)
+    if text.startswith("PAR1"):
+        return "; the file is Parquet, and load-events reads CSV (`hamlet evaluate` reads Parquet)"
+    if text.lstrip().startswith(("{", "[")):
+        return "; the file looks like JSON, and load-events reads CSV, one event per line after a header"
+    for name, separator in (("semicolons", ";"), ("tabs", "\t"), ("|", "|")):
+        if len(header) == 1 and separator in text:
+            return f"; its names are separated by {name}, and load-events reads comma-separated values"
+    return ""
 
 
 def _case_only(written: list[str], columns: list[str]) -> str:

@@ -220,3 +220,42 @@ def test_rejects_named_at_the_events_table_or_another_table_are_refused_before_a
         "Py4JJavaError: org.apache.spark.SparkException: boom"
     )
     assert error_line(ValueError("first\nsecond")) == "ValueError: first"
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ('{"event_type": "Travel", "event_time": 60}\n', ("the file looks like JSON, and load-events reads CSV, one "
+         "event per line after a header")),
+        ("event_type;event_time\nTravel;60\n", ("its names are separated by semicolons, and load-events reads "
+         "comma-separated values")),
+        ("event_type\tevent_time\nTravel\t60\n", ("its names are separated by tabs, and load-events reads "
+         "comma-separated values")),
+    ],
+)  # fmt: skip
+def test_a_file_that_is_not_comma_separated_says_what_it_looks_like(text, hint):
+    import io
+
+    from jobs.load_events import LoadError, parse_csv
+
+    with pytest.raises(LoadError) as error:
+        parse_csv(io.StringIO(text), "f.csv", {})
+    assert str(error.value).startswith("f.csv:1: the header has no event_type column (found: ")
+    assert str(error.value).endswith(f"); {hint}")
+
+
+def test_a_parquet_file_given_as_csv_is_named_parquet(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hamlet.io import open_csv
+    from jobs.load_events import LoadError, parse_csv
+
+    path = tmp_path / "e.parquet"
+    pq.write_table(pa.table({"event_type": ["Travel"] * 50, "event_time": [60.0] * 50}), path)
+    with pytest.raises(LoadError) as error, open_csv(str(path)) as f:
+        parse_csv(f, "e.parquet", {})
+    assert str(error.value).endswith(
+        "; the file is Parquet, and load-events reads CSV (`hamlet evaluate` reads Parquet)"
+    )
+    assert len(str(error.value)) < 400  # the binary after the magic bytes is cut
