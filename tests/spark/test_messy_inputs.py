@@ -259,3 +259,19 @@ def test_a_parquet_file_given_as_csv_is_named_parquet(tmp_path):
         "; the file is Parquet, and load-events reads CSV (`hamlet evaluate` reads Parquet)"
     )
     assert len(str(error.value)) < 400  # the binary after the magic bytes is cut
+
+
+def test_seconds_with_microseconds_are_loaded_to_the_microsecond_written():
+    """From 2106 on (2^32 s) a double no longer holds every microsecond: 4457817554.859217 was loaded as
+    ...859216, 1 µs early, without a word."""
+    import io
+
+    from jobs.load_events import parse_csv
+
+    text = "event_type,event_time\nA,4457817554.859217\nA,4499730399.224625\nA,1767603180.0000015\n"
+    parsed = parse_csv(io.StringIO(text), "f.csv", {})
+    assert [r["event_time"].isoformat() for r in parsed.rows] == [
+        "2111-04-07T02:39:14.859217+00:00",
+        "2112-08-04T05:06:39.224625+00:00",
+        "2026-01-05T08:53:00.000002+00:00",  # (half to even below a microsecond)
+    ]
