@@ -76,6 +76,12 @@ MAX_SEGMENTS = 64
 HOT_SAMPLE = 1000  # sampled rows expected per --segment-events events, to find the hot stream partitions
 
 
+# The job's own columns next to the events' attributes: names no attribute can have (an attribute is a word
+# of the language, letters, digits and '_'), so none is overwritten. An events table with a column _bucket
+# got its GROUP-BY values replaced by the hash buckets of the shuffle.
+BUCKET, SEGMENT_COLUMN, HOT = "#bucket", "#segment", "#hot"
+
+
 class JobError(Exception):
     """A problem with the job's input, reported as ``error: ...`` with exit status 1."""
 
@@ -309,12 +315,10 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
     segmenting = Segmenting(origin, length, math.ceil(span / length), partitions)
     segment = F.floor((F.unix_micros("event_time") - F.lit(origin)) / F.lit(length)).cast("long")
     if hot is not None:  # (keys: only the hot partitions are cut)
-        flagged = mine.join(F.broadcast(hot.select(*keys, F.lit(True).alias("_hot"))), list(keys), "left")
-        mine = flagged.withColumn("_segment", F.when(F.col("_hot"), segment).otherwise(F.lit(-1))).drop(
-            "_hot"
-        )
+        flagged = mine.join(F.broadcast(hot.select(*keys, F.lit(True).alias(HOT))), list(keys), "left")
+        mine = flagged.withColumn(SEGMENT_COLUMN, F.when(F.col(HOT), segment).otherwise(F.lit(-1))).drop(HOT)
     else:
-        mine = mine.withColumn("_segment", segment)
+        mine = mine.withColumn(SEGMENT_COLUMN, segment)
     return mine, segmenting
 
 
@@ -495,15 +499,15 @@ def run_group(
     floating = [f.name for f in mine.schema.fields if f.dataType.typeName() in ("double", "float")]
     mine, segmenting = plan_segments(spark, plan, sets, keys, mine) if may_segment else (mine, None)
     if keys and buckets:  # many stream partitions per engine call
-        mine = mine.withColumn("_bucket", F.pmod(F.xxhash64(*keys), F.lit(buckets)))
-        group_columns = ["_bucket"]
+        mine = mine.withColumn(BUCKET, F.pmod(F.xxhash64(*keys), F.lit(buckets)))
+        group_columns = [BUCKET]
     elif keys:  # one engine call per stream partition (of the attributes the sets share)
         group_columns = list(keys)
     else:  # no GROUP-BY, no equivalence: the whole stream is one partition
-        mine = mine.withColumn("_bucket", F.lit(0))
-        group_columns, width = ["_bucket"], 1
+        mine = mine.withColumn(BUCKET, F.lit(0))
+        group_columns, width = [BUCKET], 1
     if segmenting is not None:  # a hot partition's segments are calls of their own, spread over the cores
-        group_columns.append("_segment")
+        group_columns.append(SEGMENT_COLUMN)
         width = max(width, segmenting.count)
     # The exchange runs inside the engine stage: caching its output first would copy every event once more
     # and hold both cores at a stage barrier for nothing (bench/results/job_throughput.md). What the shuffle
@@ -514,7 +518,7 @@ def run_group(
     tasks = [s.task(plan.strategy, plan.start_us, plan.end_us) for s in sets]
 
     def engine(table):  # type: ignore[no-untyped-def]
-        segment = table.column("_segment")[0].as_py() if segmenting is not None and table.num_rows else -1
+        segment = table.column(SEGMENT_COLUMN)[0].as_py() if segmenting is not None and table.num_rows else -1
         return run_sets(tasks, table.select(columns), None if segment < 0 else segmenting.bounds(segment))
 
     partials = shuffled.groupBy(*group_columns).applyInArrow(engine, PARTIAL_DDL).persist()

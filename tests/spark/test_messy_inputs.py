@@ -275,3 +275,40 @@ def test_seconds_with_microseconds_are_loaded_to_the_microsecond_written():
         "2112-08-04T05:06:39.224625+00:00",
         "2026-01-05T08:53:00.000002+00:00",  # (half to even below a microsecond)
     ]
+
+
+def test_attributes_named_like_the_jobs_own_columns_keep_their_values(spark, tmp_path, capsys):
+    """A column ``_bucket`` (or ``_segment``) of the events table: the job's shuffle put its hash bucket in a
+    column of that name, so the GROUP-BY values became bucket numbers ({"_bucket": 12}, {"_bucket": 3} for
+    "a" and "b") and two groups in one bucket would have been one. The stream is also cut by time here
+    (``--segment-events 1``), the job's other column of its own."""
+    from jobs.aggregate import main
+
+    events, out = str(tmp_path / "events"), str(tmp_path / "out")
+    rows = []
+    for i, (kind, minute, bucket) in enumerate(
+        [
+            ("Request", 40, "a"),
+            ("Travel", 41, "a"),
+            ("Travel", 42, "a"),
+            ("Request", 43, "b"),
+            ("Travel", 44, "b"),
+        ]
+    ):
+        moment = datetime(2026, 1, 5, 8, minute, tzinfo=UTC)
+        rows.append((f"e{i}", kind, moment, bucket, -1, moment.date(), moment.hour))
+    schema = ("event_id string, event_type string, event_time timestamp, _bucket string, _segment int, "
+              "event_date date, event_hour int")  # fmt: skip
+    spark.createDataFrame(rows, schema).write.format("delta").partitionBy("event_date", "event_hour").save(
+        events
+    )
+    workload = tmp_path / "w.hamlet"
+    workload.write_text("q: RETURN T._bucket, COUNT(*), SUM(T._segment) PATTERN SEQ(Request R, Travel T+) "
+                        "GROUP-BY T._bucket WITHIN 30 min\n")  # fmt: skip
+    assert main(["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
+                 "--events-table", events, "--output-table", out, "--buckets", "1", "--segment-events", "1"]) == 0  # fmt: skip
+    frame = spark.read.format("delta").load(out)
+    assert sorted((r.group_key, r.aggregate, r.value_exact) for r in frame.collect()) == [
+        ('{"_bucket":"a"}', "COUNT(*)", "3"), ('{"_bucket":"a"}', "SUM(T._segment)", "-4"),
+        ('{"_bucket":"b"}', "COUNT(*)", "1"), ('{"_bucket":"b"}', "SUM(T._segment)", "-1"),
+    ]  # fmt: skip
