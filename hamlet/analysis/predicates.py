@@ -9,7 +9,7 @@ Value semantics, the same for every strategy and for the brute-force oracle: a m
 arithmetic on null or on a string gives null, division or modulo by zero gives null (by a divisor with an
 attribute that is 0; one without attributes that is 0 by these rules, such as ``0`` or ``(1 - 1)``, is
 refused by the analysis, as no comparison with it could hold: ``zero_divisor``); a comparison with a null is false; ``=`` and
-``!=`` between a string and a number are false and true, ordering between them is false. Ints are exact and
+``!=`` between two kinds (numbers, strings, bools) are false and true, ordering between them is false. Ints are exact and
 compare exactly with floats; arithmetic that mixes an int with a float takes the int as its nearest double,
 and a quotient of ints is the double nearest it: past the largest double that is an infinity of its sign, as
 a float result past it is (``1e308 * 10``; IEEE rounding, the kernel's and ``partials.nearest_float``'s), so
@@ -48,10 +48,15 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def kind(value: Any) -> str:
+    """What a value compares with: numbers with numbers, texts with texts, bools with bools."""
+    return "number" if is_number(value) else "bool" if isinstance(value, bool) else type(value).__name__
+
+
 def compare(op: str, left: Any, right: Any) -> bool:
     if left is None or right is None:
         return False
-    if is_number(left) != is_number(right):
+    if kind(left) != kind(right):  # (Python would order True with 1 and raise for "u" < True)
         return op == "!="
     if op == "=":
         return bool(left == right)

@@ -158,11 +158,14 @@ class _Fenwick:
 
 
 def _kind(value: Any) -> str | None:
-    """Values compare only within a kind (numbers with numbers, strings with strings); null never, and
+    """Values compare only within a kind (numbers with numbers, strings with strings, bools with bools, as
+    ``predicates.compare`` has them); null never, and
     neither does NaN (``A.x % 1.5`` of an int past the largest double), which no ``<``, ``<=``, ``>``, ``>=``
     or ``=`` holds for, but which would take some rank in a sorted index (``!=`` is never indexed)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
+    if isinstance(value, bool):
+        return "bool"
     return "number" if is_number(value) else "string" if isinstance(value, str) else None
 
 
