@@ -4,6 +4,8 @@ values, far-away event times. A byte order mark is read."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from hamlet import QueryError, parse_workload
@@ -332,3 +334,20 @@ def test_bools_compare_with_bools_only_in_the_index_and_the_scan_alike(strategy)
         assert [r.value for r in evaluate(workload, stream, strategy)] == expected, where
         scan = partial(run_greta, plain_scan=True)
         assert [r.value for r in evaluate_with(workload, stream, scan)] == expected, where
+
+
+@pytest.mark.parametrize("strategy", ["greta", "static", "hamlet"])
+def test_a_sum_of_floats_and_an_int_past_the_largest_double_is_an_infinity_not_a_traceback(strategy):
+    """SUM and AVG over an attribute that holds floats keep the exact sum of every value and round it once:
+    an int of 400 digits beside 1.5 sums to the float nearest 10^400 + 3, inf (and -inf for -10^400). The
+    check for an infinity took the int for a double: OverflowError ("int too large to convert to float")."""
+    from oracle import evaluate_bruteforce
+
+    from hamlet import Event, evaluate
+
+    workload = parse_workload("q: RETURN SUM(D.x), AVG(D.x), MAX(D.x) PATTERN D+ WITHIN 10")
+    for big in (10**400, -(10**400)):
+        stream = [Event("D", 1, {"x": big}), Event("D", 2, {"x": 1.5})]
+        expected = [math.inf if big > 0 else -math.inf] * 2 + [max(big, 1.5)]
+        assert [r.value for r in evaluate_bruteforce(workload, stream)] == expected
+        assert [r.value for r in evaluate(workload, stream, strategy)] == expected

@@ -233,7 +233,7 @@ def _summand(value: Any, scaled: bool, event: Event, attribute: str | None) -> i
         )
     if not scaled:
         return value  # an int: sums of ints stay exact ints
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):  # (an int has no infinity, however long)
         # An exact sum has no room for an infinity or a NaN (the events CSV refuses them for that reason).
         raise EvaluationError(
             f"SUM/AVG over {event.type}.{attribute}: the {event.type} event at time {event.time} has "
