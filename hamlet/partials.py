@@ -64,18 +64,45 @@ def _ordered(a: Any, b: Any) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Unorderable:
+    """A MIN or MAX that met a NaN or two kinds of values in one partition's trends: no extreme, and an error
+    (``error``: time and message of the earliest such event) where a reported row reads it
+    (``aggregates.VectorAlgebra.states``), not where the engine first met the value."""
+
+    error: tuple[Any, str]
+
+
+def _unorderable(a: Any, b: Any) -> Unorderable | None:
+    if isinstance(a, Unorderable) or isinstance(b, Unorderable):
+        found = [v for v in (a, b) if isinstance(v, Unorderable)]
+        return min(found, key=lambda u: u.error)
+    return None
+
+
 def least(a: Any, b: Any) -> Any:
-    """MIN of two values, None for none (``_extreme_key``: the same whatever order they come in)."""
+    """MIN of two values, None for none (``_extreme_key``: the same whatever order they come in); two kinds
+    or an ``Unorderable`` give an ``Unorderable``."""
     if a is None or b is None:
         return b if a is None else a
-    return a if _ordered(a, b) else b
+    if (found := _unorderable(a, b)) is not None:
+        return found
+    try:
+        return a if _ordered(a, b) else b
+    except EvaluationError as error:
+        return Unorderable((math.inf, str(error)))
 
 
 def greatest(a: Any, b: Any) -> Any:
     """MAX of two values, None for none (``_extreme_key``)."""
     if a is None or b is None:
         return b if a is None else a
-    return a if _ordered(b, a) else b
+    if (found := _unorderable(a, b)) is not None:
+        return found
+    try:
+        return a if _ordered(b, a) else b
+    except EvaluationError as error:
+        return Unorderable((math.inf, str(error)))
 
 
 def nearest_float(exact: Fraction) -> float:
@@ -126,6 +153,8 @@ class AggregateState:
             p_only, q_only, both = self.pairs
             return p_only * q_only + p_only * both + q_only * both + both * (both - 1) // 2
         if self.function in ("MIN", "MAX"):
+            if isinstance(self.extreme, Unorderable):
+                raise EvaluationError(self.extreme.error[1])
             return self.extreme
         if not self.count:
             return None
@@ -147,6 +176,8 @@ class AggregateState:
         """The state as one line of JSON with every digit (``from_text`` reads it back equal): the Spark job
         carries partial states between its stages as text, since counts exceed every fixed-width type.
         Integers are written as decimal strings, so no JSON reader meets a number it cannot hold."""
+        if isinstance(self.extreme, Unorderable):
+            raise EvaluationError(self.extreme.error[1])
         total = self.total
         fields = [self.function, int_text(self.count), int_text(total.numerator), int_text(total.denominator),
                   self.floats, self.extreme]  # fmt: skip

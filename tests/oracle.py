@@ -49,9 +49,12 @@ The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by s
    that differ only in equivalence attributes pool their trends). A row is reported only when at least one
    trend matched. ``COUNT(*)``: number of trends; ``COUNT(E)``: number of E events summed over all trends;
    ``SUM(E.a)``, ``MIN(E.a)``, ``MAX(E.a)``, ``AVG(E.a)``: over every occurrence of an E event in every
-   trend (an event in 3 trends counts 3 times) whose ``a`` is a number; ``None`` when there is none. SUM is
+   trend (an event in 3 trends counts 3 times) whose ``a`` is not null; ``None`` when there is none. SUM is
    exact: an int when every contributing value is an int, else the float nearest to the exact sum; AVG is
-   the float nearest to the exact sum divided by the number of contributing occurrences. ``P AND Q``
+   the float nearest to the exact sum divided by the number of contributing occurrences. An occurrence
+   they cannot compute with is an ``EvaluationError`` (README, "Semantics worth knowing"): under SUM or
+   AVG a value that is no number (a text, a bool), a NaN or an infinity; under MIN or MAX a NaN, or values
+   of two kinds (numbers, texts, bools), which MIN and MAX of one kind order among themselves. ``P AND Q``
    (conjunction, §12) matches a *pair* of distinct trends, one a trend of P and the other a trend of Q (the
    trends of steps 1-7 of each operand, per window and group); its only aggregate, ``COUNT(*)``, is the
    number of such unordered pairs, counted here by listing them. Its row is reported when P or Q has a
@@ -72,6 +75,7 @@ from typing import Any
 from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
 from hamlet.analysis.windows import as_number
 from hamlet.analysis.workload import Workload
+from hamlet.errors import EvaluationError
 from hamlet.events import Event
 from hamlet.language.nodes import (
     ChoicePattern,
@@ -413,6 +417,29 @@ def _rounded(exact: Fraction) -> float:
     return float(exact)
 
 
+def _kind(value: Any) -> str:
+    return "number" if _is_number(value) else type(value).__name__
+
+
+def _refuse_values(spec: AggregateSpec, read: list[tuple[Event, Any]]) -> None:
+    """The README's rule for what an aggregate cannot compute from its occurrences: SUM and AVG stop at a
+    value that is no number (a text, a bool) and at a NaN or an infinity (an exact sum has no room for them);
+    MIN and MAX at a NaN (it orders with nothing) and where two kinds meet (numbers, texts, bools)."""
+    where = f"{spec.function}({spec.event_type}.{spec.attribute})"
+    for event, value in read:
+        if spec.function in ("SUM", "AVG"):
+            if not _is_number(value):
+                raise EvaluationError(
+                    f"{where}: {event.type} at {event.time} has non-numeric value {value!r}"
+                )
+            if isinstance(value, float) and not math.isfinite(value):
+                raise EvaluationError(f"{where}: {event.type} at {event.time} has non-finite value {value!r}")
+        elif isinstance(value, float) and math.isnan(value):
+            raise EvaluationError(f"{where}: {event.type} at {event.time} has NaN")
+    if spec.function in ("MIN", "MAX") and len({_kind(v) for _, v in read}) > 1:
+        raise EvaluationError(f"{where}: values of several kinds ({sorted({_kind(v) for _, v in read})})")
+
+
 def aggregate(spec: AggregateSpec, trends: list[Trend]) -> int | float | None:
     """One aggregate over a non-empty list of trends, computed from the trends themselves."""
     if spec.function == "COUNT" and spec.event_type is None:
@@ -421,7 +448,9 @@ def aggregate(spec: AggregateSpec, trends: list[Trend]) -> int | float | None:
     if spec.function == "COUNT":
         return len(occurrences)
     assert spec.attribute is not None
-    values: list[Any] = [v for v in (e.attributes.get(spec.attribute) for e in occurrences) if _is_number(v)]
+    read = [(e, e.attributes.get(spec.attribute)) for e in occurrences]
+    values: list[Any] = [v for _, v in read if v is not None]
+    _refuse_values(spec, [(e, v) for e, v in read if v is not None])
     if not values:
         return None
     # Among equal values, the form is fixed whatever the order of the trends: -0.0 before an int before any

@@ -351,3 +351,44 @@ def test_a_sum_of_floats_and_an_int_past_the_largest_double_is_an_infinity_not_a
         expected = [math.inf if big > 0 else -math.inf] * 2 + [max(big, 1.5)]
         assert [r.value for r in evaluate_bruteforce(workload, stream)] == expected
         assert [r.value for r in evaluate(workload, stream, strategy)] == expected
+
+
+NAN = float("nan")
+# (query, events, its rows' values): a value SUM, AVG, MIN or MAX cannot compute with (a NaN, an infinity,
+# a text, two kinds) in an event of no trend that a row reports: its rows are the others' (each strategy
+# used to stop at it with an EvaluationError, where it first met the value: in a trend not yet ended).
+NOT_IN_A_TREND = [
+    ("SUM(D.x) PATTERN SEQ(D, C)", [("D", 1, 1), ("C", 3, None), ("D", 5, NAN)], [1, 1]),
+    ("AVG(D.x) PATTERN SEQ(D, C)", [("D", 1, 2), ("C", 3, None), ("D", 3, math.inf)], [1, 2.0]),
+    ("MIN(A.x) PATTERN SEQ(A+, B)", [("A", 1, 1), ("B", 2, None), ("A", 3, "u")], [1, 1]),
+    ("AVG(A.x) PATTERN SEQ(A+, B)", [("A", 1, 1), ("B", 2, None), ("A", 3, "u")], [1, 1.0]),
+    ("MAX(A.x) PATTERN SEQ(A+, B)", [("A", 1, 1), ("B", 2, None), ("A", 3, NAN)], [1, 1]),
+]
+
+
+@pytest.mark.parametrize("strategy", ["greta", "static", "hamlet"])
+@pytest.mark.parametrize("query, events, values", NOT_IN_A_TREND, ids=[f"unread{i}" for i in range(5)])
+def test_a_value_an_aggregate_cannot_read_stops_only_the_rows_that_read_it(strategy, query, events, values):
+    """README: a NaN or an infinity under SUM or AVG, a NaN under MIN or MAX (and a text, two kinds) is an
+    error naming the event, where a reported row reads it, as the oracle has it; an event of no trend of the
+    window stops nothing, on every path (the kernel, Python's graphs, the shared path). With one more event
+    that makes a trend of it, the same query is the error."""
+    from functools import partial
+
+    from oracle import evaluate_bruteforce
+
+    from hamlet import EvaluationError, Event, evaluate
+    from hamlet.api import evaluate_with
+    from hamlet.runtime.greta import run_greta
+    from hamlet.runtime.shared import run_shared
+
+    workload = parse_workload(f"q: RETURN COUNT(*), {query} WITHIN 10")
+    stream = [Event(t, time, {} if x is None else {"x": x}) for t, time, x in events]
+    paths = [partial(evaluate, strategy=strategy), partial(evaluate_with, executor=partial(run_greta, native=False)),
+             partial(evaluate_with, executor=partial(run_shared, sharing=strategy, native=False)), evaluate_bruteforce]  # fmt: skip
+    for path in paths:
+        assert [r.value for r in path(workload, stream)] == values, path
+    ended = [*stream, Event(events[1][0], 9, {})]  # (the last event now in a trend)
+    for path in paths:
+        with pytest.raises(EvaluationError):
+            path(workload, ended)

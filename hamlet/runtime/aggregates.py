@@ -26,7 +26,7 @@ from hamlet.analysis.predicates import is_number
 from hamlet.analysis.query import AggregateSpec, AnalyzedQuery
 from hamlet.errors import EvaluationError
 from hamlet.events import Event
-from hamlet.partials import AggregateState, greatest, least
+from hamlet.partials import AggregateState, Unorderable, greatest, least
 
 FLOAT_SCALE_BITS = 1074  # 2^-1074 is the smallest positive double: every double is a multiple of it
 
@@ -206,10 +206,16 @@ class VectorAlgebra:
                 out.append(AggregateState("COUNT", count=count))
             elif spec.function in ("MIN", "MAX"):
                 extreme = agg[self.index[(spec.function.lower(), spec.event_type, spec.attribute)]]
+                if isinstance(extreme, Unorderable):
+                    raise EvaluationError(extreme.error[1])
                 out.append(AggregateState(spec.function, extreme=extreme))
             else:
                 key = (spec.event_type, spec.attribute)
                 total = agg[self.index[("sum", *key)]]
+                if isinstance(total, Unreadable):
+                    if total.bad:
+                        raise EvaluationError(total.error[1])
+                    total = total.total
                 exact = Fraction(total, 1 << FLOAT_SCALE_BITS) if key in self.scaled else Fraction(total)
                 out.append(AggregateState(spec.function, count=agg[self.index[("nonnull", *key)]], total=exact,
                                           floats=agg[self.index[("floats", *key)]]))  # fmt: skip
@@ -225,20 +231,50 @@ def _fields(spec: AggregateSpec) -> list[Field]:
     return [("sum", *key), ("nonnull", *key), ("floats", *key)]
 
 
-def _summand(value: Any, scaled: bool, event: Event, attribute: str | None) -> int:
+class Unreadable:
+    """A SUM or AVG field that met occurrences it cannot add (README: a text, a bool, a NaN, an infinity):
+    ``bad`` of them, weighted by the trends through them like the sum itself (so windows add and subtract it
+    as they do sums), beside the exact ``total`` of the others; ``error`` (time, message) of the earliest
+    such event. The error is raised only where a reported row reads the field (``VectorAlgebra.states``): a
+    value in no trend of a window stops nothing, whichever path met it first (the oracle's rule)."""
+
+    __slots__ = ("bad", "error", "total")
+
+    def __init__(self, total: Any, bad: int, error: tuple[Any, str]) -> None:
+        self.total, self.bad, self.error = total, bad, error
+
+    def __add__(self, other: Any) -> Unreadable:
+        if isinstance(other, Unreadable):
+            return Unreadable(self.total + other.total, self.bad + other.bad, min(self.error, other.error))
+        return Unreadable(self.total + other, self.bad, self.error)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Unreadable:
+        if isinstance(other, Unreadable):
+            return Unreadable(self.total - other.total, self.bad - other.bad, min(self.error, other.error))
+        return Unreadable(self.total - other, self.bad, self.error)
+
+    def __rsub__(self, other: Any) -> Unreadable:
+        return Unreadable(other - self.total, -self.bad, self.error)
+
+    def __mul__(self, factor: int) -> Unreadable:
+        return Unreadable(self.total * factor, self.bad * factor, self.error)
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        return f"Unreadable({self.total!r}, {self.bad!r}, {self.error[1]!r})"
+
+
+def _summand(value: Any, scaled: bool, event: Event, attribute: str | None) -> Any:
     if not is_number(value):
-        raise EvaluationError(
-            f"SUM/AVG over {event.type}.{attribute}: the {event.type} event at time {event.time} has "
-            f"non-numeric value {value!r}"
-        )
+        return Unreadable(0, 1, _error(event, "SUM/AVG", attribute, f"non-numeric value {value!r}"))
     if not scaled:
         return value  # an int: sums of ints stay exact ints
     if isinstance(value, float) and not math.isfinite(value):  # (an int has no infinity, however long)
         # An exact sum has no room for an infinity or a NaN (the events CSV refuses them for that reason).
-        raise EvaluationError(
-            f"SUM/AVG over {event.type}.{attribute}: the {event.type} event at time {event.time} has "
-            f"non-finite value {value!r}"
-        )
+        return Unreadable(0, 1, _error(event, "SUM/AVG", attribute, f"non-finite value {value!r}"))
     numerator, denominator = value.as_integer_ratio()
     return numerator * ((1 << FLOAT_SCALE_BITS) // denominator)
 
@@ -246,18 +282,20 @@ def _summand(value: Any, scaled: bool, event: Event, attribute: str | None) -> i
 def _extreme(
     op: Callable[[Any, Any], Any], current: Any, value: Any, event: Event, attribute: str | None
 ) -> Any:
+    """``op`` (least, greatest) of the two, or an ``Unorderable`` (raised where a reported row reads it)."""
     if isinstance(value, float) and math.isnan(value):
         # NaN compares false with everything, so which extreme survives would depend on the order of events.
-        raise EvaluationError(
-            f"MIN/MAX over {event.type}.{attribute}: the {event.type} event at time {event.time} has NaN"
-        )
-    try:
-        return op(current, value)
-    except EvaluationError:  # (least and greatest name the two values only)
-        raise EvaluationError(
-            f"MIN/MAX over {event.type}.{attribute}: the {event.type} event at time {event.time} has "
-            f"{value!r}, not comparable with {current!r}"
-        ) from None
+        return op(current, Unorderable(_error(event, "MIN/MAX", attribute, "NaN")))
+    found = op(current, value)
+    if isinstance(found, Unorderable) and not isinstance(current, Unorderable):  # (two kinds: name the event)
+        return Unorderable(_error(event, "MIN/MAX", attribute, f"{value!r}, not comparable with {current!r}"))
+    return found
+
+
+def _error(event: Event, functions: str, attribute: str | None, what: str) -> tuple[Any, str]:
+    """(time, message) of an event an aggregate cannot compute with."""
+    where = f"{functions} over {event.type}.{attribute}"
+    return event.time, f"{where}: the {event.type} event at time {event.time} has {what}"
 
 
 class LatestStartAlgebra:
