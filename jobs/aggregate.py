@@ -49,6 +49,7 @@ from hamlet.errors import HamletError
 from hamlet.language.lexer import Kind, tokenize
 from jobs.commits import retried
 from jobs.engine import MICROS, SetTask
+from jobs.logs import error_line
 from jobs.pipeline import NAME, PipelineError, allowed_workload, commit_metadata, resolve
 from jobs.schema import (
     FINGERPRINT,
@@ -859,13 +860,8 @@ def main(argv: list[str] | None = None, prog: str = "hamlet aggregate") -> int:
         print(summary(result, time.perf_counter() - started).line())  # after the session stopped
         return 0
     except Exception as e:  # noqa: BLE001 (Spark, Delta, the engine: report, exit non-zero)
-        print(f"error: aggregation failed: {type(e).__name__}: {_message(e)}", file=sys.stderr)
+        print(f"error: aggregation failed: {error_line(e)}", file=sys.stderr)
         return 1
-
-
-def _message(error: BaseException, limit: int = 4000) -> str:
-    text = str(error).strip()
-    return text if len(text) <= limit else text[:limit] + " ..."
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ from hamlet.errors import EventError
 from hamlet.events import Time
 from hamlet.io import csv_records, open_csv, parse_number, parse_time, shown
 from jobs.commits import retried
+from jobs.logs import error_line
 from jobs.schema import (
     BASE_COLUMNS,
     EVENT_TIME_RANGE,
@@ -460,16 +461,6 @@ def keep_rejects(spark: SparkSession, rejects_table: str, source: str, rejected:
                      "WHEN NOT MATCHED THEN INSERT * "
                      f"WHEN NOT MATCHED BY SOURCE AND t.source = {sql_string(source)} THEN DELETE")  # fmt: skip
         retried(lambda: spark.sql(statement), f"merging into {rejects_table}")
-
-
-def error_line(error: BaseException) -> str:
-    """An unexpected failure in one line: its type and its message's first line (a Spark plan or a JVM stack
-    trace follows); for a JVM error reached through py4j, the Java exception's own line."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    name = type(error).__name__
-    if name == "Py4JJavaError" and len(lines) > 1:  # ("An error occurred while calling ...", ": the error")
-        return f"{name}: {lines[1].lstrip(': ')}"
-    return f"{name}: {lines[0]}" if lines else name
 
 
 def describe_rejects(parsed: Parsed, source: str) -> Iterator[str]:

@@ -46,3 +46,22 @@ def quiet() -> None:
 
     for name in PYSPARK_ERROR_LOGGERS:  # (PySpark's own logger class: its records take extra keywords)
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def error_line(error: BaseException) -> str:
+    """An unexpected failure of a command in one line: its type and its message's first line (a Spark plan or
+    a JVM stack trace follows it); for a JVM error reached through py4j, the Java exception's own line; for
+    a Python worker's error, the last line of its traceback (the error itself)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    name = type(error).__name__
+    if not lines:
+        return name
+    if (
+        name == "Py4JJavaError" and len(lines) > 1
+    ):  # ("An error occurred while calling o68.execute.", ": ...")
+        return f"{name}: {lines[1].lstrip(': ')}"
+    if (
+        name == "PythonException"
+    ):  # ("An exception was thrown from the Python worker...", "Traceback ...", ...)
+        return f"{name}: {lines[-1]}"
+    return f"{name}: {lines[0]}"

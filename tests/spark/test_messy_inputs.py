@@ -192,7 +192,8 @@ def test_rejects_named_at_the_events_table_or_another_table_are_refused_before_a
     """``--rejects`` at the events table itself: the rows were loaded, then the MERGE of the rejects failed,
     and Spark could not even word Delta's error: "error: loading failed: Py4JJavaError: An error occurred
     while calling z:org.apache.spark.SparkThrowableHelper.getMessage." and 40 lines of JVM stack trace."""
-    from jobs.load_events import error_line, main
+    from jobs.load_events import main
+    from jobs.logs import error_line
 
     table, other = str(tmp_path / "events"), str(tmp_path / "other")
     spark.createDataFrame([(1,)], "x int").write.format("delta").save(other)
@@ -312,3 +313,36 @@ def test_attributes_named_like_the_jobs_own_columns_keep_their_values(spark, tmp
         ('{"_bucket":"a"}', "COUNT(*)", "3"), ('{"_bucket":"a"}', "SUM(T._segment)", "-4"),
         ('{"_bucket":"b"}', "COUNT(*)", "1"), ('{"_bucket":"b"}', "SUM(T._segment)", "-1"),
     ]  # fmt: skip
+
+
+def test_a_failure_inside_spark_is_one_line_naming_the_jvms_or_the_workers_error(spark, tmp_path, capsys):
+    """An output table under a file: "error: aggregation failed: Py4JJavaError: An error occurred while
+    calling o68.execute." and 4,000 characters of JVM stack trace; now the Delta error's own line."""
+    from pyspark.sql import functions as F
+
+    from jobs.aggregate import main
+    from jobs.logs import error_line
+
+    events, blocker = str(tmp_path / "events"), tmp_path / "blocker"
+    blocker.write_text("a file where the output table should go")
+    moment = datetime(2026, 1, 5, 8, 40, tzinfo=UTC)
+    spark.createDataFrame([("e1", "Request", moment, moment.date(), 8)], "event_id string, event_type string, "
+                          "event_time timestamp, event_date date, event_hour int").write.format("delta").save(events)  # fmt: skip
+    workload = tmp_path / "w.hamlet"
+    workload.write_text("q: RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+) WITHIN 10 min\n")
+    assert main(["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
+                 "--events-table", events, "--output-table", str(blocker / "out")]) == 1  # fmt: skip
+    assert capsys.readouterr().err.splitlines() == [
+        (
+            "error: aggregation failed: Py4JJavaError: org.apache.spark.sql.delta.DeltaIOException: "
+            f"[DELTA_CANNOT_CREATE_LOG_PATH] Cannot create file:{blocker}/out/_delta_log"
+        )
+    ]
+
+    @F.udf("int")
+    def broken(x):  # type: ignore[no-untyped-def]  # (no hints: PySpark would infer an eval type from them)
+        raise ValueError(f"no value {x}")
+
+    with pytest.raises(Exception) as error:
+        spark.range(1).select(broken("id")).collect()
+    assert error_line(error.value) == "PythonException: ValueError: no value 0"
