@@ -1,0 +1,346 @@
+"""Property: numeric edge values give every strategy exactly the oracle's rows, on both paths.
+
+Attribute values are NaN, ±inf, ±0.0, the smallest subnormal and the largest double, ints at and around
+±2^53, 2^63, 2^64, 2^127, 2^128 and far beyond (400 digits), bools, texts and nulls, ints and floats mixed
+in one attribute. Several queries per workload read them in local predicates (every comparison against
+such literals, arithmetic with them), in edge predicates ``X.a op NEXT(Y).b`` (one comparison: the ordered
+index; general ones: the scan) and in SUM, MIN, MAX, AVG and COUNT. Every strategy runs through
+``hamlet.evaluate`` (events, on the compiled kernel and on Python's graphs) and through ``evaluate_table``
+and ``finalize_table`` (Arrow: one type per column, so the table test types each partition's column as
+int64, uint64, float64, decimal, bool or string and evaluates one table per partition, their partial
+states finalized together). Where the oracle refuses an aggregate (README: a NaN or an infinity under SUM
+or AVG, a text under SUM, a NaN or two kinds under MIN or MAX), every path must raise ``EvaluationError``.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from functools import partial
+from typing import Any
+
+import pyarrow as pa
+from hypothesis import event, given, note
+from hypothesis import strategies as st
+from oracle import evaluate_bruteforce
+from workloads import conditions, negation_patterns, patterns, probe, with_semantics
+
+from hamlet import STRATEGIES, Event, evaluate, evaluate_table, finalize_table, parse_workload
+from hamlet.api import evaluate_with
+from hamlet.errors import EvaluationError
+from hamlet.optimizer.benefit import CostModel
+from hamlet.runtime.columnar import checked, events_of, sorted_events
+from hamlet.runtime.greta import run_greta
+from hamlet.runtime.shared import run_shared
+
+NAN, INF = math.nan, math.inf
+MAX_DOUBLE = 1.7976931348623157e308
+
+# Ints at and around the bounds where the kernel's representations change (a double's 53 bits, i64, u64,
+# i128/u128) and far beyond any of them.
+INTS = [
+    0, 1, -1, 3, 7, 2**53 - 1, 2**53, 2**53 + 1, -(2**53), -(2**53) - 1, 2**63 - 1, 2**63, 2**63 + 1,
+    -(2**63), -(2**63) - 1, 2**64 - 1, 2**64, 2**64 + 1, 2**127 - 1, 2**127, -(2**127), -(2**127) - 1,
+    2**128, -(2**128), 10**400, -(10**400),
+]  # fmt: skip
+# Floats: the non-finite ones, both zeros, the extremes of the doubles, and doubles equal to the ints above.
+FLOATS = [
+    NAN, INF, -INF, -0.0, 0.0, 5e-324, -5e-324, MAX_DOUBLE, -MAX_DOUBLE, 1.5, -2.5, 1.0, 3.0, 2.0**53,
+    2.0**53 + 2, -(2.0**53), 2.0**63, -(2.0**63), 2.0**64, 2.0**127, 2.0**128, 1e300,
+]  # fmt: skip
+OTHERS = [True, False, "u", "1", None]
+
+# Literals of predicates, as written: the same bounds, and constant expressions that are an infinity.
+LITERALS = [
+    "0", "-0.0", "1", "3", "1.5", "5e-324", "1.7976931348623157e308", "1e308 * 10", "-1e308 * 10",
+    str(2**53), str(2**53 + 1), str(-(2**53) - 1), str(2**63 - 1), str(2**63), str(-(2**63)), str(-(2**63) - 1),
+    str(2**64 - 1), str(2**64), str(2**127), str(-(2**127)), str(2**128), str(10**400), "9007199254740992.0",
+    "u", "'1'",
+]  # fmt: skip
+OPS = ["=", "!=", "<", "<=", ">", ">="]
+
+
+# What the compiled kernel reads itself (``values.rs``: ints in [-2^63, 2^64), finite floats but -0.0): a
+# partition holding anything else runs on Python's graphs, so some streams hold only these.
+KERNEL_INTS = [v for v in INTS if -(2**63) <= v < 2**64]
+KERNEL_FLOATS = [v for v in FLOATS if math.isfinite(v) and math.copysign(1.0, v) > 0]
+
+
+def value(kinds: str = "ifo") -> st.SearchStrategy:
+    """An attribute value: mostly ints and floats of ``INTS`` and ``FLOATS``, sometimes an ``OTHERS``;
+    ``kinds`` "k": only what the kernel reads (``KERNEL_INTS``, ``KERNEL_FLOATS``, null)."""
+    if kinds == "k":
+        return st.one_of(st.sampled_from(KERNEL_INTS), st.sampled_from(KERNEL_FLOATS), st.none())
+    choices = []
+    if "i" in kinds:
+        choices += [st.sampled_from(INTS)] * 3
+    if "f" in kinds:
+        choices += [st.sampled_from(FLOATS)] * 3
+    if "o" in kinds:
+        choices.append(st.sampled_from(OTHERS))
+    return st.one_of(choices)
+
+
+@st.composite
+def numeric_attributes(draw, kinds: str = "ifo") -> dict:
+    """x and y from ``value`` (either sometimes missing); g, k partition values."""
+    out: dict = {}
+    for name in ("x", "y"):
+        if draw(st.integers(0, 7)):
+            out[name] = draw(value(kinds))
+    special = kinds != "k" and draw(st.integers(0, 3)) == 0
+    out["g"] = draw(st.sampled_from(GROUPS)) if special else draw(st.sampled_from([1, 2]))
+    out["k"] = draw(st.sampled_from(["p", "q"]))
+    return out
+
+
+# GROUP-BY and equivalence values: equal numbers of two forms (1 and 1.0, 0.0 and -0.0, 2^64 and its double),
+# ints a double cannot tell apart, NaN (never matched, as null), infinities, a bool and a text.
+GROUPS = [
+    1,
+    1.0,
+    2,
+    -0.0,
+    0.0,
+    0,
+    2**53,
+    2**53 + 1,
+    2.0**53,
+    2**64,
+    2.0**64,
+    10**400,
+    NAN,
+    INF,
+    -INF,
+    True,
+    "1",
+    None,
+]
+
+
+@st.composite
+def numeric_events(draw, types: str, max_events: int = 10) -> list[Event]:
+    n = draw(st.integers(0, max_events))
+    times = sorted(draw(st.lists(st.integers(0, 14), min_size=n, max_size=n)))
+    kinds = draw(st.sampled_from(["ifo", "ifo", "if", "i", "k", "k"]))
+    return [Event(draw(st.sampled_from(types)), t, draw(numeric_attributes(kinds))) for t in times]
+
+
+def numeric_local(t: str) -> list[str]:
+    """Local predicates on ``t``: an attribute against every literal by every comparison (the kernel's fast
+    path), and arithmetic between attributes and with such values (the general closures)."""
+    out = [f"{t}.{a} {op} {lit}" for a in "xy" for op in OPS for lit in LITERALS]
+    out += [f"{lit} {op} {t}.x" for op in OPS for lit in LITERALS[:12]]
+    out += [
+        f"{t}.x + {t}.y > {t}.x", f"{t}.x * {t}.y >= 0", f"{t}.x - 1 < {t}.x", f"{t}.x / {t}.y <= 1",
+        f"{t}.x % {t}.y = 0", f"{t}.x * 1.5 > 1e300", f"{t}.x / 3 < 0", f"{t}.x % 1.5 != {t}.x % 1.5",
+        f"-{t}.x < {t}.y", f"{t}.x = {t}.y", f"{t}.x != {t}.y", f"{t}.x < {t}.y", f"{t}.x >= {t}.y",
+        f"{t}.x + {2**53 + 1} > {2**64}", f"{t}.x * {2**64} <= {t}.y", f"{t}.x - {t}.y = 0",
+        f"{t}.x * 0.5 = {t}.x / 2", f"{t}.x % 2 = 1", f"{t}.x / {t}.y > {2**63}", f"({t}.x < 0 OR {t}.y > 0)",
+        f"{t}.x * {t}.x > {2**127}", f"{t}.x + 1e308 > 1e308", f"{t}.x - 5e-324 < {t}.x",
+    ]  # fmt: skip
+    return out
+
+
+def numeric_edge(x: str, y: str) -> list[str]:
+    """Edge predicates on ``x`` → ``y``: one comparison of an expression of x with one of y (the ordered
+    index) and general ones (the scan)."""
+    out = [f"{x}.{a} {op} NEXT({y}).{b}" for a in "xy" for b in "xy" for op in OPS]
+    out += [
+        f"{x}.x * 1.5 {op} NEXT({y}).x" for op in OPS
+    ] + [f"{x}.x + {2**53 + 1} {op} NEXT({y}).x - 1" for op in OPS] + [
+        f"{x}.x % 7 = NEXT({y}).x % 7", f"{x}.x * {2**64} < NEXT({y}).x", f"{x}.x / 3 >= NEXT({y}).y / 3",
+        f"-{x}.x > NEXT({y}).x", f"{x}.x - {2**127} <= NEXT({y}).x", f"{x}.x + 1e308 < NEXT({y}).x + 1e308",
+        f"{x}.x / NEXT({y}).y > 1", f"{x}.x - NEXT({y}).x >= 0", f"{x}.x * NEXT({y}).y < {x}.y",
+        f"{x}.x + NEXT({y}).x != {x}.y", f"NEXT({y}).x % {x}.y = 0", f"{x}.x = NEXT({y}).x * 1.0",
+    ]  # fmt: skip
+    return out
+
+
+@st.composite
+def numeric_query(draw, name: str, partition: bool = False) -> str:
+    """A query over small patterns (nested Kleene and SEQ, NOT), every semantics, numeric predicates and
+    every aggregate over x and y; ``partition``: equivalence over k (or GROUP-BY k) always."""
+    if draw(st.integers(0, 3)):
+        pattern = draw(patterns(list(draw(st.permutations("ABCD")))))
+    else:
+        pattern = draw(negation_patterns())
+    positive = list(probe(pattern).pattern.template.types)
+    returns = ["COUNT(*)"] if draw(st.integers(0, 3)) else []
+    for _ in range(draw(st.integers(1, 4))):
+        t, a = draw(st.sampled_from(positive)), draw(st.sampled_from("xxy"))
+        returns.append(draw(st.sampled_from([f"SUM({t}.{a})", f"AVG({t}.{a})", f"MIN({t}.{a})",
+                                             f"MAX({t}.{a})", f"COUNT({t})"])))  # fmt: skip
+    returns = list(dict.fromkeys(returns))
+    equivalence = draw(st.sampled_from([[], ["k"], ["g"], ["k", "g"]]))
+    grouped = draw(st.sampled_from([[], [], ["g"]]))
+    if partition and "k" not in equivalence:
+        equivalence = ["k", *equivalence]
+    where = [f"[{', '.join(equivalence)}]"] if equivalence else []
+    where += draw(conditions(pattern, local=numeric_local, edge=numeric_edge))
+    text = f"{name}: RETURN {', '.join(grouped + returns)} PATTERN {pattern}"
+    if where:
+        text += " WHERE " + " AND ".join(where)
+    if grouped:
+        text += " GROUP-BY " + ", ".join(grouped)
+    within = draw(st.integers(4, 16))
+    slide = draw(st.sampled_from([within, max(1, within // 2)]))
+    return draw(with_semantics(text + f" WITHIN {within} SLIDE {slide}", weight_any=2))
+
+
+@st.composite
+def numeric_workloads(draw, partition: bool = False) -> str:
+    return "\n".join(draw(numeric_query(f"q{i}", partition)) for i in range(draw(st.integers(2, 3))))
+
+
+def stream_types(text: str) -> str:
+    workload = parse_workload(text)
+    positive = "".join(t for q in workload.queries for t in q.pattern.template.types)
+    return positive * 3 + "".join(t for q in workload.queries for t in q.types) + "Z"
+
+
+# ---- comparing rows --------------------------------------------------------------------------------------
+
+
+def form(value: Any) -> Any:
+    """A value with its kind: an int SUM is not an equal float, -0.0 not 0.0, NaN equals NaN."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ("float", "nan")
+        return ("float", value, math.copysign(1.0, value))
+    return (type(value).__name__, value)
+
+
+def exactly(rows: list) -> list:
+    return [(r.query, r.window_start, r.window_end, sorted(r.group.items()), r.aggregate, form(r.value))
+            for r in rows]  # fmt: skip
+
+
+def outcome(run, *args: Any) -> Any:
+    """The rows ``run(*args)`` gives, exactly, or that it raised an ``EvaluationError``."""
+    try:
+        return exactly(run(*args))
+    except EvaluationError:
+        return "EvaluationError"
+
+
+def described(expected: Any) -> str:
+    """What an example came to (Hypothesis' statistics): an error, no row, or rows with values or not."""
+    if isinstance(expected, str):
+        return expected
+    if not expected:
+        return "no row"
+    valued = [r for r in expected if r[4] != "COUNT(*)" and r[5][0] != "NoneType"]
+    return "rows with aggregate values" if valued else "rows, no aggregate value"
+
+
+HAMLET_SHARED_PATH = partial(run_shared, sharing="hamlet", model=CostModel(partition_setup=-math.inf))
+EVENT_PATHS = {
+    "greta, plain scan": partial(run_greta, plain_scan=True),
+    "greta in Python": partial(run_greta, native=False),
+    "shared graphs in Python": partial(run_greta, share_graphs=True, native=False),
+    "static in Python": partial(run_shared, sharing="static", native=False),
+    "hamlet in Python": partial(run_shared, sharing="hamlet", native=False),
+    "hamlet, shared path": HAMLET_SHARED_PATH,
+}
+
+
+def check_events(text: str, stream: list[Event]) -> None:
+    note(text)
+    note(repr(stream))
+    workload = parse_workload(text)
+    expected = outcome(evaluate_bruteforce, workload, stream)
+    note(f"oracle: {expected!r}")
+    event(described(expected))
+    for strategy in STRATEGIES:
+        assert outcome(evaluate, workload, stream, strategy) == expected, strategy
+    for name, executor in EVENT_PATHS.items():
+        assert outcome(evaluate_with, workload, stream, executor) == expected, name
+
+
+@given(numeric_workloads(), st.data())
+def test_numeric_edge_values_on_events_equal_bruteforce(text, data):
+    check_events(text, data.draw(numeric_events(stream_types(text))))
+
+
+# ---- tables: one Arrow type per column -------------------------------------------------------------------
+
+# What a column of each Arrow type can hold exactly, as Python values.
+COLUMN_KINDS: dict[str, tuple[pa.DataType, list[Any]]] = {
+    "int64": (pa.int64(), [v for v in INTS if -(2**63) <= v < 2**63]),
+    "uint64": (pa.uint64(), [v for v in INTS if 0 <= v < 2**64]),
+    "float64": (pa.float64(), FLOATS),
+    "decimal0": (pa.decimal128(38, 0), [Decimal(v) for v in INTS if abs(v) < 10**38]),
+    "decimal18": (pa.decimal128(18, 0), [Decimal(v) for v in INTS if abs(v) < 10**18]),
+    "decimal3": (pa.decimal128(38, 3), [Decimal(s) for s in ["0", "-0.000", "1.5", "-2.125", "12345678901234567.891",
+                                                                 "99999999999999999999999999999999999.999"]]),
+    "bool": (pa.bool_(), [True, False]),
+    "string": (pa.string(), ["u", "1", "-0.0", "nan"]),
+}  # fmt: skip
+TABLE_KINDS = ["int64", "int64", "uint64", "float64", "float64", "float64", "decimal0", "decimal18", "decimal3",
+               "bool", "string"]  # fmt: skip
+
+
+@st.composite
+def typed_tables(draw, types: str) -> list[pa.Table]:
+    """One table per partition (k), each attribute a column of one Arrow type drawn per table: a stream whose
+    attribute mixes kinds across partitions, as separate Spark tasks may hand them over."""
+    tables = []
+    for k in ("p", "q"):
+        n = draw(st.integers(0, 7))
+        times = sorted(draw(st.lists(st.integers(0, 14), min_size=n, max_size=n)))
+        columns: dict[str, pa.Array] = {
+            "event_type": pa.array([draw(st.sampled_from(types)) for _ in times], pa.string()),
+            "event_time": pa.array([t * 1_000_000 for t in times], pa.int64()).cast(
+                pa.timestamp("us", "UTC")
+            ),
+            "g": typed_group(draw, len(times)),
+            "k": pa.array([k] * n, pa.string()),
+        }
+        for name in ("x", "y"):
+            arrow_type, pool = COLUMN_KINDS[draw(st.sampled_from(TABLE_KINDS))]
+            values = [draw(st.sampled_from(pool)) if draw(st.integers(0, 7)) else None for _ in times]
+            columns[name] = pa.array(values, arrow_type)
+        tables.append(pa.table(columns))
+    return tables
+
+
+# GROUP-BY values as a column holds them: equal numbers of two forms, NaN (a null to the partitions), ±inf.
+GROUP_COLUMNS = [
+    (pa.int64(), [1, 2]), (pa.int64(), [1, 2]), (pa.float64(), [1.0, -0.0, 0.0, NAN, INF, -INF, 2.0**64]),
+    (pa.uint64(), [2**64 - 1, 1, 0]), (pa.string(), ["1", "nan"]), (pa.decimal128(38, 0), [Decimal(1), Decimal(2**64)]),
+]  # fmt: skip
+
+
+def typed_group(draw, n: int) -> pa.Array:
+    """A g column of one Arrow type (``GROUP_COLUMNS``), sometimes null."""
+    arrow_type, pool = draw(st.sampled_from(GROUP_COLUMNS))
+    return pa.array(
+        [draw(st.sampled_from(pool)) if draw(st.integers(0, 7)) else None for _ in range(n)], arrow_type
+    )
+
+
+def check_tables(text: str, tables: list[pa.Table]) -> None:
+    note(text)
+    for t in tables:
+        note(repr(t.to_pydict()))
+    workload = parse_workload(text)
+    stream = [e for t in tables for e in events_of(sorted_events(checked(t)), ["x", "y", "g", "k"])]
+    stream.sort(key=lambda e: e.time)
+    note(repr(stream))
+    expected = outcome(evaluate_bruteforce, workload, stream)
+    note(f"oracle: {expected!r}")
+    event(described(expected))
+    for strategy in STRATEGIES:
+        assert outcome(evaluate, workload, stream, strategy) == expected, strategy
+
+        def on_tables(strategy=strategy):
+            partials = [evaluate_table(workload, t, strategy) for t in tables]
+            return finalize_table(workload, pa.concat_tables(partials))
+
+        assert outcome(on_tables) == expected, f"{strategy}, tables"
+
+
+@given(numeric_workloads(partition=True), st.data())
+def test_numeric_edge_values_in_typed_columns_equal_bruteforce(text, data):
+    check_tables(text, data.draw(typed_tables(stream_types(text))))
