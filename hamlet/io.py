@@ -103,9 +103,31 @@ class Record:
     cells: list[str]
     problem: str | None = None
     column: int | None = None  # the field the problem is in, when it is one field's
+    text: str | None = None  # the lines of a record whose cells cannot be read, as they were written
 
     def where(self, name: str) -> str:
         return f"{name}:{self.line}" + (f", column {self.column}" if self.column else "")
+
+
+class _Taken:
+    """The stream's lines as the csv reader takes them (it reads no further than its record), kept until the
+    next record starts: what a record the reader refused was, so that its reject keeps it."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.lines = iter(stream)
+        self.taken: list[str] = []
+
+    def __iter__(self) -> _Taken:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self.lines)
+        self.taken.append(line)
+        return line
+
+    def since_last(self) -> str:
+        text, self.taken = "".join(self.taken), []
+        return text
 
 
 def csv_records(stream: IO[str]) -> Iterator[Record]:
@@ -114,10 +136,12 @@ def csv_records(stream: IO[str]) -> Iterator[Record]:
     reading goes on at the next line."""
     # strict: a quote left open would otherwise take every line after it into one field, and those events
     # would be lost without a word (the record still has as many fields as the header).
-    reader = csv.reader(stream, strict=True)
+    lines = _Taken(stream)
+    reader = csv.reader(lines, strict=True)
     done = 0  # the last line read so far
     while True:
         try:
+            lines.since_last()
             cells = next(reader)
         except StopIteration:
             return
@@ -127,7 +151,7 @@ def csv_records(stream: IO[str]) -> Iterator[Record]:
                 if str(e) == "unexpected end of data"
                 else f"not CSV: {e}"
             )
-            yield Record(done + 1, [], problem)
+            yield Record(done + 1, [], problem, text=lines.since_last())
             done = reader.line_num
             continue
         except UnicodeDecodeError as e:  # a stream opened strictly: nothing after the bad byte is readable

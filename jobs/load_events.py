@@ -49,7 +49,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/lo
 
 from hamlet.errors import EventError
 from hamlet.events import Time
-from hamlet.io import csv_records, open_csv, parse_number, parse_time, shown
+from hamlet.io import Record, csv_records, open_csv, parse_number, parse_time, shown
 from jobs.commits import retried
 from jobs.logs import error_line
 from jobs.schema import (
@@ -222,13 +222,18 @@ def _number(name: str, text: str) -> int | float | None:
         raise ValueError(f"{name} {shown(text)} {e}") from None
 
 
-def _raw(row: list[str]) -> str:
-    """A row as written in the CSV; a byte that was not UTF-8 shown as ``\\xff``, so the text can be stored."""
+def _raw(record: Record) -> str:
+    """A record as written in the CSV (the lines themselves, where the reader could not split them into
+    cells); a byte that was not UTF-8 shown as ``\\xff``, so the text can be stored."""
     import io
 
-    out = io.StringIO()
-    csv.writer(out, lineterminator="").writerow(row)
-    return out.getvalue().encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if record.text is not None:
+        written = record.text.rstrip("\r\n")
+    else:
+        out = io.StringIO()
+        csv.writer(out, lineterminator="").writerow(record.cells)
+        written = out.getvalue()
+    return written.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def parse_csv(stream: IO[str], source: str, attributes: dict[str, str], rename: dict[str, str] | None = None,
@@ -260,12 +265,12 @@ def parse_csv(stream: IO[str], source: str, attributes: dict[str, str], rename: 
                 raise ValueError(f"the same event as line {seen[event_id]} (same type, time and values; an "
                                  "event_id column tells identical events apart)")  # fmt: skip
         except (ValueError, OverflowError) as e:
-            parsed.rejected.append(Rejected(record.line, _raw(record.cells), str(e)))
+            parsed.rejected.append(Rejected(record.line, _raw(record), str(e)))
             continue
         seen[event_id] = record.line
         parsed.rows.append(row)
         parsed.lines.append(record.line)
-        parsed.raw.append(_raw(record.cells))
+        parsed.raw.append(_raw(record))
     return parsed
 
 
@@ -463,9 +468,13 @@ def keep_rejects(spark: SparkSession, rejects_table: str, source: str, rejected:
         retried(lambda: spark.sql(statement), f"merging into {rejects_table}")
 
 
+ROW_SHOWN = 200  # characters of a rejected row printed; the rejects table keeps it whole
+
+
 def describe_rejects(parsed: Parsed, source: str) -> Iterator[str]:
     for r in parsed.rejected:
-        yield f"{source}:{r.line}: rejected: {r.reason}: {r.row}"
+        row = r.row if len(r.row) <= ROW_SHOWN else f"{r.row[:ROW_SHOWN]}... ({len(r.row):,} characters)"
+        yield f"{source}:{r.line}: rejected: {r.reason}: {row.replace(chr(10), ' ').replace(chr(13), ' ')}"
 
 
 def build_parser(prog: str = "hamlet load-events") -> argparse.ArgumentParser:

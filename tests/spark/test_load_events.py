@@ -252,7 +252,7 @@ def test_generate_refuses_hours_outside_the_range_before_spark_starts(capsys):
 
 def test_a_bom_is_read_and_an_unreadable_line_is_rejected_alone(tmp_path):
     from hamlet.io import open_csv
-    from jobs.load_events import parse_csv
+    from jobs.load_events import describe_rejects, parse_csv
 
     path = tmp_path / "e.csv"
     path.write_bytes(b"\xef\xbb\xbfevent_type,event_time,speed,driver\nTravel,60,1.5,d\xff1\n"
@@ -270,7 +270,13 @@ def test_a_bom_is_read_and_an_unreadable_line_is_rejected_alone(tmp_path):
         ),
     ]
     assert parsed.rejected[0].row == "Travel,60,1.5,d\\xff1"  # storable text, the byte shown
+    assert parsed.rejected[1].row == 'Travel,61,"' + "9" * 200_000 + '",d1'  # kept whole, though unsplit
     assert [(r["event_type"], r["speed"], r["driver"]) for r in parsed.rows] == [("Travel", 2.5, "d1")]
+    # printed shorter: the rejects table keeps the row, the terminal needs its start
+    assert list(describe_rejects(parsed, "e.csv"))[1] == (
+        'e.csv:3: rejected: not CSV: field larger than field limit (131072): Travel,61,"' + "9" * 189
+        + "... (200,015 characters)"
+    )  # fmt: skip
 
 
 def test_a_quote_never_closed_is_rejected_where_it_opens_not_read_as_one_long_value(tmp_path):
@@ -284,7 +290,8 @@ def test_a_quote_never_closed_is_rejected_where_it_opens_not_read_as_one_long_va
                     "Travel,63,4.5,d4\n")  # fmt: skip
     with open_csv(str(path)) as f:
         parsed = parse_csv(f, str(path), {"speed": "double", "driver": "string"})
-    assert [(r.line, r.reason) for r in parsed.rejected] == [
-        (3, "a quoted field starts here and is never closed (its closing quote is missing)")
-    ]
+    assert [(r.line, r.reason, r.row) for r in parsed.rejected] == [
+        (3, "a quoted field starts here and is never closed (its closing quote is missing)",
+         'Travel,61,2.5,"d2\nTravel,62,3.5,d3\nTravel,63,4.5,d4')  # the lines it took, for the rejects table
+    ]  # fmt: skip
     assert [(r["event_type"], r["speed"], r["driver"]) for r in parsed.rows] == [("Travel", 1.5, "d1")]
