@@ -23,7 +23,16 @@ import pyarrow as pa
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
-from workloads import conditions, negation_patterns, patterns, probe, with_semantics
+from workloads import (
+    conditions,
+    negation_patterns,
+    optional_patterns,
+    parses,
+    patterns,
+    position_patterns,
+    probe,
+    with_semantics,
+)
 
 from hamlet import STRATEGIES, Event, evaluate, evaluate_table, finalize_table, parse_workload
 from hamlet.api import evaluate_with
@@ -63,7 +72,7 @@ OPS = ["=", "!=", "<", "<=", ">", ">="]
 # What the compiled kernel reads itself (``values.rs``: ints in [-2^63, 2^64), finite floats but -0.0): a
 # partition holding anything else runs on Python's graphs, so some streams hold only these.
 KERNEL_INTS = [v for v in INTS if -(2**63) <= v < 2**64]
-KERNEL_FLOATS = [v for v in FLOATS if math.isfinite(v) and math.copysign(1.0, v) > 0]
+KERNEL_FLOATS = [v for v in FLOATS if math.isfinite(v) and not (v == 0 and math.copysign(1.0, v) < 0)]
 
 
 def value(kinds: str = "ifo") -> st.SearchStrategy:
@@ -133,7 +142,7 @@ def numeric_local(t: str) -> list[str]:
     out += [f"{lit} {op} {t}.x" for op in OPS for lit in LITERALS[:12]]
     out += [
         f"{t}.x + {t}.y > {t}.x", f"{t}.x * {t}.y >= 0", f"{t}.x - 1 < {t}.x", f"{t}.x / {t}.y <= 1",
-        f"{t}.x % {t}.y = 0", f"{t}.x * 1.5 > 1e300", f"{t}.x / 3 < 0", f"{t}.x % 1.5 != {t}.x % 1.5",
+        f"{t}.x % {t}.y = 0", f"{t}.x % -7 > -3", f"{t}.x % 2.5 < 1", f"{t}.x % {2**63 + 1} > {2**62}", f"{t}.x * 1.5 > 1e300", f"{t}.x / 3 < 0", f"{t}.x % 1.5 != {t}.x % 1.5",
         f"-{t}.x < {t}.y", f"{t}.x = {t}.y", f"{t}.x != {t}.y", f"{t}.x < {t}.y", f"{t}.x >= {t}.y",
         f"{t}.x + {2**53 + 1} > {2**64}", f"{t}.x * {2**64} <= {t}.y", f"{t}.x - {t}.y = 0",
         f"{t}.x * 0.5 = {t}.x / 2", f"{t}.x % 2 = 1", f"{t}.x / {t}.y > {2**63}", f"({t}.x < 0 OR {t}.y > 0)",
@@ -149,7 +158,8 @@ def numeric_edge(x: str, y: str) -> list[str]:
     out += [
         f"{x}.x * 1.5 {op} NEXT({y}).x" for op in OPS
     ] + [f"{x}.x + {2**53 + 1} {op} NEXT({y}).x - 1" for op in OPS] + [
-        f"{x}.x % 7 = NEXT({y}).x % 7", f"{x}.x * {2**64} < NEXT({y}).x", f"{x}.x / 3 >= NEXT({y}).y / 3",
+        f"{x}.x % 7 = NEXT({y}).x % 7", f"{x}.x % -3 < NEXT({y}).x % 1.5", f"{x}.x % NEXT({y}).y >= 1",
+        f"{x}.x % {2**64} > NEXT({y}).x", f"{x}.x * {2**64} < NEXT({y}).x", f"{x}.x / 3 >= NEXT({y}).y / 3",
         f"-{x}.x > NEXT({y}).x", f"{x}.x - {2**127} <= NEXT({y}).x", f"{x}.x + 1e308 < NEXT({y}).x + 1e308",
         f"{x}.x / NEXT({y}).y > 1", f"{x}.x - NEXT({y}).x >= 0", f"{x}.x * NEXT({y}).y < {x}.y",
         f"{x}.x + NEXT({y}).x != {x}.y", f"NEXT({y}).x % {x}.y = 0", f"{x}.x = NEXT({y}).x * 1.0",
@@ -161,13 +171,18 @@ def numeric_edge(x: str, y: str) -> list[str]:
 def numeric_query(draw, name: str, partition: bool = False) -> str:
     """A query over small patterns (nested Kleene and SEQ, NOT), every semantics, numeric predicates and
     every aggregate over x and y; ``partition``: equivalence over k (or GROUP-BY k) always."""
-    if draw(st.integers(0, 3)):
+    family = draw(st.sampled_from(["nested", "nested", "nested", "negation", "optional", "position"]))
+    if family == "nested":
         pattern = draw(patterns(list(draw(st.permutations("ABCD")))))
-    else:
+    elif family == "negation":
         pattern = draw(negation_patterns())
+    elif family == "optional":
+        pattern = draw(optional_patterns())
+    else:
+        pattern = draw(position_patterns())
     positive = list(probe(pattern).pattern.template.types)
-    returns = ["COUNT(*)"] if draw(st.integers(0, 3)) else []
-    for _ in range(draw(st.integers(1, 4))):
+    returns = ["COUNT(*)"] if draw(st.integers(0, 3)) or " AND " in pattern else []
+    for _ in range(draw(st.integers(1, 4)) if " AND " not in pattern else 0):
         t, a = draw(st.sampled_from(positive)), draw(st.sampled_from("xxy"))
         returns.append(draw(st.sampled_from([f"SUM({t}.{a})", f"AVG({t}.{a})", f"MIN({t}.{a})",
                                              f"MAX({t}.{a})", f"COUNT({t})"])))  # fmt: skip
@@ -185,7 +200,9 @@ def numeric_query(draw, name: str, partition: bool = False) -> str:
         text += " GROUP-BY " + ", ".join(grouped)
     within = draw(st.integers(4, 16))
     slide = draw(st.sampled_from([within, max(1, within // 2)]))
-    return draw(with_semantics(text + f" WITHIN {within} SLIDE {slide}", weight_any=2))
+    text += f" WITHIN {within} SLIDE {slide}"
+    chosen = draw(with_semantics(text, weight_any=2))
+    return chosen if parses(chosen) else text  # (NEXT over a position template may need too many states)
 
 
 @st.composite
@@ -212,6 +229,9 @@ def form(value: Any) -> Any:
 
 
 def exactly(rows: list) -> list:
+    """Rows with each value's form. Group values compare as numbers only: which of equal values of two
+    forms (1 and 1.0, 0.0 and -0.0, True and 1) names a group is the first the engine meets, which no rule
+    fixes yet (an event of a type the query does not match, read under CONT, may name it)."""
     return [(r.query, r.window_start, r.window_end, sorted(r.group.items()), r.aggregate, form(r.value))
             for r in rows]  # fmt: skip
 
