@@ -172,9 +172,10 @@ def _decimals_as_numbers(table: pa.Table) -> pa.Table:
     for index, field in enumerate(table.schema):
         if field.name in (TYPE, TIME, ID) or not pa.types.is_decimal(field.type):
             continue
-        whole = field.type.scale == 0 and field.type.precision <= 18
         table = table.set_column(
-            index, field.name, table.column(index).cast(pa.int64() if whole else pa.float64())
+            index,
+            field.name,
+            table.column(index).cast(pa.float64() if vertical.decimal_as_double(field.type) else pa.int64()),
         )
     return table
 

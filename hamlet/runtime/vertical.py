@@ -64,8 +64,17 @@ class SchemaFloats(FloatColumns):
         return key[1] in self.floating
 
 
+def decimal_as_double(kind: pa.DataType) -> bool:
+    """Whether the engine reads a decimal column as doubles (``columnar.checked``): all but whole numbers that
+    int64 holds (scale 0, at most 18 digits), which it reads as ints."""
+    return pa.types.is_decimal(kind) and not (kind.scale == 0 and kind.precision <= 18)
+
+
 def floating_columns(schema: pa.Schema) -> list[str]:
-    return sorted(f.name for f in schema if pa.types.is_floating(f.type))
+    """The columns an events table's schema holds doubles in, as the engine reads it: floating ones, and the
+    decimals it reads as doubles (``decimal_as_double``). ``evaluate_segment`` scales its sums
+    over these, so ``compose_segments`` must be given the same (of the table before or after ``checked``)."""
+    return sorted(f.name for f in schema if pa.types.is_floating(f.type) or decimal_as_double(f.type))
 
 
 def segment_algebras(queries: Sequence[AnalyzedQuery], floating: Iterable[str]) -> dict[str, Any]:
