@@ -8,7 +8,8 @@ index; general ones: the scan) and in SUM, MIN, MAX, AVG and COUNT. Every strate
 ``hamlet.evaluate`` (events, on the compiled kernel and on Python's graphs) and through ``evaluate_table``
 and ``finalize_table`` (Arrow: one type per column, so the table test types each partition's column as
 int64, uint64, float64, decimal, bool or string and evaluates one table per partition, their partial
-states finalized together). Where the oracle refuses an aggregate (README: a NaN or an infinity under SUM
+states finalized together), and such a table cut into time segments (``evaluate_segment``,
+``compose_segments``). Where the oracle refuses an aggregate (README: a NaN or an infinity under SUM
 or AVG, a text under SUM, a NaN or two kinds under MIN or MAX), every path must raise ``EvaluationError``.
 """
 
@@ -20,9 +21,10 @@ from functools import partial
 from typing import Any
 
 import pyarrow as pa
-from hypothesis import event, given, note
+from hypothesis import assume, event, given, note
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
+from test_vertical import segment_workloads, segmented
 from workloads import (
     conditions,
     negation_patterns,
@@ -35,8 +37,8 @@ from workloads import (
 )
 
 from hamlet import STRATEGIES, Event, evaluate, evaluate_table, finalize_table, parse_workload
-from hamlet.api import evaluate_with
-from hamlet.errors import EvaluationError
+from hamlet.api import evaluate_with, segment_obstacle, segment_pane
+from hamlet.errors import EvaluationError, EventError
 from hamlet.optimizer.benefit import CostModel
 from hamlet.runtime.columnar import checked, events_of, sorted_events
 from hamlet.runtime.greta import run_greta
@@ -364,3 +366,32 @@ def check_tables(text: str, tables: list[pa.Table]) -> None:
 @given(numeric_workloads(partition=True), st.data())
 def test_numeric_edge_values_in_typed_columns_equal_bruteforce(text, data):
     check_tables(text, data.draw(typed_tables(stream_types(text))))
+
+
+@given(segment_workloads(), st.data())
+def test_numeric_edge_values_cut_into_time_segments_equal_bruteforce(text, data):
+    """A typed table cut into time segments at random pane bounds (``evaluate_segment``, ``compose_segments``
+    given ``floating_columns`` of the table's own schema) gives the oracle's rows; a segment may refuse a
+    partition holding a value only Python computes exactly (README), with an ``EventError``."""
+    workload = parse_workload(text)
+    assume(segment_obstacle(workload) is None)
+    table = data.draw(typed_tables(stream_types(text)))[0]
+    note(text)
+    note(repr(table.to_pydict()))
+    stream = events_of(sorted_events(checked(table)), ["x", "y", "g", "k"])
+    expected = outcome(evaluate_bruteforce, workload, stream)
+    pane = segment_pane(workload)
+    times = [e.time for e in stream] or [0]
+    first, last = times[0] // pane, times[-1] // pane + 1
+    inner = data.draw(st.lists(st.integers(first + 1, last - 1), min_size=1, unique=True) if last - first > 1
+                      else st.just([]))  # fmt: skip
+    cuts = [k * pane for k in sorted({first, last, *inner})]
+    note(f"cuts {cuts}")
+    for strategy in STRATEGIES:
+        try:
+            found = outcome(segmented, workload, table, cuts, strategy)
+        except EventError as error:
+            event("a segment refused a value only Python computes exactly")
+            assert "Python" in str(error) or "-0.0" in str(error), error
+            continue
+        assert found == expected, strategy
