@@ -473,7 +473,9 @@ def run_group(
     materialised (cached) so that its time can be told apart, and the results come back cached. With
     ``may_segment``, hot stream partitions run in time segments (``plan_segments``)."""
     from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import to_arrow_schema
 
+    from hamlet.runtime.vertical import floating_columns
     from jobs.engine import (
         PARTIAL,
         PARTIAL_DDL,
@@ -497,7 +499,9 @@ def run_group(
         keep = keep & F.col(attribute).isNotNull()
     columns = engine_columns(sets)
     mine = events.where(keep).select(*columns)
-    floating = [f.name for f in mine.schema.fields if f.dataType.typeName() in ("double", "float")]
+    # (the columns the engine reads as doubles, by its own rule on the Arrow batches it gets: floats, and
+    # decimals with a scale; Spark's type names alone left the decimals out of the segments' composition)
+    floating = floating_columns(to_arrow_schema(mine.schema, timezone="UTC"))
     mine, segmenting = plan_segments(spark, plan, sets, keys, mine) if may_segment else (mine, None)
     if keys and buckets:  # many stream partitions per engine call
         mine = mine.withColumn(BUCKET, F.pmod(F.xxhash64(*keys), F.lit(buckets)))

@@ -346,3 +346,35 @@ def test_a_failure_inside_spark_is_one_line_naming_the_jvms_or_the_workers_error
     with pytest.raises(Exception) as error:
         spark.range(1).select(broken("id")).collect()
     assert error_line(error.value) == "PythonException: ValueError: no value 0"
+
+
+def test_a_decimal_column_sums_the_same_in_time_segments(spark, tmp_path):
+    """A decimal column with a scale is read by the engine as doubles; the job told the segments' composition
+    of its double columns only (Spark's ``double``/``float``), so a decimal SUM cut into segments composed as
+    an int of scaled units: inf instead of 7.5."""
+    from decimal import Decimal
+
+    from jobs.aggregate import main
+
+    events, out = str(tmp_path / "events"), str(tmp_path / "out")
+    rows = []
+    for i, (kind, minute, fare) in enumerate(
+        [("Request", 40, None), ("Travel", 41, "1.25"), ("Travel", 42, "2.50")]
+    ):
+        moment = datetime(2026, 1, 5, 8, minute, tzinfo=UTC)
+        rows.append((f"e{i}", kind, moment, "n", fare and Decimal(fare), moment.date(), moment.hour))
+    schema = ("event_id string, event_type string, event_time timestamp, zone string, fare decimal(10,2), "
+              "event_date date, event_hour int")  # fmt: skip
+    spark.createDataFrame(rows, schema).write.format("delta").partitionBy("event_date", "event_hour").save(
+        events
+    )
+    workload = tmp_path / "w.hamlet"
+    workload.write_text("q: RETURN T.zone, COUNT(*), SUM(T.fare), MAX(T.fare) PATTERN SEQ(Request R, Travel T+) "
+                        "GROUP-BY T.zone WITHIN 30 min\n")  # fmt: skip
+    assert main(["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
+                 "--events-table", events, "--output-table", out, "--segment-events", "1"]) == 0  # fmt: skip
+    # the trends (R, 41), (R, 42), (R, 41, 42): 1.25 + 2.5 + 3.75
+    assert output_rows(spark, out) == [
+        ("q", "09:00", "n", "COUNT(*)", "3"), ("q", "09:00", "n", "MAX(T.fare)", "2.5"),
+        ("q", "09:00", "n", "SUM(T.fare)", "7.5"),
+    ]  # fmt: skip
