@@ -27,11 +27,8 @@ from test_vertical import check_split, segment_workloads
 from workloads import (
     conditions,
     examples,
+    family_pattern,
     multi_query_workloads,
-    negation_patterns,
-    optional_patterns,
-    patterns,
-    position_patterns,
     probe,
     sharing_workloads,
     table_of,
@@ -127,14 +124,7 @@ SEMANTICS = ["", "", " SEMANTICS ANY", " SEMANTICS NEXT", " SEMANTICS CONT"]
 @st.composite
 def wide_query(draw, name: str) -> str:
     family = draw(st.sampled_from(["nested", "nested", "negation", "optional", "position"]))
-    if family == "nested":
-        pattern = draw(patterns(list(draw(st.permutations("ABCDEF")))))
-    elif family == "negation":
-        pattern = draw(negation_patterns())
-    elif family == "optional":
-        pattern = draw(optional_patterns())
-    else:
-        pattern = draw(position_patterns())
+    pattern = draw(family_pattern(family, "ABCDEF"))
     # §12's position templates take neither NOT nor NEXT/CONT (they never have NOT here).
     semantics = draw(st.sampled_from(SEMANTICS)) if family != "position" else ""
     positive = list(probe(pattern).pattern.template.types)

@@ -27,11 +27,8 @@ from oracle import evaluate_bruteforce
 from test_vertical import segment_workloads, segmented
 from workloads import (
     conditions,
-    negation_patterns,
-    optional_patterns,
+    family_pattern,
     parses,
-    patterns,
-    position_patterns,
     probe,
     with_semantics,
 )
@@ -174,14 +171,7 @@ def numeric_query(draw, name: str, partition: bool = False) -> str:
     """A query over small patterns (nested Kleene and SEQ, NOT), every semantics, numeric predicates and
     every aggregate over x and y; ``partition``: equivalence over k (or GROUP-BY k) always."""
     family = draw(st.sampled_from(["nested", "nested", "nested", "negation", "optional", "position"]))
-    if family == "nested":
-        pattern = draw(patterns(list(draw(st.permutations("ABCD")))))
-    elif family == "negation":
-        pattern = draw(negation_patterns())
-    elif family == "optional":
-        pattern = draw(optional_patterns())
-    else:
-        pattern = draw(position_patterns())
+    pattern = draw(family_pattern(family, "ABCD"))
     positive = list(probe(pattern).pattern.template.types)
     returns = ["COUNT(*)"] if draw(st.integers(0, 3)) or " AND " in pattern else []
     for _ in range(draw(st.integers(1, 4)) if " AND " not in pattern else 0):

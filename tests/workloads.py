@@ -563,6 +563,16 @@ POSITION_SEMANTICS = [
 
 
 @st.composite
+def family_pattern(draw, family: str, types: str) -> str:
+    """A pattern of one family of the language: ``nested`` Kleene and SEQ over a permutation of ``types``,
+    ``negation``, ``optional`` parts, or ``position`` templates (a type at several places)."""
+    if family == "nested":
+        return draw(patterns(list(draw(st.permutations(types)))))
+    families = {"negation": negation_patterns, "optional": optional_patterns, "position": position_patterns}
+    return draw(families[family]())
+
+
+@st.composite
 def position_patterns_with_ends(draw) -> str:
     """A ``position_patterns`` pattern with NOTs: a leading NOT, a trailing NOT or both, over types the
     positive part lacks (D, E: a negated type appears once), each a type, a Kleene type or a sequence,
