@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 import re
 import tempfile
@@ -37,7 +36,7 @@ from test_differential import (
 )
 from test_property import negated_somewhere
 from test_trends import expected, listed
-from test_vertical import pane_multiple, segment_workloads, segmented
+from test_vertical import pane_multiple, segment_cuts, segment_workloads, segmented
 from workloads import (
     TYPES,
     conditions,
@@ -414,13 +413,7 @@ def test_mixed_workloads_cut_into_time_segments_equal_bruteforce(text, data):
     table = table_of(stream)
     reference = evaluate_bruteforce(workload, events_of(sorted_events(table), ATTRIBUTES))
     pane = pane_multiple(workload)
-    times = [e.time for e in stream] or [0]
-    first, last = math.floor(times[0] / pane), math.floor(times[-1] / pane) + 1
-    inner = data.draw(
-        st.lists(st.integers(first + 1, last - 1), unique=True) if last - first > 1 else st.just([])
-    )
-    cuts = [k * pane for k in sorted({first, last, *inner})]
-    note(f"cuts {cuts}")
+    cuts = segment_cuts(data, [e.time for e in stream] or [0], pane, min_inner=0)
     for strategy in STRATEGIES:
         try:
             found = segmented(workload, table, cuts, strategy)

@@ -24,7 +24,7 @@ import pyarrow as pa
 from hypothesis import assume, event, given, note
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
-from test_vertical import segment_workloads, segmented
+from test_vertical import segment_cuts, segment_workloads, segmented
 from workloads import (
     conditions,
     family_pattern,
@@ -371,12 +371,7 @@ def test_numeric_edge_values_cut_into_time_segments_equal_bruteforce(text, data)
     stream = events_of(sorted_events(checked(table)), ["x", "y", "g", "k"])
     expected = outcome(evaluate_bruteforce, workload, stream)
     pane = segment_pane(workload)
-    times = [e.time for e in stream] or [0]
-    first, last = times[0] // pane, times[-1] // pane + 1
-    inner = data.draw(st.lists(st.integers(first + 1, last - 1), min_size=1, unique=True) if last - first > 1
-                      else st.just([]))  # fmt: skip
-    cuts = [k * pane for k in sorted({first, last, *inner})]
-    note(f"cuts {cuts}")
+    cuts = segment_cuts(data, [e.time for e in stream] or [0], pane)
     for strategy in STRATEGIES:
         try:
             found = outcome(segmented, workload, table, cuts, strategy)

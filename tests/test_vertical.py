@@ -5,6 +5,7 @@ the others are refused with the reason (``hamlet.segment_obstacle``)."""
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from itertools import pairwise
@@ -55,6 +56,17 @@ def segmented(workload, table: pa.Table, cuts: list[Fraction], strategy: str):
         records.append(found)
     composed = compose_segments(workload, pa.concat_tables(records), floating_columns(table.schema), strategy)
     return finalize_table(workload, pa.concat_tables([*parts, composed]))
+
+
+def segment_cuts(data, times: list, pane: Fraction, min_inner: int = 1) -> list[Fraction]:
+    """Where to cut a stream of event ``times`` into segments: multiples of ``pane`` from the one before the
+    first event to the one after the last, at least ``min_inner`` drawn between them where there is room."""
+    first, last = math.floor(times[0] / pane), math.floor(times[-1] / pane) + 1
+    inner = data.draw(st.lists(st.integers(first + 1, last - 1), min_size=min_inner, unique=True) if last - first > 1
+                      else st.just([]))  # fmt: skip
+    cuts = [k * pane for k in sorted({first, last, *inner})]
+    note(f"cuts {cuts}")
+    return cuts
 
 
 def pane_multiple(workload) -> Fraction:
@@ -108,12 +120,7 @@ def check_split(text: str, stream, data) -> None:
     table = table_of(stream)
     expected = evaluate_bruteforce(workload, events_of(sorted_events(table), ["x", "y", "s", "g", "k"]))
     pane = pane_multiple(workload)
-    times = [e.time for e in stream] or [0]
-    first, last = times[0] // pane, times[-1] // pane + 1
-    inner = data.draw(st.lists(st.integers(first + 1, last - 1), min_size=1, unique=True) if last - first > 1
-                      else st.just([]))  # fmt: skip
-    cuts = [k * pane for k in sorted({first, last, *inner})]
-    note(f"cuts {cuts}")
+    cuts = segment_cuts(data, [e.time for e in stream] or [0], pane)
     event(f"{min(len(cuts) - 1, 3)}+ segments, {'some' if expected else 'no'} rows")
     for strategy in STRATEGIES:
         assert segmented(workload, table, cuts, strategy) == expected, strategy
