@@ -18,6 +18,19 @@ def output_rows(spark, path: str) -> list[tuple]:
                   for r in frame.collect())  # fmt: skip
 
 
+def write_events(spark, path: str, columns: str, events: list[tuple]) -> None:
+    """A Delta events table at ``path`` as the loader writes one (ids, hour partitions): each event (type,
+    minute after 08:00 on 2026-01-05, its values of ``columns``)."""
+    rows = []
+    for i, (kind, minute, *values) in enumerate(events):
+        moment = datetime(2026, 1, 5, 8, minute, tzinfo=UTC)
+        rows.append((f"e{i}", kind, moment, *values, moment.date(), moment.hour))
+    schema = f"event_id string, event_type string, event_time timestamp, {columns}, event_date date, event_hour int"
+    spark.createDataFrame(rows, schema).write.format("delta").partitionBy("event_date", "event_hour").save(
+        path
+    )
+
+
 def test_an_attribute_with_a_non_ascii_name_reaches_the_engine(spark, tmp_path, capsys):
     """``T.größe`` is an attribute name of the language; the job took the columns a query names from its text
     with an ASCII-only pattern, so ``größe`` stayed out of the engine's columns, null on every event: the
@@ -25,22 +38,9 @@ def test_an_attribute_with_a_non_ascii_name_reaches_the_engine(spark, tmp_path, 
     from jobs.aggregate import main
 
     events, out = str(tmp_path / "events"), str(tmp_path / "out")
-    schema = ("event_id string, event_type string, event_time timestamp, zone string, `größe` double, "
-              "event_date date, event_hour int")  # fmt: skip
-    rows = []
-    for i, (kind, minute, zone, size) in enumerate(
-        [
-            ("Request", 40, "n", None),
-            ("Travel", 41, "n", 1.5),
-            ("Travel", 42, "n", 2.5),
-            ("Travel", 43, "n", 0.5),
-        ]
-    ):
-        moment = datetime(2026, 1, 5, 8, minute, tzinfo=UTC)
-        rows.append((f"e{i}", kind, moment, zone, size, moment.date(), moment.hour))
-    spark.createDataFrame(rows, schema).write.format("delta").partitionBy("event_date", "event_hour").save(
-        events
-    )
+    write_events(spark, events, "zone string, `größe` double", [
+        ("Request", 40, "n", None), ("Travel", 41, "n", 1.5), ("Travel", 42, "n", 2.5), ("Travel", 43, "n", 0.5),
+    ])  # fmt: skip
     workload = tmp_path / "sizes.hamlet"
     workload.write_text("q: RETURN T.zone, COUNT(*), SUM(T.größe) PATTERN SEQ(Request R, Travel T+) "
                         "WHERE T.größe > 1 GROUP-BY T.zone WITHIN 10 min\n", encoding="utf-8")  # fmt: skip
@@ -286,23 +286,10 @@ def test_attributes_named_like_the_jobs_own_columns_keep_their_values(spark, tmp
     from jobs.aggregate import main
 
     events, out = str(tmp_path / "events"), str(tmp_path / "out")
-    rows = []
-    for i, (kind, minute, bucket) in enumerate(
-        [
-            ("Request", 40, "a"),
-            ("Travel", 41, "a"),
-            ("Travel", 42, "a"),
-            ("Request", 43, "b"),
-            ("Travel", 44, "b"),
-        ]
-    ):
-        moment = datetime(2026, 1, 5, 8, minute, tzinfo=UTC)
-        rows.append((f"e{i}", kind, moment, bucket, -1, moment.date(), moment.hour))
-    schema = ("event_id string, event_type string, event_time timestamp, _bucket string, _segment int, "
-              "event_date date, event_hour int")  # fmt: skip
-    spark.createDataFrame(rows, schema).write.format("delta").partitionBy("event_date", "event_hour").save(
-        events
-    )
+    write_events(spark, events, "_bucket string, _segment int", [
+        ("Request", 40, "a", -1), ("Travel", 41, "a", -1), ("Travel", 42, "a", -1), ("Request", 43, "b", -1),
+        ("Travel", 44, "b", -1),
+    ])  # fmt: skip
     workload = tmp_path / "w.hamlet"
     workload.write_text("q: RETURN T._bucket, COUNT(*), SUM(T._segment) PATTERN SEQ(Request R, Travel T+) "
                         "GROUP-BY T._bucket WITHIN 30 min\n")  # fmt: skip
@@ -357,17 +344,9 @@ def test_a_decimal_column_sums_the_same_in_time_segments(spark, tmp_path):
     from jobs.aggregate import main
 
     events, out = str(tmp_path / "events"), str(tmp_path / "out")
-    rows = []
-    for i, (kind, minute, fare) in enumerate(
-        [("Request", 40, None), ("Travel", 41, "1.25"), ("Travel", 42, "2.50")]
-    ):
-        moment = datetime(2026, 1, 5, 8, minute, tzinfo=UTC)
-        rows.append((f"e{i}", kind, moment, "n", fare and Decimal(fare), moment.date(), moment.hour))
-    schema = ("event_id string, event_type string, event_time timestamp, zone string, fare decimal(10,2), "
-              "event_date date, event_hour int")  # fmt: skip
-    spark.createDataFrame(rows, schema).write.format("delta").partitionBy("event_date", "event_hour").save(
-        events
-    )
+    write_events(spark, events, "zone string, fare decimal(10,2)", [
+        ("Request", 40, "n", None), ("Travel", 41, "n", Decimal("1.25")), ("Travel", 42, "n", Decimal("2.50")),
+    ])  # fmt: skip
     workload = tmp_path / "w.hamlet"
     workload.write_text("q: RETURN T.zone, COUNT(*), SUM(T.fare), MAX(T.fare) PATTERN SEQ(Request R, Travel T+) "
                         "GROUP-BY T.zone WITHIN 30 min\n")  # fmt: skip
