@@ -23,7 +23,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hamlet.analysis.predicates import EdgeFn, LocalFn, is_number
+from hamlet.analysis.predicates import EdgeFn, LocalFn
+from hamlet.analysis.predicates import kind as value_kind
 from hamlet.analysis.windows import before
 from hamlet.events import Event, Time
 from hamlet.runtime.aggregates import Algebra
@@ -164,9 +165,8 @@ def _kind(value: Any) -> str | None:
     or ``=`` holds for, but which would take some rank in a sorted index (``!=`` is never indexed)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    if isinstance(value, bool):
-        return "bool"
-    return "number" if is_number(value) else "string" if isinstance(value, str) else None
+    found = value_kind(value)
+    return found if found in ("number", "bool", "str") else None
 
 
 class IndexedSource:
