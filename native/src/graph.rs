@@ -165,6 +165,11 @@ pub struct Graph {
     /// aggregate or reset, no trailing NOT, skip-till-any-match), so each goes straight into the finals
     /// (`Partition::add_to_final`): on the authors' shape, most events are such ends.
     pub final_only: Vec<bool>,
+    /// Per position: a Kleene type whose events only feed the running totals (their own among them; no edge,
+    /// aggregate, reset or end, skip-till-any-match). An event of it alone at its time adds to its own total
+    /// t the other predecessors' o and t itself, so t becomes 2t + o in place (`Partition::add_to_kleene`),
+    /// with no copy of t's digits.
+    pub kleene_only: Vec<bool>,
     /// Per position: every position of its event type, in order. On a position template (dissertation §12,
     /// `hamlet/analysis/automaton.py`) a type has several states and each of its events runs at all of them
     /// (`events`); elsewhere it is the position alone.
@@ -433,6 +438,29 @@ impl Graph {
         }
     }
 
+    /// a += a (MIN and MAX fields as they are), the digits doubled where they lie.
+    pub fn double(&self, a: &mut Agg) {
+        for (x, &kind) in a.iter_mut().zip(&self.kinds) {
+            if kind != MIN && kind != MAX {
+                x.double();
+            }
+        }
+    }
+
+    /// a += n · b (MIN and MAX fields by their extreme, which n copies of b do not move).
+    pub fn add_times(&self, a: &mut Agg, b: &Agg, n: u64) {
+        if n == 1 {
+            return self.add(a, b);
+        }
+        let n = Num::from(n as i128);
+        for ((x, y), &kind) in a.iter_mut().zip(b).zip(&self.kinds) {
+            match kind {
+                MIN | MAX => extreme(kind, x, y),
+                _ => x.add_assign(&y.mul(&n)),
+            }
+        }
+    }
+
     /// END contributions wait for the window's end: a trailing NOT, the pattern's or an operand's.
     pub fn waits_for_ends(&self) -> bool {
         !self.trailing.is_empty() || !self.operand_trailing.is_empty()
@@ -550,8 +578,12 @@ pub struct Partition<'a> {
     running: Vec<HashMap<usize, Agg>>, // per source position: running totals per class
     finals: Vec<HashMap<usize, Agg>>,  // per end slot (`Graph::end_slot`), per class
     pending: Vec<HashMap<usize, Vec<PendingEnd>>>, // with a trailing NOT: END contributions, read at close
-    negations: Vec<NegationState>,     // per negation (numbered from 1): its graph here
-    open: Vec<VecDeque<(i64, i64)>>,   // per member: open windows as runs [first, last]
+    // (final_only position, class, how many events) not yet in the finals: each adds its predecessors'
+    // running totals, which stay as they are until a commit to one of them, so n such events add n times
+    // those totals at once (`settle_ends`), one multiplication where each would add thousands of digits.
+    ends: Vec<(usize, usize, u64)>,
+    negations: Vec<NegationState>,   // per negation (numbered from 1): its graph here
+    open: Vec<VecDeque<(i64, i64)>>, // per member: open windows as runs [first, last]
     next_close: Vec<Option<i64>>,
     out: Vec<(usize, i64, i64, Agg)>,
     pub snapshots: usize, // graphlet-level snapshots taken (one per shared burst and window class)
@@ -638,6 +670,7 @@ impl<'a> Partition<'a> {
             running: vec![HashMap::default(); kernel.predecessors.len()],
             finals: vec![HashMap::default(); kernel.slots()],
             pending: vec![HashMap::default(); kernel.slots()],
+            ends: Vec::new(),
             negations: kernel.negations.iter().map(NegationState::new).collect(),
             open: vec![VecDeque::new(); members],
             next_close: vec![None; members],
@@ -726,6 +759,11 @@ impl<'a> Partition<'a> {
                 i = j;
                 continue;
             }
+            if j == i + 1 && alone.graph == 0 && self.kernel.kleene_only[position] && self.zero.is_none() {
+                self.add_to_kleene(position);
+                i = j;
+                continue;
+            }
             self.step(i, j)?;
             i = j;
         }
@@ -776,6 +814,7 @@ impl<'a> Partition<'a> {
     /// window of them is open, and none will open (a window that opens later starts after every event so
     /// far), so memory stays bounded by the classes of the open windows.
     fn release(&mut self) {
+        self.settle_ends(None);
         let frontier = (0..self.kernel.members.len())
             .map(|m| match self.open[m].front() {
                 Some(&(first, _)) => self.class_of(&self.kernel.members[m], first).0,
@@ -1234,28 +1273,90 @@ impl<'a> Partition<'a> {
         Some(())
     }
 
-    /// An event at a `final_only` position in class c straight into the finals: its aggregate is its
-    /// predecessors' (and one if it starts a trend), with no copy of them on the way.
+    /// An event at a `final_only` position in class c into the finals: its aggregate is its predecessors'
+    /// (and one if it starts a trend), with no copy of them on the way. The predecessors' part waits in
+    /// `ends` until their running totals change or a window closes (`settle_ends`).
     fn add_to_final(&mut self, position: usize, c: usize, start: bool) {
-        let kernel = self.kernel;
-        let running = &self.running;
-        let mut totals = kernel.predecessors[position]
-            .iter()
-            .filter_map(|&s| running[s].get(&c))
-            .peekable();
-        // (a running total is there only where trends end: extend drops a zero count)
-        if !start && totals.peek().is_none() {
-            return;
-        }
-        let total = self.finals[kernel.end_slot[position]]
-            .entry(c)
-            .or_insert_with(|| kernel.zero());
-        for running in totals {
-            kernel.add(total, running);
-        }
         if start {
+            let kernel = self.kernel;
+            let total = self.finals[kernel.end_slot[position]]
+                .entry(c)
+                .or_insert_with(|| kernel.zero());
             total[0].add_assign(&Num::ONE);
         }
+        match self.ends.iter_mut().find(|(p, class, _)| *p == position && *class == c) {
+            Some((_, _, n)) => *n += 1,
+            None => self.ends.push((position, c, 1)),
+        }
+    }
+
+    /// The waiting `ends` into the finals: all of them, or those of class c that read the running total of
+    /// `source` (before a commit changes it).
+    fn settle_ends(&mut self, changed: Option<(usize, usize)>) {
+        let kernel = self.kernel;
+        let mut k = 0;
+        while k < self.ends.len() {
+            let (position, c, n) = self.ends[k];
+            if changed.is_some_and(|(source, class)| class != c || !kernel.predecessors[position].contains(&source)) {
+                k += 1;
+                continue;
+            }
+            self.ends.swap_remove(k);
+            let running = &self.running;
+            let mut totals = kernel.predecessors[position]
+                .iter()
+                .filter_map(|&s| running[s].get(&c))
+                .peekable();
+            // (a running total is there only where trends end: extend drops a zero count)
+            if totals.peek().is_none() {
+                continue;
+            }
+            let total = self.finals[kernel.end_slot[position]]
+                .entry(c)
+                .or_insert_with(|| kernel.zero());
+            for running in totals {
+                kernel.add_times(total, running, n);
+            }
+        }
+    }
+
+    /// An event at a `kleene_only` position alone at its time, in every class of it: its aggregate is its
+    /// predecessors' (and one if it starts a trend), t + o for its own running total t and the others' o;
+    /// committed, t becomes 2t + o.
+    fn add_to_kleene(&mut self, position: usize) {
+        let kernel = self.kernel;
+        let classes = std::mem::take(&mut self.classes);
+        for &c in &classes {
+            let mut others: Option<Agg> = None;
+            for &s in kernel.predecessors[position].iter().filter(|&&s| s != position) {
+                if let Some(total) = self.running[s].get(&c) {
+                    match others.as_mut() {
+                        Some(o) => kernel.add(o, total),
+                        None => others = Some(total.clone()),
+                    }
+                }
+            }
+            if self.starts_at(position, c) {
+                others.get_or_insert_with(|| kernel.zero())[0].add_assign(&Num::ONE);
+            }
+            if !self.ends.is_empty() {
+                self.settle_ends(Some((position, c)));
+            }
+            match (self.running[position].get_mut(&c), others) {
+                (Some(total), others) => {
+                    kernel.double(total);
+                    if let Some(o) = others {
+                        kernel.add(total, &o);
+                    }
+                }
+                // (extend drops a zero count: such an event is in no trend)
+                (None, Some(o)) if !o[0].is_zero() => {
+                    self.running[position].insert(c, o);
+                }
+                (None, _) => {}
+            }
+        }
+        self.classes = classes;
     }
 
     /// An event at a `final_only` position into the finals of every class of its time.
@@ -1282,6 +1383,9 @@ impl<'a> Partition<'a> {
     fn commit(&mut self, position: usize, c: usize, time: i64, agg: Agg) {
         let kernel = self.kernel;
         if kernel.is_source[position] {
+            if !self.ends.is_empty() {
+                self.settle_ends(Some((position, c)));
+            }
             match self.running[position].get_mut(&c) {
                 Some(total) => kernel.add(total, &agg),
                 None => {
@@ -1307,6 +1411,7 @@ impl<'a> Partition<'a> {
 
     /// `TrendGraph.close_runs` over the member's open windows up to `last_closing`.
     fn close(&mut self, m: usize, last_closing: i64) {
+        self.settle_ends(None);
         let member = self.kernel.members[m];
         while let Some(&(first, last)) = self.open[m].front() {
             if first > last_closing {

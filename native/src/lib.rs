@@ -345,6 +345,19 @@ impl GraphKernel {
                     && semantics == ANY
             })
             .collect();
+        // (as `final_only`, but for a Kleene position that feeds only its own running total)
+        let kleene_only = (0..n)
+            .map(|p| {
+                is_source[p]
+                    && !is_end[p]
+                    && predecessors[p].contains(&p)
+                    && edges_into[p].is_empty()
+                    && edges_from[p].is_empty()
+                    && updates[p].is_empty()
+                    && resets.is_empty()
+                    && semantics == ANY
+            })
+            .collect();
         let members: Vec<Member> = members
             .into_iter()
             .map(|(within, slide, first, last)| Member {
@@ -375,6 +388,7 @@ impl GraphKernel {
             end_slot,
             member_slot,
             final_only,
+            kleene_only,
             places,
             required,
             positional,

@@ -100,6 +100,17 @@ impl Num {
         }
     }
 
+    /// self += self, a big self shifted where it lies (`add_assign` of a copy would copy it first).
+    pub fn double(&mut self) {
+        match self {
+            Num::Small(a) => match a.get().checked_mul(2) {
+                Some(d) => *a = Word(d),
+                None => *self = Num::Big(Box::new(BigInt::from(a.get()) << 1usize)),
+            },
+            Num::Big(a) => **a <<= 1usize,
+        }
+    }
+
     pub fn sub_assign(&mut self, other: &Num) {
         self.add_assign(&other.neg());
     }
