@@ -1,6 +1,6 @@
 """The two workloads of issue 16, greta / static / hamlet in one run (strategies interleaved, best CPU s).
 
-    .venv/bin/python bench/issue16_workloads.py [--machines 200] [--periods 300] [--repeat 3]
+    .venv/bin/python bench/issue16_workloads.py [--machines 200] [--periods 300] [--repeat 3] [--table]
 
 ``machines``: 200 machines, each an hour of two cycles ``Start``, a burst of 40 ``Load`` readings, then
 ``End`` or ``Alert``; 30 queries ``SEQ(Start, Load+, End)`` / ``SEQ(Start, Load+, Alert)``, all partitioned
@@ -85,6 +85,9 @@ def main() -> None:
     parser.add_argument("--machines", type=int, default=200)
     parser.add_argument("--periods", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--table", action="store_true", help="Arrow in, partial states out (hamlet.evaluate_table)"
+    )
     args = parser.parse_args()
     print(f"# {machine()}; {load()} at the start")
     print(
@@ -94,7 +97,7 @@ def main() -> None:
         ("machines", machines_workload(), machines_stream(args.machines)),
         ("prices", prices_workload(), prices_stream(args.periods)),
     ):
-        results = measure_all(parse_workload(text), events, ["greta", "static", "hamlet"], args.repeat)
+        results = measure_all(parse_workload(text), events, ["greta", "static", "hamlet"], args.repeat, args.table)
         print("\n".join(ratio_rows(results, name, len(events))), flush=True)
     print(f"# {load()} at the end")
 

@@ -832,3 +832,63 @@ def test_without_the_compiled_engine_import_fails_with_what_to_do():
         f"in this Python ({sys.executable}): run scripts/bootstrap, which builds it with cargo, or pip install "
         "./native"
     )
+
+
+# Ends that only close trends wait and go into the finals n at a time (`Partition::settle_ends`); a Kleene event
+# that only feeds running totals doubles its own in place (`Partition::add_to_kleene`). Both run on events alone
+# at their time: the streams below keep most times distinct, with long runs of ends between Kleene events.
+LONE_EVENT_QUERIES = [
+    "RETURN COUNT(*) PATTERN SEQ(A, B+, C)",
+    "RETURN COUNT(*), COUNT(C) PATTERN SEQ(B+, C)",
+    "RETURN COUNT(*), MIN(B.v), MAX(B.v), SUM(B.v) PATTERN SEQ(A, B+, C)",
+    "RETURN COUNT(*) PATTERN SEQ(NOT N, B+, C)",
+    "RETURN COUNT(*) PATTERN SEQ(A, NOT N, B+, C)",
+    "RETURN COUNT(*), AVG(A.v) PATTERN SEQ(A+, B+, C)",
+    "RETURN COUNT(*) PATTERN SEQ(A, B+, C, NOT N)",
+]
+
+
+@st.composite
+def lone_event_streams(draw) -> list[Event]:
+    """Runs of one type (ends, Kleene events) at mostly distinct times, sometimes two events at one time."""
+    out, time = [], 0
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from("AABBBCCCN"))
+        for _ in range(draw(st.integers(1, 4))):
+            time += draw(st.sampled_from([0, 1, 1, 1, 2]))
+            out.append(Event(kind, time, {"v": draw(st.integers(-3, 3))}))
+    return out
+
+
+@given(st.lists(st.sampled_from(LONE_EVENT_QUERIES), min_size=1, max_size=3),
+       st.sampled_from(["WITHIN 1000", "WITHIN 6", "WITHIN 6 SLIDE 2", "WITHIN 3 SLIDE 1"]),
+       lone_event_streams())  # fmt: skip
+def test_lone_ends_and_kleene_events_on_the_kernel_equal_bruteforce(returns, window, stream_events):
+    text = "\n".join(f"q{i}: {q} {window}" for i, q in enumerate(returns))
+    workload = parse_workload(text)
+    expected = evaluate_bruteforce(workload, stream_events)
+    with python_graphs_refused():
+        for strategy in STRATEGIES:
+            assert evaluate(workload, stream_events, strategy) == expected, strategy
+
+
+@pytest.mark.parametrize("strategy", ["greta", "static", "hamlet"])
+def test_lone_ends_and_kleene_events_count_past_128_bits_exactly(strategy):
+    # a0, then blocks of b events and c events, each at a time of its own. A C closes every trend
+    # (a0, a non-empty subset of the Bs before it, itself): 2^n - 1 of them where n Bs precede it. Blocks of
+    # 70, 90 and 110 Bs, each followed by 3, 5 and 1 Cs: the counts pass 2^128 and the Cs of a block all see
+    # the same Bs, so they reach the finals together.
+    events, time, n, expected = [Event("A", 0)], 0, 0, 0
+    for bs, cs in [(70, 3), (90, 5), (110, 1)]:
+        for _ in range(bs):
+            time += 1
+            events.append(Event("B", time))
+        n += bs
+        for _ in range(cs):
+            time += 1
+            events.append(Event("C", time))
+        expected += cs * (2**n - 1)
+    text = "q: RETURN COUNT(*) PATTERN SEQ(A, B+, C) WITHIN 100000"
+    with python_graphs_refused():
+        (row,) = evaluate(text, events, strategy)
+    assert row.value == expected and expected.bit_length() == 271
