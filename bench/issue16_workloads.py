@@ -97,7 +97,9 @@ def main() -> None:
         ("machines", machines_workload(), machines_stream(args.machines)),
         ("prices", prices_workload(), prices_stream(args.periods)),
     ):
-        results = measure_all(parse_workload(text), events, ["greta", "static", "hamlet"], args.repeat, args.table)
+        results = measure_all(
+            parse_workload(text), events, ["greta", "static", "hamlet"], args.repeat, args.table
+        )
         print("\n".join(ratio_rows(results, name, len(events))), flush=True)
     print(f"# {load()} at the end")
 
