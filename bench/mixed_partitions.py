@@ -86,6 +86,9 @@ def main() -> None:
     parser.add_argument("--sparse", type=int, default=10_000, help="events of the generator's trips")
     parser.add_argument("--dense", type=int, default=300, help="trips with a Travel ping every second")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--table", action="store_true", help="Arrow in, partial states out (hamlet.evaluate_table)"
+    )
     parser.add_argument("--with-negation", action="store_true", help="keep the SEQ(..., NOT Pickup) queries")
     parser.add_argument(
         "--predicates-in-python",
@@ -101,7 +104,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, events in (("sparse trips", sparse), ("dense trips", dense), ("both", sparse + dense)):
-        results = measure_all(w, events, ["greta", "static", "hamlet"], args.repeat)
+        results = measure_all(w, events, ["greta", "static", "hamlet"], args.repeat, args.table)
         greta, static = results["greta"][0], results["static"][0]
         first = results["greta"][1]
         for strategy, (seconds, rows, stats) in results.items():
