@@ -19,7 +19,7 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window, as_number, pane_size
 from hamlet.analysis.workload import Workload, parse_workload
 from hamlet.errors import EvaluationError, EventError, HamletError
-from hamlet.events import MICROS, TIME_RANGE, Event, Number, Time
+from hamlet.events import MICROS, TIME_RANGE, TYPE_SPACE, Event, Number, Time
 from hamlet.partials import AggregateState, PartialRow
 from hamlet.results import ResultRow, group_key
 from hamlet.runtime import vertical
@@ -482,7 +482,8 @@ def to_events(events: Any) -> list[Event]:
             raise EventError(f"duplicate column(s) {', '.join(twice)}", where="the DataFrame")
         records = events.to_dict(orient="records")
         return [_from_mapping(r, f"the DataFrame, row {i}", dataframe=True) for i, r in enumerate(records, 1)]
-    if isinstance(events, list) and all(type(e) is Event and type(e.type) is str and e.type.strip()
+    if isinstance(events, list) and all(type(e) is Event and type(e.type) is str and e.type
+                                        and e.type.strip(TYPE_SPACE) == e.type
                                         and type(e.time) is int and type(e.attributes) is dict
                                         for e in events):  # fmt: skip
         return events  # already what the engine reads (the Spark job's events): one cheap pass, no copies
@@ -496,7 +497,7 @@ def to_events(events: Any) -> list[Event]:
                 raise EventError(f"attributes are a {type(item.attributes).__name__}, not a mapping of names to "
                                  "values", where=f"event {i}")  # fmt: skip
             kind = event_type(item.type, f"event {i}")
-            if type(item.time) is int and type(item.type) is str:
+            if type(item.time) is int and kind == item.type and type(item.type) is str:
                 out.append(item)
             else:
                 out.append(Event(kind, event_time(item.time, f"event {i}"), item.attributes))
@@ -525,16 +526,19 @@ def _from_mapping(record: Mapping[str, Any], where: str, dataframe: bool = False
 
 
 def event_type(value: Any, where: str) -> str:
-    """An event type as the Arrow and CSV readers take one, or the error they give: text, not blank. A null
-    (None, NaN, pandas' NA) is empty, as a null of an Arrow column is, never the type "nan"; a number is no
-    type, as an int64 column is none ("event_type is int, not text")."""
+    """An event type as every reader takes one (the CSV reader through this; the Arrow path's
+    ``columnar.checked`` by the same rule), or the error they give: text, without the whitespace around it
+    (``TYPE_SPACE``: " A" is A, as the loader of the events table writes it), not empty. A null (None, NaN,
+    pandas' NA) is empty, as a null of an Arrow column is, never the type "nan"; a number is no type, as an
+    int64 column is none ("event_type is int, not text")."""
     if _plain(value) is None:
         raise EventError("event_type is empty", where=where)
     if not isinstance(value, str):
         raise EventError(f"event_type is {type(_plain(value)).__name__}, not text", where=where)
-    if not value.strip():
+    text = str(value).strip(TYPE_SPACE)  # (a subclass such as numpy.str_ as the plain text every path gives)
+    if not text:
         raise EventError("event_type is empty", where=where)
-    return str(value)  # (a subclass such as numpy.str_ as the plain text every other path gives)
+    return text
 
 
 def _plain(value: Any) -> Any:

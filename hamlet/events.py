@@ -18,6 +18,16 @@ Time = int | float | Fraction
 # not times any more (and ISO-8601 output fails), so such an event_time is an error that names its input.
 TIME_RANGE = (-62_135_596_800, 253_402_300_799)
 
+# What surrounds an event type and is no part of it, on every input path (``hamlet.api.event_type`` for
+# CSV cells, DataFrames, mappings and Events; ``columnar.checked`` for Arrow and Parquet): the whitespace
+# Python's ``str.strip()`` removes (every character whose ``isspace()`` is true), as the loader of the events
+# table (``jobs/load_events.py``) strips it before it writes a type. " A" is the type A.
+TYPE_SPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Event:

@@ -13,7 +13,7 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from hamlet.api import event_time
+from hamlet.api import event_time, event_type
 from hamlet.errors import EventError, HamletError, regular_file
 from hamlet.events import Event, Time
 from hamlet.partials import int_text
@@ -200,9 +200,7 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
             raise EventError(record.problem, where=record.where(name))
         if len(row) != len(header):
             raise EventError(f"{len(row)} fields, but the header has {len(header)}", where=where)
-        event_type = row[type_at].strip()
-        if not event_type:
-            raise EventError("event_type is empty", where=where)
+        kind = event_type(row[type_at], where)
         attributes = {h: _attribute(v, i, h, where) for i, (h, v) in enumerate(zip(header, row))
                       if i not in (type_at, time_at)}  # fmt: skip
         time = parse_time(row[time_at], f"{where}, column {time_at + 1}")
@@ -211,7 +209,7 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
             or not _INT.fullmatch(row[time_at].strip())
             and not _DECIMAL.fullmatch(row[time_at].strip())
         )
-        events.append(Event(event_type, time, attributes))
+        events.append(Event(kind, time, attributes))
     return EventsFile(events, iso_times)
 
 

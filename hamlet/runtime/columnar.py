@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hamlet.errors import EventError
-from hamlet.events import MICROS, TIME_RANGE, Event
+from hamlet.events import MICROS, TIME_RANGE, TYPE_SPACE, Event
 from hamlet.partials import PartialRow
 from hamlet.runtime import native, vertical
 from hamlet.runtime.aggregates import ConjunctionAlgebra, CountAlgebra, FloatColumns, algebra_for
@@ -122,9 +122,12 @@ def checked(table: pa.Table, source: str | None = None) -> pa.Table:
         nulls = pc.is_null(table.column(name), nan_is_null=True)
         if pc.any(nulls).as_py():
             raise EventError(f"{name} is empty", where=_row(where, pc.index(nulls, True).as_py()))
-    blank = pc.equal(pc.utf8_trim_whitespace(table.column(TYPE)), "")  # (as the CSV reader refuses it)
+    # Types without the whitespace around them, and none empty: ``hamlet.api.event_type``'s rule.
+    types = pc.utf8_trim(table.column(TYPE), characters=TYPE_SPACE)
+    blank = pc.equal(types, "")
     if pc.any(blank).as_py():
         raise EventError(f"{TYPE} is empty", where=_row(where, pc.index(blank, True).as_py()))
+    table = table.set_column(table.column_names.index(TYPE), TYPE, types)
     table = _decimals_as_numbers(table)
     if pa.types.is_timestamp(time.type):
         _check_timestamps(time, where)
