@@ -118,7 +118,14 @@ def _graphlets(workload: Workload, what: str, event_type: str, sharers: Sequence
         if len(readers) > 1
         else f"    {what}: no graphlet (fewer than two queries take its bursts at once)"
     )
-    alone = "; ".join(f"{q} one event at a time ({why})" for q, why in obstacles.items() if why)
+    by_reason: dict[str, list[str]] = {}
+    for q, why in obstacles.items():
+        if why:
+            by_reason.setdefault(why, []).append(q)
+    # (one clause per reason: twenty queries with the same edge predicate make one line, not twenty)
+    alone = "; ".join(
+        f"{{{', '.join(names)}}} one event at a time ({why})" for why, names in by_reason.items()
+    )
     return line + (f"; {alone}" if alone else "")
 
 

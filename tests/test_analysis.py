@@ -182,3 +182,20 @@ def test_explain_says_how_next_runs_on_a_position_template():
         "kept by the states a longer trend may stand at (each event's aggregate split by them, every predecessor "
         "event tested), local predicates too" in text
     )
+
+
+def test_explain_gives_each_reason_a_burst_is_stepped_once_with_the_queries_it_holds_for():
+    from hamlet.explain import explain
+
+    rising = [
+        f"q{k}: RETURN COUNT(*) PATTERN SEQ(S{k}, P+) WHERE P.price < NEXT(P).price WITHIN 100"
+        for k in range(3)
+    ]
+    plain = [f"q{k}: RETURN COUNT(*) PATTERN SEQ(S{k}, P+) WITHIN 100" for k in (3, 4)]
+    (line,) = [
+        line for line in explain(parse_workload("\n".join(rising + plain))).splitlines() if "P+: " in line
+    ]
+    assert line == (
+        "    P+: graphlets shared by {q3, q4}; {q0, q1, q2} one event at a time (edge predicate on P -> P: each P "
+        "event meets it on its own)"
+    )
