@@ -397,7 +397,7 @@ def partials_with(workload: Workload | PreparedWorkload | str, events: Any, exec
     """Every sharable query set runs on its own partitions of the stream (its queries partition alike).
     ``source``: as ``evaluate``'s."""
     prepared = prepare(workload).clipped(window_ends)
-    stream = sorted(to_events(events), key=attrgetter("time"))  # stable: equal times keep input order
+    stream = sorted(to_events(events, source), key=attrgetter("time"))  # stable: equal times keep input order
     stats = stats if stats is not None else EvaluationStats()
     by_query: dict[str, list[PartialRow]] = {}
     for query_set in prepared.sets:
@@ -471,17 +471,26 @@ def _set_rows(query_set: PreparedSet, stream: list[Event], executor: Executor, s
     return out
 
 
-def to_events(events: Any) -> list[Event]:
+def to_events(events: Any, source: str | None = None) -> list[Event]:
     """Events from Event objects, mappings or a pandas DataFrame (duck-typed: no pandas import here). A bad
     one is named as the other readers name theirs, counted from 1: "the DataFrame, row 2" (by position, not
-    by index label), "event 2"."""
+    by index label), "event 2"; a DataFrame without an event_type or event_time column as the Arrow path
+    names a table without one. ``source``: the file the events were read from, named first
+    ("e.csv, row 2", "e.csv, event 2")."""
     if hasattr(events, "to_dict") and hasattr(events, "columns"):
+        frame = source or "the DataFrame"
         names = [str(c) for c in events.columns]
         if len(set(names)) < len(names):
             twice = sorted({n for n in names if names.count(n) > 1})
-            raise EventError(f"duplicate column(s) {', '.join(twice)}", where="the DataFrame")
+            raise EventError(f"duplicate column(s) {', '.join(twice)}", where=frame)
+        # A column missing is the DataFrame's error, as a table's (not "row 1: missing event_type"; and no
+        # error at all without rows).
+        for required in ("event_type", "event_time"):
+            if required not in names:
+                raise EventError(f"no {required} column (found: {', '.join(names) or 'none'})",
+                                 where=frame)  # fmt: skip
         records = events.to_dict(orient="records")
-        return [_from_mapping(r, f"the DataFrame, row {i}", dataframe=True) for i, r in enumerate(records, 1)]
+        return [_from_mapping(r, f"{frame}, row {i}", dataframe=True) for i, r in enumerate(records, 1)]
     if isinstance(events, list) and all(type(e) is Event and type(e.type) is str and e.type
                                         and e.type.strip(TYPE_SPACE) == e.type
                                         and type(e.time) is int and type(e.attributes) is dict
@@ -489,24 +498,23 @@ def to_events(events: Any) -> list[Event]:
         return events  # already what the engine reads (the Spark job's events): one cheap pass, no copies
     if isinstance(events, (str, bytes, Mapping)) or not isinstance(events, Iterable):
         raise EventError(f"expected Event objects, mappings or a DataFrame, found {type(events).__name__}",
-                         where="the events")  # fmt: skip
+                         where=source or "the events")  # fmt: skip
     out = []
     for i, item in enumerate(events, 1):
+        where = f"{source}, event {i}" if source else f"event {i}"
         if isinstance(item, Event):
             if not isinstance(item.attributes, Mapping):
                 raise EventError(f"attributes are a {type(item.attributes).__name__}, not a mapping of names to "
-                                 "values", where=f"event {i}")  # fmt: skip
-            kind = event_type(item.type, f"event {i}")
+                                 "values", where=where)  # fmt: skip
+            kind = event_type(item.type, where)
             if type(item.time) is int and kind == item.type and type(item.type) is str:
                 out.append(item)
             else:
-                out.append(Event(kind, event_time(item.time, f"event {i}"), item.attributes))
+                out.append(Event(kind, event_time(item.time, where), item.attributes))
         elif isinstance(item, Mapping):
-            out.append(_from_mapping(item, f"event {i}"))
+            out.append(_from_mapping(item, where))
         else:
-            raise EventError(
-                f"expected an Event or a mapping, found {type(item).__name__}", where=f"event {i}"
-            )
+            raise EventError(f"expected an Event or a mapping, found {type(item).__name__}", where=where)
     return out
 
 

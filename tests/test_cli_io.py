@@ -376,6 +376,55 @@ def test_every_input_path_names_a_bad_row_from_1_and_its_file_when_there_is_one(
         assert capsys.readouterr() == ("", f"error: {path}{where}: event_time is empty\n")
 
 
+@pytest.mark.parametrize("missing", ["event_type", "event_time"])
+def test_every_input_path_names_a_missing_event_type_or_event_time_column_as_a_column(
+    tmp_path, capsys, missing
+):
+    """A DataFrame without the column said "the DataFrame, row 1: missing event_type" (and with no rows
+    gave no error at all); it now names the column as the CSV reader and the Arrow path do, and the file
+    when there is one (``source``, a Parquet or Arrow file, a CSV by its header line)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyarrow import feather
+
+    from hamlet import evaluate, evaluate_table
+
+    workload = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10\n"
+    columns = {"event_type": ["A", "B"], "event_time": [1, 2], "v": [1, 2]}
+    columns["kind" if missing == "event_type" else "time"] = columns.pop(missing)
+    found = ", ".join(columns)
+    frame = pd.DataFrame(columns)
+
+    def error(call, events, **source) -> str:
+        with pytest.raises(EventError) as caught:
+            call(workload, events, **source)
+        return str(caught.value)
+
+    assert error(evaluate, frame) == f"the DataFrame: no {missing} column (found: {found})"
+    assert error(evaluate, frame[:0]) == f"the DataFrame: no {missing} column (found: {found})"
+    assert error(evaluate, frame, source="e.csv") == f"e.csv: no {missing} column (found: {found})"
+    assert error(evaluate, pd.DataFrame()) == "the DataFrame: no event_type column (found: none)"
+    assert error(evaluate_table, pa.table(columns)) == (
+        f"the events table: the table has no {missing} column (found: {found})"
+    )
+    assert error(evaluate_table, pa.table(columns), source="e.parquet") == (
+        f"e.parquet: the table has no {missing} column (found: {found})"
+    )
+    (tmp_path / "w.hamlet").write_text(workload)
+    pq.write_table(pa.table(columns), tmp_path / "e.parquet")
+    feather.write_feather(pa.table(columns), tmp_path / "e.arrow")
+    frame.to_csv(tmp_path / "e.csv", index=False)
+    for name, message in (
+        ("e.parquet", f": the table has no {missing} column (found: {found})"),
+        ("e.arrow", f": the table has no {missing} column (found: {found})"),
+        ("e.csv", f":1: the header has no {missing} column (found: {found})"),
+    ):
+        path = tmp_path / name
+        assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(path)]) == 1
+        assert capsys.readouterr() == ("", f"error: {path}{message}\n")
+
+
 @pytest.mark.parametrize(
     "value, message",
     [

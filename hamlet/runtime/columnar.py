@@ -103,7 +103,7 @@ def checked(table: pa.Table, source: str | None = None) -> pa.Table:
         raise EventError(f"expected a pyarrow Table of events, found {type(table).__name__}", where=where)
     for name in (TYPE, TIME):
         if name not in table.column_names:
-            raise EventError(f"the table has no {name} column (found: {', '.join(table.column_names)})",
+            raise EventError(f"the table has no {name} column (found: {', '.join(table.column_names) or 'none'})",
                              where=where)  # fmt: skip
     table = _views_as_strings(table)
     kind = table.column(TYPE).type
