@@ -40,6 +40,26 @@ def shown_char(ch: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+# Byte order marks of the Unicode encodings other than UTF-8 (UTF-32's first: the LE one starts as UTF-16's).
+# Spreadsheets and Windows tools save "Unicode text" as UTF-16 with one.
+_FOREIGN_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def not_utf8_by_its_bom(start: bytes) -> str | None:
+    """Why a file whose first bytes are ``start`` is no UTF-8 text when its byte order mark says so (the
+    readers of workloads and events take UTF-8, with or without its own mark), or None: "the file is UTF-16
+    (it starts with a UTF-16 byte order mark); it must be UTF-8", rather than "byte 0xff is not UTF-8"."""
+    for mark, encoding in _FOREIGN_BOMS:
+        if start.startswith(mark):
+            return f"the file is {encoding} (it starts with a {encoding} byte order mark); it must be UTF-8"
+    return None
+
+
 class HamletError(Exception):
     """Base class of every error the engine raises on purpose."""
 

@@ -14,7 +14,7 @@ from typing import IO, Any
 import pyarrow as pa
 
 from hamlet.api import event_time, event_type
-from hamlet.errors import EventError, HamletError, regular_file
+from hamlet.errors import EventError, HamletError, not_utf8_by_its_bom, regular_file
 from hamlet.events import Event, Time
 from hamlet.partials import int_text
 from hamlet.results import ResultRow
@@ -133,7 +133,8 @@ class _Taken:
 def csv_records(stream: IO[str]) -> Iterator[Record]:
     """The records of ``stream`` (the header first), blank lines skipped. A record that cannot be read — a
     byte that is not UTF-8, a field over the csv module's size limit — comes with its ``problem`` and
-    reading goes on at the next line."""
+    reading goes on at the next line. A stream that starts with the byte order mark of UTF-16 or UTF-32 is
+    one record, the first, that says so (``errors.not_utf8_by_its_bom``): none of its lines is UTF-8."""
     # strict: a quote left open would otherwise take every line after it into one field, and those events
     # would be lost without a word (the record still has as many fields as the header).
     lines = _Taken(stream)
@@ -155,9 +156,16 @@ def csv_records(stream: IO[str]) -> Iterator[Record]:
             done = reader.line_num
             continue
         except UnicodeDecodeError as e:  # a stream opened strictly: nothing after the bad byte is readable
-            yield Record(done + 1, [], f"byte 0x{e.object[e.start]:02x} is not UTF-8")
+            foreign = not_utf8_by_its_bom(e.object[:4]) if done == 0 else None
+            yield Record(done + 1, [], foreign or f"byte 0x{e.object[e.start]:02x} is not UTF-8")
             return
         line, done = done + 1, reader.line_num
+        if line == 1 and lines.taken:
+            # (the bytes ``open_csv`` kept as surrogates, as they were in the file)
+            foreign = not_utf8_by_its_bom(lines.taken[0][:4].encode("utf-8", "surrogateescape"))
+            if foreign:
+                yield Record(1, [], foreign)
+                return
         if line == 1 and cells and cells[0].startswith("\ufeff"):
             cells[0] = cells[0][1:]  # a byte order mark the stream did not remove
         if not cells or (len(cells) == 1 and not cells[0].strip()):

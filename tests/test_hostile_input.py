@@ -156,6 +156,63 @@ def test_a_csv_with_a_bom_and_windows_beyond_year_9999_evaluate(tmp_path, capsys
     ]
 
 
+@pytest.mark.parametrize(
+    "bom, codec, encoding",
+    [
+        (b"\xff\xfe", "utf-16-le", "UTF-16"),
+        (b"\xfe\xff", "utf-16-be", "UTF-16"),
+        (b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32"),
+        (b"\x00\x00\xfe\xff", "utf-32-be", "UTF-32"),
+    ],
+    ids=["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"],
+)
+def test_a_utf16_or_utf32_file_with_its_bom_is_named_so_not_a_byte_at_column_1(
+    tmp_path, capsys, bom, codec, encoding
+):
+    """A CSV saved as "Unicode text" (UTF-16 with its byte order mark) was "e.csv:1, column 1: byte 0xff is
+    not UTF-8" (UTF-16 BE: 0xfe); it is named for what it is, by evaluate, trends, the loader of the events
+    table and a stream opened strictly, and so is such a workload. A UTF-8 byte order mark is read."""
+    import io
+
+    from hamlet import EventError
+    from hamlet.io import read_events_csv
+    from jobs.load_events import LoadError, open_csv, parse_csv
+
+    text = "event_type,event_time,x\nA,1,1\nB,2,2\n"
+    (tmp_path / "w.hamlet").write_text(WORKLOAD)
+    path = tmp_path / "e.csv"
+    path.write_bytes(bom + text.encode(codec))
+    message = f"the file is {encoding} (it starts with a {encoding} byte order mark); it must be UTF-8"
+    for argv in (["evaluate"], ["trends", "--query", "q"]):
+        assert run(capsys, *argv, "--workload", str(tmp_path / "w.hamlet"), "--events", str(path)) == (
+            1,
+            "",
+            f"error: {path}:1: {message}\n",
+        )
+    with pytest.raises(LoadError) as caught, open_csv(str(path)) as f:
+        parse_csv(f, str(path), {"x": "double"})
+    assert str(caught.value) == f"{path}:1: the header cannot be read: {message}"
+    with pytest.raises(EventError) as error:
+        read_events_csv(
+            io.TextIOWrapper(io.BytesIO(path.read_bytes()), encoding="utf-8", newline=""), "e.csv"
+        )
+    assert str(error.value) == f"e.csv:1: {message}"
+    workload = tmp_path / "u.hamlet"
+    workload.write_bytes(bom + WORKLOAD.encode(codec))
+    assert run(capsys, "check", str(workload)) == (1, "", f"error: {workload}:1:1: {message}\n")
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())  # UTF-8 with its byte order mark: read
+    argv = ["--workload", str(tmp_path / "w.hamlet"), "--events", str(path)]
+    table = (
+        "query  window      group  aggregate  value\n"
+        "-----  ----------  -----  ---------  -----\n"
+        "q      [0, 86400)  -      COUNT(*)   1\n"
+        "q      [0, 86400)  -      SUM(A.x)   1\n"
+    )
+    assert run(capsys, "evaluate", *argv) == (0, table, "")
+    listing = "window [0, 86400) group -: 1 trends\n  A@1 {x=1}, B@2 {x=2}\n"
+    assert run(capsys, "trends", "--query", "q", *argv) == (0, listing, "")
+
+
 def test_a_seq_of_200_optional_types_has_each_transition_once_in_pattern_order():
     """SEQ(Z, T0?, ..., T199?, Y) links each item to every later one (n^2 transitions): built keyed by
     (source, target), in the order the pattern implies them (explain and the golden files show that order)."""

@@ -20,7 +20,7 @@ from functools import cached_property
 from hamlet.analysis.query import AnalyzedQuery, analyze_query
 from hamlet.analysis.template import Label
 from hamlet.analysis.windows import pane_size
-from hamlet.errors import LINE_BREAK, HamletError, QueryError, regular_file
+from hamlet.errors import LINE_BREAK, HamletError, QueryError, not_utf8_by_its_bom, regular_file
 from hamlet.language.parser import parse_workload_text
 
 
@@ -234,6 +234,9 @@ def load_workload_file(path: str, max_windows_per_event: int | None = MAX_WINDOW
         # Line and column as the lexer counts them: lines end at CR, LF or CRLF, columns are characters of
         # the decoded text. (e.object is the data after a byte order mark, e.start the bad byte in it; what
         # comes before it decodes.)
+        foreign = not_utf8_by_its_bom(data)
+        if foreign:
+            raise HamletError(f"{path}:1:1: {foreign}") from None
         lines = LINE_BREAK.split(e.object[: e.start].decode("utf-8"))
         line, column = len(lines), len(lines[-1]) + 1
         raise HamletError(f"{path}:{line}:{column}: byte 0x{e.object[e.start]:02x} is not UTF-8 (workloads are "
