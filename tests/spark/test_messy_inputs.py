@@ -357,3 +357,61 @@ def test_a_decimal_column_sums_the_same_in_time_segments(spark, tmp_path):
         ("q", "09:00", "n", "COUNT(*)", "3"), ("q", "09:00", "n", "MAX(T.fare)", "2.5"),
         ("q", "09:00", "n", "SUM(T.fare)", "7.5"),
     ]  # fmt: skip
+
+
+def test_an_hour_of_only_types_no_query_reads_passes_the_gate_and_aggregates_to_no_rows(
+    spark, tmp_path, capsys
+):
+    """An hour holding only Foo events, for a workload reading Request, Travel and Pickup: the input gate
+    quarantined each as "event_type 'Foo' is not a type of the workload" and refused the hour ("3 rows, 3
+    quarantined (100.00%, threshold 5.00%)"), though the job leaves them out by their type anyway; and the
+    job recorded 0 events read, as for an empty hour. Now the hour passes and its run says: 3 read, none
+    matched, no row. The quarantine row the refused run left is replaced (by none) when the hour is rerun."""
+    from pyspark.sql import functions as F
+    from spark_env import pipeline_conf
+
+    from jobs.aggregate import main
+    from jobs.pipeline import load_config
+    from jobs.schema import QUARANTINE_DDL, create_table, row_fingerprint
+    from jobs.validate import validate_events
+
+    events, tables = str(tmp_path / "events"), tmp_path / "tables"
+    write_events(spark, events, "driver string, rider string, district string, request_type string, "
+                 "speed double, duration bigint", [("Foo", m, "d", "r", "n", None, None, None) for m in (10, 11, 12)])  # fmt: skip
+    workload = tmp_path / "trips.hamlet"
+    workload.write_text("q: RETURN T.district, COUNT(*) PATTERN SEQ(Request R, Travel T+, NOT Pickup P) "
+                        "WHERE [driver, rider] GROUP-BY T.district WITHIN 10 min\n")  # fmt: skip
+    config = load_config(pipeline_conf(tmp_path / "pipeline.toml", events, workload, tables))
+    # what the refused run left in the quarantine for e0
+    create_table(spark, config.quarantine_table, QUARANTINE_DDL, ("stage",))
+    table = spark.read.format("delta").load(events)
+    table.where("event_id = 'e0'").select(
+        F.lit("events").alias("stage"), F.lit("trips").alias("workload"), F.lit("refused").alias("run_id"),
+        F.lit(datetime(2026, 1, 5, 8)).alias("partition_start"),
+        F.lit("expect_column_values_to_be_in_set(event_type)").alias("expectation"), F.lit("event_type").alias("column"),
+        F.lit("event_type 'Foo' is not a type of the workload").alias("reason"),
+        row_fingerprint(table.columns).alias("row_fingerprint"), F.lit("{}").alias("row"),
+        F.lit(datetime(2026, 1, 5, 9)).alias("quarantined_at"),
+    ).write.format("delta").mode("append").save(config.quarantine_table)  # fmt: skip
+
+    start, end = "2026-01-05T08:00:00Z", "2026-01-05T09:00:00Z"
+    report = validate_events(config, start, end, "rerun", spark=spark)
+    assert (report.rows, report.bad_rows, report.failures, report.passed) == (3, 0, [], True)
+    assert spark.read.format("delta").load(config.quarantine_table).count() == 0
+    capsys.readouterr()
+    assert main(["--workload", str(workload), "--start", start, "--end", end, "--events-table", events,
+                 "--output-table", config.output_table, "--quarantine-table", config.quarantine_table,
+                 "--run-id", "rerun"]) == 0  # fmt: skip
+    assert (
+        capsys.readouterr()
+        .out.splitlines()[-1]
+        .startswith(
+            "aggregate trips [2026-01-05T08:00Z, 2026-01-05T09:00Z): 3 rows in, 0 quarantined, 0 rows out, "
+            "0 shared bursts, "
+        )
+    )
+    assert spark.read.format("delta").load(config.output_table).count() == 0
+    stats = spark.read.format("delta").load(config.stats_table)
+    assert [
+        tuple(r) for r in stats.select("events_read", "set_events", "rows_written", "status").collect()
+    ] == [(3, 0, 0, "committed")]
