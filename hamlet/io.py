@@ -9,13 +9,15 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import ROUND_HALF_EVEN, Decimal
+from fractions import Fraction
 from typing import IO, Any
 
 import pyarrow as pa
 
 from hamlet.api import event_time, event_type
 from hamlet.errors import EventError, HamletError, not_utf8_by_its_bom, regular_file
-from hamlet.events import Event, Time
+from hamlet.events import MICROS, TIME_RANGE, Event, Time
 from hamlet.partials import int_text
 from hamlet.results import ResultRow
 
@@ -24,6 +26,7 @@ from hamlet.results import ResultRow
 # ignored. Not Python's int()/float(), which also take '1_000', '١٢٣', 'nan' and 'inf'.
 _INT = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?")
+_MICROSECOND = Decimal("0.000001")
 MAX_DIGITS = 4300  # Python's int/str conversion limit: longer integers are refused, not a traceback
 
 
@@ -59,11 +62,17 @@ def parse_value(text: str) -> int | float | str | None:
 
 
 def parse_time(text: str, where: str) -> Time:
+    """Seconds since the epoch from a number or an ISO-8601 time. Decimal seconds count from the text, to the
+    microsecond (half to even below one), as the loader of the events table stores them: the double nearest
+    1700000000.001 lies below it, and would put the event in the millisecond window before its own."""
     try:
         value = parse_value(text.strip())
     except ValueError as e:
         raise EventError(f"event_time {shown(text.strip())} {e}", where=where) from None
-    if isinstance(value, (int, float)):
+    if isinstance(value, float) and TIME_RANGE[0] <= value <= TIME_RANGE[1]:  # (else event_time names the range)
+        micros = int(Decimal(text.strip()).quantize(_MICROSECOND, ROUND_HALF_EVEN).scaleb(6))
+        value = micros // MICROS if micros % MICROS == 0 else Fraction(micros, MICROS)
+    if isinstance(value, (int, float, Fraction)):
         return event_time(value, where)
     if value is None:
         raise EventError("event_time is empty", where=where)

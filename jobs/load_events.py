@@ -40,7 +40,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -190,13 +190,9 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _micros_in(seconds: Time, text: str, time_range: tuple[datetime, datetime]) -> int:
-    """The time in microseconds since 1970, when it lies in ``time_range``; ValueError naming both. Seconds
-    written as a decimal count from the text itself: a double holds 4457817554.859217 (in 2111) as
-    ...859216.99..., one microsecond early (half to even below a microsecond, as ``round``)."""
-    if isinstance(seconds, float):
-        micros = int((Decimal(text.strip()) * 1_000_000).to_integral_value(ROUND_HALF_EVEN))
-    else:
-        micros = round(seconds * 1_000_000)
+    """The time in microseconds since 1970, when it lies in ``time_range``; ValueError naming both. (Decimal
+    seconds come exact to the microsecond from ``parse_time``, which counts them from the text.)"""
+    micros = round(seconds * 1_000_000)
     first, end = (round((t - EPOCH) / timedelta(microseconds=1)) for t in time_range)
     if not first <= micros < end:
         raise ValueError(f"event_time {shown(text.strip())} lies outside {time_range[0].isoformat()} to "

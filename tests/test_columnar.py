@@ -7,6 +7,7 @@ workloads through this path are held to the oracle in test_property.py (``check_
 
 from __future__ import annotations
 
+import io
 import json
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -22,6 +23,7 @@ from oracle import evaluate_bruteforce
 
 from hamlet import HamletError, evaluate, parse_workload
 from hamlet.api import evaluate_table, finalize_table
+from hamlet.io import read_events_csv
 from hamlet.partials import AggregateState
 from hamlet.runtime.columnar import PARTIAL_SCHEMA, events_of, kernel_micros, sorted_events
 from hamlet.stats import EvaluationStats
@@ -175,12 +177,18 @@ def test_float_seconds_reach_the_kernel_when_they_are_whole_microseconds():
 def test_a_timestamps_fraction_of_a_second_is_exact_on_every_path():
     """B at 08:00:00.1 lies exactly on the bound of the 100 ms windows: in [.1, .2), not in [0, .1) with A.
     As a float (1767600000.1 is the double 1767600000.0999999…) it fell into [0, .1) and made a trend; the
-    API's datetimes, the table's timestamps and the CSV's ISO-8601 text now all read it exactly."""
+    API's datetimes, the table's timestamps and the CSV's ISO-8601 text and decimal seconds now all read it
+    exactly (the CSV's decimal seconds were read as that double until 2026-11-27)."""
     workload = "q: RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 100 ms"
     a, b = datetime(2026, 1, 5, 8, tzinfo=UTC), datetime(2026, 1, 5, 8, 0, 0, 100_000, tzinfo=UTC)
     as_dicts = [{"event_type": "A", "event_time": a}, {"event_type": "B", "event_time": b}]
+    decimal_csv = read_events_csv(
+        io.StringIO("event_type,event_time\nA,1767600000.000\nB,1767600000.1\n"), "e.csv"
+    )
+    assert [e.time for e in decimal_csv.events] == [1767600000, Fraction(17676000001, 10)]
     for strategy in STRATEGIES:
         assert evaluate(workload, as_dicts, strategy) == []
+        assert evaluate(workload, decimal_csv.events, strategy) == []
         assert (
             results(workload, table([("A", 1767600000_000000), ("B", 1767600000_100000)], {}), strategy) == []
         )
