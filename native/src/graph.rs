@@ -165,11 +165,11 @@ pub struct Graph {
     /// aggregate or reset, no trailing NOT, skip-till-any-match), so each goes straight into the finals
     /// (`Partition::add_to_final`): on the authors' shape, most events are such ends.
     pub final_only: Vec<bool>,
-    /// Per position: a Kleene type whose events only feed the running totals (their own among them; no edge,
-    /// aggregate, reset or end, skip-till-any-match). An event of it alone at its time adds to its own total
-    /// t the other predecessors' o and t itself, so t becomes 2t + o in place (`Partition::add_to_kleene`),
-    /// with no copy of t's digits.
-    pub kleene_only: Vec<bool>,
+    /// Per position: its events only feed the running totals (no edge, aggregate, reset or end; skip-till-any-
+    /// match). An event of it alone at its time adds the other predecessors' totals o (and one if it starts a
+    /// trend) to its own total t, and at a Kleene position t itself: t becomes 2t + o in place, with no copy
+    /// of t's digits (`Partition::add_to_running`).
+    pub feeds_only: Vec<bool>,
     /// Per position: every position of its event type, in order. On a position template (dissertation §12,
     /// `hamlet/analysis/automaton.py`) a type has several states and each of its events runs at all of them
     /// (`events`); elsewhere it is the position alone.
@@ -759,8 +759,8 @@ impl<'a> Partition<'a> {
                 i = j;
                 continue;
             }
-            if j == i + 1 && alone.graph == 0 && self.kernel.kleene_only[position] && self.zero.is_none() {
-                self.add_to_kleene(position);
+            if j == i + 1 && alone.graph == 0 && self.kernel.feeds_only[position] && self.zero.is_none() {
+                self.add_to_running(position);
                 i = j;
                 continue;
             }
@@ -1320,40 +1320,39 @@ impl<'a> Partition<'a> {
         }
     }
 
-    /// An event at a `kleene_only` position alone at its time, in every class of it: its aggregate is its
-    /// predecessors' (and one if it starts a trend), t + o for its own running total t and the others' o;
-    /// committed, t becomes 2t + o.
-    fn add_to_kleene(&mut self, position: usize) {
+    /// An event at a `feeds_only` position alone at its time, in every class of it: its aggregate is its
+    /// predecessors' (and one if it starts a trend), t + o at a Kleene position (t its own running total, o
+    /// the others'), o elsewhere; committed, t becomes 2t + o, or t + o.
+    fn add_to_running(&mut self, position: usize) {
         let kernel = self.kernel;
+        let kleene = kernel.predecessors[position].contains(&position);
         let classes = std::mem::take(&mut self.classes);
         for &c in &classes {
-            let mut others: Option<Agg> = None;
-            for &s in kernel.predecessors[position].iter().filter(|&&s| s != position) {
-                if let Some(total) = self.running[s].get(&c) {
-                    match others.as_mut() {
-                        Some(o) => kernel.add(o, total),
-                        None => others = Some(total.clone()),
-                    }
-                }
-            }
-            if self.starts_at(position, c) {
-                others.get_or_insert_with(|| kernel.zero())[0].add_assign(&Num::ONE);
-            }
             if !self.ends.is_empty() {
                 self.settle_ends(Some((position, c)));
             }
-            match (self.running[position].get_mut(&c), others) {
-                (Some(total), others) => {
-                    kernel.double(total);
-                    if let Some(o) = others {
-                        kernel.add(total, &o);
+            let start = self.starts_at(position, c);
+            // (t out of its map while the others are added to it where they lie: no copy of theirs either)
+            let mut total = self.running[position].remove(&c);
+            if kleene {
+                if let Some(t) = total.as_mut() {
+                    kernel.double(t);
+                }
+            }
+            for &s in kernel.predecessors[position].iter().filter(|&&s| s != position) {
+                if let Some(o) = self.running[s].get(&c) {
+                    match total.as_mut() {
+                        Some(t) => kernel.add(t, o),
+                        None => total = Some(o.clone()),
                     }
                 }
-                // (extend drops a zero count: such an event is in no trend)
-                (None, Some(o)) if !o[0].is_zero() => {
-                    self.running[position].insert(c, o);
-                }
-                (None, _) => {}
+            }
+            if start {
+                total.get_or_insert_with(|| kernel.zero())[0].add_assign(&Num::ONE);
+            }
+            // (a total is there only where trends end: none came, none is made)
+            if let Some(t) = total {
+                self.running[position].insert(c, t);
             }
         }
         self.classes = classes;

@@ -345,12 +345,11 @@ impl GraphKernel {
                     && semantics == ANY
             })
             .collect();
-        // (as `final_only`, but for a Kleene position that feeds only its own running total)
-        let kleene_only = (0..n)
+        // (as `final_only`, but for a position whose events only feed its running total)
+        let feeds_only = (0..n)
             .map(|p| {
                 is_source[p]
                     && !is_end[p]
-                    && predecessors[p].contains(&p)
                     && edges_into[p].is_empty()
                     && edges_from[p].is_empty()
                     && updates[p].is_empty()
@@ -388,7 +387,7 @@ impl GraphKernel {
             end_slot,
             member_slot,
             final_only,
-            kleene_only,
+            feeds_only,
             places,
             required,
             positional,
