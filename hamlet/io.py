@@ -69,10 +69,10 @@ def parse_time(text: str, where: str) -> Time:
         value = parse_value(text.strip())
     except ValueError as e:
         raise EventError(f"event_time {shown(text.strip())} {e}", where=where) from None
-    if isinstance(value, float) and TIME_RANGE[0] <= value <= TIME_RANGE[1]:  # (else event_time names the range)
+    if isinstance(value, float) and TIME_RANGE[0] <= value <= TIME_RANGE[1]:  # (else event_time says so)
         micros = int(Decimal(text.strip()).quantize(_MICROSECOND, ROUND_HALF_EVEN).scaleb(6))
-        value = micros // MICROS if micros % MICROS == 0 else Fraction(micros, MICROS)
-    if isinstance(value, (int, float, Fraction)):
+        return event_time(micros // MICROS if micros % MICROS == 0 else Fraction(micros, MICROS), where)
+    if isinstance(value, (int, float)):
         return event_time(value, where)
     if value is None:
         raise EventError("event_time is empty", where=where)
