@@ -79,8 +79,9 @@ HOT_SAMPLE = 1000  # sampled rows expected per --segment-events events, to find 
 
 # The job's own columns next to the events' attributes: names no attribute can have (an attribute is a word
 # of the language, letters, digits and '_'), so none is overwritten. An events table with a column _bucket
-# got its GROUP-BY values replaced by the hash buckets of the shuffle.
-BUCKET, SEGMENT_COLUMN, HOT = "#bucket", "#segment", "#hot"
+# got its GROUP-BY values replaced by the hash buckets of the shuffle; GROUP-BY T.count met Spark's own
+# "count" of the hot stream partitions (AMBIGUOUS_REFERENCE). (The row fingerprint: schema.FINGERPRINT.)
+BUCKET, SEGMENT_COLUMN, HOT, EVENTS = "#bucket", "#segment", "#hot", "#events"
 
 
 class JobError(Exception):
@@ -301,8 +302,8 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
         if hot is None:
             return mine, None
         hot = hot.persist()
-        found = hot.select("count").collect()
-        hottest, partitions = max((r["count"] for r in found), default=0), len(found)
+        found = hot.select(EVENTS).collect()
+        hottest, partitions = max((r[EVENTS] for r in found), default=0), len(found)
     else:
         hottest = mine.count()
         partitions = int(hottest > plan.segment_events)
@@ -325,22 +326,23 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
 
 def _hot_partitions(mine: DataFrame, keys: tuple[str, ...], threshold: int) -> DataFrame | None:
     """The stream partitions of ``mine`` (by ``keys``) of more than ``threshold`` events, with their exact
-    ``count``; None when a sample finds no candidate. Counting every partition would aggregate one row per
-    partition (a trip each: hundreds of thousands) only to find none or a few; a sample of about
-    ``HOT_SAMPLE`` rows per ``threshold`` events finds the candidates (a partition at the threshold has
-    ~HOT_SAMPLE sampled rows; fewer than half of that has a probability below 1e-50), and only they are
-    counted exactly."""
+    number (column ``EVENTS``); None when a sample finds no candidate. Counting every partition would
+    aggregate one row per partition (a trip each: hundreds of thousands) only to find none or a few; a
+    sample of about ``HOT_SAMPLE`` rows per ``threshold`` events finds the candidates (a partition at the
+    threshold has ~HOT_SAMPLE sampled rows; fewer than half of that has a probability below 1e-50), and only
+    they are counted exactly."""
     from pyspark.sql import functions as F
 
+    counted = F.count(F.lit(1)).alias(EVENTS)
     fraction = HOT_SAMPLE / threshold
     if fraction >= 1:
-        return mine.groupBy(*keys).count().where(F.col("count") > threshold)
-    sampled = mine.sample(fraction=fraction, seed=0).groupBy(*keys).count()
-    candidates = sampled.where(F.col("count") >= HOT_SAMPLE // 2).select(*keys)
+        return mine.groupBy(*keys).agg(counted).where(F.col(EVENTS) > threshold)
+    sampled = mine.sample(fraction=fraction, seed=0).groupBy(*keys).agg(counted)
+    candidates = sampled.where(F.col(EVENTS) >= HOT_SAMPLE // 2).select(*keys)
     if not candidates.take(1):  # (the common case: no exact pass at all)
         return None
-    exact = mine.join(F.broadcast(candidates), list(keys), "left_semi").groupBy(*keys).count()
-    return exact.where(F.col("count") > threshold)
+    exact = mine.join(F.broadcast(candidates), list(keys), "left_semi").groupBy(*keys).agg(counted)
+    return exact.where(F.col(EVENTS) > threshold)
 
 
 @dataclass

@@ -208,7 +208,10 @@ QUARANTINE_DDL = (
 is the whole row as JSON (nothing is lost), ``partition_start`` the start of the event's hour partition (or
 the aggregate's window end), ``row_fingerprint`` what the aggregation job leaves out. Partitioned by stage."""
 
-FINGERPRINT = "_row_fingerprint"
+# A row's fingerprint beside its columns (jobs/validate.py, jobs/aggregate.py): a name no attribute of the
+# language has. As _row_fingerprint, it replaced an events column of that name in the job's read, so the
+# queries got the hashes as that attribute's values.
+FINGERPRINT = "#row_fingerprint"
 
 
 def row_json(columns: list[str]):  # type: ignore[no-untyped-def]

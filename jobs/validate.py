@@ -54,6 +54,14 @@ EVENTS = "events"
 AGGREGATES = "trend_aggregates"
 
 
+# The gate's own columns beside the data's: names starting with '#', which no attribute of the language and
+# no table of `hamlet generate` has. An events table with a column _row_fingerprint or _partition_start (the
+# names they had) failed the gate with "AMBIGUOUS_REFERENCE", one named non_finite or nul_bytes with a GX
+# error; an events table made elsewhere that has a column of one of these names is refused in one line.
+PARTITION_START, NON_FINITE, NUL_BYTES = "#partition_start", "#non_finite", "#nul_bytes"
+OWN_COLUMNS = (FINGERPRINT, PARTITION_START, NON_FINITE, NUL_BYTES)
+
+
 class ValidationFailed(PipelineError):
     """The gate refused the data: the message names every failed expectation."""
 
@@ -167,19 +175,20 @@ def _workload(path: str | Path) -> tuple[str, Workload]:
 def _fits_events(workload: Workload, path: str | Path, events_table: str) -> None:
     """The workload's attributes against the events table's schema, before any Spark work: a workload that
     does not fit fails the gate at once (ValidationFailed: rerunning cannot change it), naming every
-    attribute at fault with its line and column."""
+    attribute at fault with its line and column. So does a table with a column named as one of the gate's
+    own (``OWN_COLUMNS``)."""
     from hamlet.analysis.attributes import check_attributes
     from jobs.schema import table_attributes
 
     try:
-        check_attributes(
-            workload,
-            str(path),
-            table_attributes(events_table, partitioned=True),
-            f"the events table {events_table}",
-        )
+        attributes = table_attributes(events_table, partitioned=True)
+        check_attributes(workload, str(path), attributes, f"the events table {events_table}")
     except HamletError as error:
         raise ValidationFailed(str(error)) from None
+    taken = [c for c in OWN_COLUMNS if c in attributes]
+    if taken:
+        raise ValidationFailed(f"the events table {events_table} has a column {', '.join(taken)}: the input gate "
+                               "names a column of its own so; rename that column of the table")  # fmt: skip
 
 
 def _session(spark: SparkSession | None, app_name: str):  # type: ignore[no-untyped-def]
@@ -195,7 +204,8 @@ def _session(spark: SparkSession | None, app_name: str):  # type: ignore[no-unty
 
 def _read_events(spark: SparkSession, events_table: str, start: datetime, end: datetime) -> DataFrame:
     """The hour partitions of [start, end) as stored (times outside the interval included: catching them is
-    one of the expectations), each row with its fingerprint and the start of its hour partition."""
+    one of the expectations), each row with its fingerprint and the start of its hour partition (columns
+    ``FINGERPRINT`` and ``PARTITION_START``)."""
     from pyspark.sql import functions as F
 
     table = spark.read.format("delta").load(events_table)
@@ -204,7 +214,7 @@ def _read_events(spark: SparkSession, events_table: str, start: datetime, end: d
         F.lit(0), F.lit(0),
     )  # fmt: skip
     return table.where(hour_partition_filter(start, end)).select(
-        "*", row_fingerprint(table.columns).alias(FINGERPRINT), F.to_timestamp(hour).alias("_partition_start")
+        "*", row_fingerprint(table.columns).alias(FINGERPRINT), F.to_timestamp(hour).alias(PARTITION_START)
     )
 
 
@@ -250,7 +260,7 @@ def _aggregates_view(spark: SparkSession, output_table: str, scope: Scope, workl
         F.when(F.col("_kind") == "AVG", F.col("avg_max")).alias("avg_max"),
         "required_value",
         row_fingerprint(table.columns).alias(FINGERPRINT),
-        F.col("window_end").alias("_partition_start"),
+        F.col("window_end").alias(PARTITION_START),
     )
 
 
@@ -338,13 +348,14 @@ def _gate(spark: SparkSession, config: PipelineConfig, scope: Scope, frame: Data
 
 def _value_checks(frame: DataFrame) -> DataFrame:
     """The events as the suites check them: NaN and ±infinity in number columns become nulls and are named
-    in ``non_finite`` (e.g. ``speed = NaN``), string columns holding a NUL byte in ``nul_bytes``. GX on Spark
-    counts a NaN outside a range but does not list its row, so the range check alone could only refuse the
-    whole interval; ``expect_column_values_to_be_null(non_finite)`` lists it, and it is quarantined."""
+    in ``#non_finite`` (e.g. ``speed = NaN``), string columns holding a NUL byte in ``#nul_bytes``. GX on
+    Spark counts a NaN outside a range but does not list its row, so the range check alone could only refuse
+    the whole interval; ``expect_column_values_to_be_null(#non_finite)`` lists it, and it is quarantined.
+    Every column of the table is checked (those named with a leading '_' were left out)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import DoubleType, FloatType, StringType
 
-    data = [f for f in frame.schema.fields if not f.name.startswith("_")]
+    data = [f for f in frame.schema.fields if f.name not in OWN_COLUMNS]
     numbers = {f.name for f in data if isinstance(f.dataType, (DoubleType, FloatType))}
     strings = [f.name for f in data if isinstance(f.dataType, StringType)]
 
@@ -356,8 +367,8 @@ def _value_checks(frame: DataFrame) -> DataFrame:
     nul = F.concat_ws(", ", *[F.when(F.instr(F.col(c), "\x00") > 0, F.lit(c)) for c in strings])
     columns = [F.when(bad(c), F.lit(None)).otherwise(F.col(c)).alias(c) if c in numbers else F.col(c)
                for c in frame.columns]  # fmt: skip
-    return frame.select(*columns, F.when(non_finite != "", non_finite).alias("non_finite"),
-                        F.when(nul != "", nul).alias("nul_bytes"))  # fmt: skip
+    return frame.select(*columns, F.when(non_finite != "", non_finite).alias(NON_FINITE),
+                        F.when(nul != "", nul).alias(NUL_BYTES))  # fmt: skip
 
 
 def _load_suite(path: Path) -> dict[str, Any]:
@@ -484,17 +495,20 @@ def _quarantine(spark: SparkSession, quarantine_table: str, scope: Scope, frame:
     from jobs.schema import QUARANTINE_DDL, create_table
 
     create_table(spark, quarantine_table, QUARANTINE_DDL, ("stage",))
-    reasons = spark.createDataFrame(flagged, f"{FINGERPRINT} STRING, expectation STRING, `column` STRING, "
+    reasons = spark.createDataFrame(flagged, f"`{FINGERPRINT}` STRING, expectation STRING, `column` STRING, "
                                              "reason STRING")  # fmt: skip
-    data = [c for c in frame.columns if not c.startswith("_") and c not in _DERIVED]
-    bad = frame.select(FINGERPRINT, "_partition_start", row_json(data).alias("row")).dropDuplicates(
+    # the row as stored: every column of the table (an events column named with a leading '_', or as a column
+    # the output gate derives, was left out of it), none of the gate's
+    derived = _DERIVED if scope.stage == AGGREGATES else set()
+    data = [c for c in frame.columns if c not in OWN_COLUMNS and c not in derived]
+    bad = frame.select(FINGERPRINT, PARTITION_START, row_json(data).alias("row")).dropDuplicates(
         [FINGERPRINT]
     )
     rows = reasons.join(bad, FINGERPRINT).select(
         F.lit(scope.stage).alias("stage"),
         F.lit(scope.workload).alias("workload"),
         F.lit(scope.run_id).alias("run_id"),
-        F.col("_partition_start").alias("partition_start"),
+        F.col(PARTITION_START).alias("partition_start"),
         "expectation",
         "column",
         "reason",

@@ -164,7 +164,7 @@ def test_hot_stream_partitions_run_in_time_segments_with_the_same_rows(spark, ev
 def test_hot_partitions_are_found_by_a_sample_and_counted_exactly(spark):
     # Above HOT_SAMPLE events per threshold the job samples for candidates and counts only them: a partition
     # of exactly the threshold is a candidate but not hot, one of a single event more is.
-    from jobs.aggregate import HOT_SAMPLE, _hot_partitions
+    from jobs.aggregate import EVENTS, HOT_SAMPLE, _hot_partitions
 
     threshold = 2 * HOT_SAMPLE
     sizes = {("hot", 1): threshold + 1, ("edge", 1): threshold, ("big", 2): 3 * threshold}
@@ -174,7 +174,7 @@ def test_hot_partitions_are_found_by_a_sample_and_counted_exactly(spark):
     found = _hot_partitions(events, ("driver", "rider"), threshold)
     assert found is not None
     hot = found.collect()
-    assert sorted((r.driver, r.rider, r["count"]) for r in hot) == [("big", 2, 6_000), ("hot", 1, 2_001)]
+    assert sorted((r.driver, r.rider, r[EVENTS]) for r in hot) == [("big", 2, 6_000), ("hot", 1, 2_001)]
     small = events.where("driver NOT IN ('hot', 'big', 'edge')")
     assert _hot_partitions(small, ("driver", "rider"), threshold) is None
 

@@ -5,7 +5,7 @@ are exactly what the engine gives on the same events."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import pytest
 
@@ -300,6 +300,90 @@ def test_attributes_named_like_the_jobs_own_columns_keep_their_values(spark, tmp
         ('{"_bucket":"a"}', "COUNT(*)", "3"), ('{"_bucket":"a"}', "SUM(T._segment)", "-4"),
         ('{"_bucket":"b"}', "COUNT(*)", "1"), ('{"_bucket":"b"}', "SUM(T._segment)", "-1"),
     ]  # fmt: skip
+
+
+def test_attributes_named_like_the_fingerprint_or_spark_s_count_keep_their_values(spark, tmp_path, capsys):
+    """The job's read adds the row fingerprint where the quarantine holds rows of its hours: as
+    ``_row_fingerprint`` it replaced an events column of that name, so each event was a group of its own (its
+    hash) and the run wrote no row (a SUM over such a column: "SUM/AVG over Travel._row_fingerprint: ...
+    non-numeric value '0719...'"). Counting the hot stream partitions (``--segment-events``) by an attribute
+    ``count`` met Spark's own count column: "error: aggregation failed: AnalysisException:
+    [AMBIGUOUS_REFERENCE] Reference `count` is ambiguous"."""
+    from jobs.aggregate import main
+    from jobs.schema import QUARANTINE_DDL, create_table
+
+    events, out, quarantine = str(tmp_path / "events"), str(tmp_path / "out"), str(tmp_path / "quarantine")
+    write_events(spark, events, "_row_fingerprint string, count bigint", [
+        ("Request", 40, "a", 1), ("Travel", 41, "a", 1), ("Travel", 42, "a", 1), ("Request", 43, "b", 2),
+        ("Travel", 44, "b", 2),
+    ])  # fmt: skip
+    create_table(spark, quarantine, QUARANTINE_DDL, ("stage",))  # a row of 08:00 (none of these events)
+    spark.createDataFrame([("events", "w", "gate", datetime(2026, 1, 5, 8), "x", None, "bad", "0" * 64, "{}",
+                            datetime(2026, 1, 5, 9))], QUARANTINE_DDL).write.format("delta").mode("append").save(
+        quarantine)  # fmt: skip
+    workload = tmp_path / "w.hamlet"
+    workload.write_text("q: RETURN T._row_fingerprint, COUNT(*), SUM(T.count) PATTERN SEQ(Request R, Travel T+) "
+                        "WHERE [count] GROUP-BY T._row_fingerprint WITHIN 30 min\n")  # fmt: skip
+    assert main(["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
+                 "--events-table", events, "--output-table", out, "--quarantine-table", quarantine,
+                 "--segment-events", "1"]) == 0, capsys.readouterr().err  # fmt: skip
+    frame = spark.read.format("delta").load(out)
+    assert sorted((r.group_key, r.aggregate, r.value_exact) for r in frame.collect()) == [
+        ('{"_row_fingerprint":"a"}', "COUNT(*)", "3"), ('{"_row_fingerprint":"a"}', "SUM(T.count)", "4"),
+        ('{"_row_fingerprint":"b"}', "COUNT(*)", "1"), ('{"_row_fingerprint":"b"}', "SUM(T.count)", "2"),
+    ]  # fmt: skip
+
+
+def test_columns_named_like_the_input_gates_own_are_checked_and_quarantined_whole(spark, tmp_path):
+    """The input gate adds columns to the events it checks: an events table with a column ``_row_fingerprint``
+    or ``_partition_start`` failed it with "AnalysisException: [AMBIGUOUS_REFERENCE] Reference
+    `_row_fingerprint` is ambiguous", one with ``non_finite`` or ``nul_bytes`` with "failed
+    expect_column_values_to_be_null(non_finite): observed None"; a column named with a leading '_' was
+    neither checked for NaN nor kept in the quarantined row. An events table made elsewhere with a column
+    of a name the gate now uses (``#non_finite``) is refused in one line, before Spark."""
+    import dataclasses
+
+    import pyarrow as pa
+    from deltalake import write_deltalake
+    from spark_env import pipeline_conf
+
+    from jobs.pipeline import load_config
+    from jobs.validate import ValidationFailed, validate_events
+
+    events = str(tmp_path / "events")
+    ours = "_row_fingerprint string, _partition_start string, non_finite double, nul_bytes string, _x double"
+    write_events(spark, events, "driver string, rider string, district string, request_type string, speed double, "
+                 f"duration bigint, {ours}", [
+                     ("Travel", 10, "d", "r", "n", None, 1.0, 5, "fp", "ps", 1.5, "nb", 2.5),
+                     ("Travel", 11, "d", "r", "n", None, 1.0, 5, "fp", "ps", 1.5, "nb", float("nan")),
+                 ])  # fmt: skip
+    workload = tmp_path / "trips.hamlet"
+    workload.write_text("q: RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+) WITHIN 10 min\n")
+    config = load_config(pipeline_conf(tmp_path / "pipeline.toml", events, workload, tmp_path / "tables"))
+    config = dataclasses.replace(config, max_bad_fraction=0.5)
+    start, end = "2026-01-05T08:00:00Z", "2026-01-05T09:00:00Z"
+    report = validate_events(config, start, end, "gate", spark=spark)
+    assert (report.rows, report.bad_rows, report.passed) == (2, 1, True)
+    quarantined = spark.read.format("delta").load(config.quarantine_table).collect()
+    assert [(q.expectation, q.column, q.reason, json.loads(q.row)) for q in quarantined] == [(
+        "expect_column_values_to_be_null(#non_finite)", "#non_finite", "not a finite number: '_x = NaN'",
+        {"event_id": "e1", "event_type": "Travel", "event_time": "2026-01-05T08:11:00.000Z", "driver": "d",
+         "rider": "r", "district": "n", "request_type": None, "speed": 1.0, "duration": 5, "_row_fingerprint": "fp",
+         "_partition_start": "ps", "non_finite": 1.5, "nul_bytes": "nb", "_x": "NaN", "event_date": "2026-01-05",
+         "event_hour": 8},
+    )]  # fmt: skip
+
+    made = str(tmp_path / "made")
+    moment = pa.array([datetime(2026, 1, 5, 8, 10, tzinfo=UTC)], pa.timestamp("us", tz="UTC"))
+    write_deltalake(made, pa.table({"event_id": ["e0"], "event_type": ["Travel"], "event_time": moment,
+                                    "#non_finite": ["x"], "event_date": pa.array([date(2026, 1, 5)]),
+                                    "event_hour": pa.array([8], pa.int32())}))  # fmt: skip
+    with pytest.raises(ValidationFailed) as refused:
+        validate_events(dataclasses.replace(config, events_table=made), start, end, "made", spark=spark)
+    assert str(refused.value) == (
+        f"the events table {made} has a column #non_finite: the input gate names a column of its own so; rename "
+        "that column of the table"
+    )
 
 
 def test_a_failure_inside_spark_is_one_line_naming_the_jvms_or_the_workers_error(spark, tmp_path, capsys):
