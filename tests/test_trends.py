@@ -209,11 +209,12 @@ def test_command_line_errors(tmp_path, capsys):
 def test_times_with_fractions_of_a_second_are_listed(tmp_path, capsys):
     """Times and windows in fractions of a second: every time printed used to fail (AttributeError: 'float'
     object has no attribute 'denominator'), and every window not starting at a whole second was dropped (its
-    start, the Fraction 3/10, never found the engine's total, kept under 0.3). Over 300 ms windows, a0.1 b0.3
-    a0.4 b0.5: the time 0.3 is the double just below 3/10, so b0.3 ends the trend of [0, 0.3), and
-    [0.3, 0.6) holds a0.4 b0.5."""
+    start, the Fraction 3/10, never found the engine's total, kept under 0.3). Over 300 ms windows, a0.1 b0.25
+    b0.3 a0.4 b0.5: [0, 0.3) holds a0.1 b0.25, and [0.3, 0.6) a0.4 b0.5; b0.3 lies on the bound, so it is in
+    [0.3, 0.6), after every A there (read as a double, 0.3 was just below 3/10, and b0.3 ended a trend of
+    [0, 0.3))."""
     (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 300 ms\n")
-    (tmp_path / "e.csv").write_text("event_type,event_time,x\nA,0.1,-0.5\nB,0.3,\nA,0.4,\nB,0.5,2\n")
+    (tmp_path / "e.csv").write_text("event_type,event_time,x\nA,0.1,-0.5\nB,0.25,\nB,0.3,\nA,0.4,\nB,0.5,2\n")
     base = [
         "trends",
         "--workload",
@@ -225,7 +226,7 @@ def test_times_with_fractions_of_a_second_are_listed(tmp_path, capsys):
     ]
     assert main(base) == 0
     assert capsys.readouterr().out == (
-        "window [0, 0.3) group -: 1 trends\n  A@0.1 {x=-0.5}, B@0.3\n"
+        "window [0, 0.3) group -: 1 trends\n  A@0.1 {x=-0.5}, B@0.25\n"
         "window [0.3, 0.6) group -: 1 trends\n  A@0.4, B@0.5 {x=2}\n"
     )
     assert main([*base, "--window", "0.3"]) == 0
