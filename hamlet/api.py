@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hamlet.analysis.predicates import unkinded
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window, as_number, pane_size
 from hamlet.analysis.workload import Workload, parse_workload
@@ -322,12 +323,13 @@ def finalize_table(workload: Workload | PreparedWorkload | str, partials: pa.Tab
 
 
 def finalize(partials: Iterable[PartialRow]) -> list[ResultRow]:
-    """Merge partials with the same (query, window, group, aggregate) and compute their values."""
+    """Merge partials with the same (query, window, group, aggregate) and compute their values; a merged row
+    keeps its first partial's group (1 or 1.0: ``PartialRow.key`` has them one group)."""
     merged: dict[tuple, PartialRow] = {}
     for p in partials:
         key = p.key()
         previous = merged.get(key)
-        merged[key] = p if previous is None else replace(p, state=previous.state.merge(p.state))
+        merged[key] = p if previous is None else replace(previous, state=previous.state.merge(p.state))
     return [ResultRow(p.query, p.window_start, p.window_end, p.group, p.aggregate, p.state.value())
             for p in merged.values()]  # fmt: skip
 
@@ -438,32 +440,33 @@ def _set_rows(query_set: PreparedSet, stream: list[Event], executor: Executor, s
     by = groupings(queries)
     grouping = {q.name: by.index(q.group_by) for q in queries}
     slots = [tuple(attributes.index(a) for a in group_by) for group_by in by]
-    numbers: list[dict[tuple, int]] = [{} for _ in by]  # per grouping: group values → their number
+    # Per grouping: group values (``kinded``: True is not 1) → their number.
+    numbers: list[dict[tuple, int]] = [{} for _ in by]
     for key, events in partitions.items():
-        values = [tuple(key[i] for i in positions) for positions in slots]
-        ids = [number.setdefault(v, len(number)) for v, number in zip(values, numbers)]
+        ids = [number.setdefault(tuple(key[i] for i in positions), len(number))
+               for positions, number in zip(slots, numbers)]  # fmt: skip
         for name, k, agg in run(events, ids):
-            finals[name].add(values[grouping[name]], k, agg)
-    by_number = [list(number) for number in numbers]
+            finals[name].add(ids[grouping[name]], k, agg)
     for summed in run.summed():
-        finals[summed.query].merge(
-            by_number[grouping[summed.query]][summed.group], summed.diffs, summed.entries
-        )
+        finals[summed.query].merge(summed.group, summed.diffs, summed.entries)
     run.release()
+    # A group's values as its first partition holds them: a number as the group's first event writes it
+    # (1 or 1.0; -0.0 or 0.0), in every window, whichever of its partitions has trends there.
+    values_of = [[unkinded(values) for values in number] for number in numbers]
     out: dict[str, list[PartialRow]] = {}
     for name, sums in finals.items():
         query = by_name[name]
         algebra = algebras[name]
         rows: list[PartialRow] = []
         entries = list(sums.items())
-        by_values: dict[tuple, tuple[dict, tuple]] = {}  # group values → the group, its sort key
-        for (group_values, _), _ in entries:
-            if group_values not in by_values:
-                group = dict(zip(query.group_by, group_values))
-                by_values[group_values] = (group, group_key(group))
-        windows = sorted(entries, key=lambda item: (item[0][1], by_values[item[0][0]][1]))
-        for (group_values, k), agg in windows:
-            group = by_values[group_values][0]
+        groups: dict[int, tuple[dict, tuple]] = {}  # group number → the group, its sort key
+        for (number, _), _ in entries:
+            if number not in groups:
+                group = dict(zip(query.group_by, values_of[grouping[name]][number]))
+                groups[number] = (group, group_key(group))
+        windows = sorted(entries, key=lambda item: (item[0][1], groups[item[0][0]][1]))
+        for (number, k), agg in windows:
+            group = groups[number][0]
             start, end = as_number(query.window.start(k)), as_number(query.window.end(k))
             for spec, state in zip(query.aggregates, algebra.states(agg, query.aggregates)):
                 rows.append(PartialRow(name, start, end, group, spec.text, state))

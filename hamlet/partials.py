@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from hamlet.errors import EvaluationError
+from hamlet.results import group_identity
 
 _SAFE_DIGITS = 4000  # Python refuses str(int) past 4300 digits unless the process lifts the limit
 
@@ -236,4 +237,5 @@ class PartialRow:
     state: AggregateState
 
     def key(self) -> tuple:
-        return (self.query, self.window_start, self.window_end, tuple(self.group.items()), self.aggregate)
+        """What rows of one result share: partials with it merge (``hamlet.api.finalize``)."""
+        return (self.query, self.window_start, self.window_end, group_identity(self.group), self.aggregate)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hamlet.analysis.predicates import is_number, kinded
 from hamlet.events import Number
 
 
@@ -29,8 +30,15 @@ class ResultRow:
 
 
 def group_key(group: dict[str, Any]) -> tuple[tuple[int, Any], ...]:
-    """A total order on groups whatever their value types: nulls, then numbers, then strings."""
+    """A total order on groups whatever their value types: nulls, then numbers, then bools (False, True: not
+    among the numbers as 0 and 1, which they are not equal to), then the others by their text."""
     return tuple(
-        (0, 0) if v is None else (1, v) if isinstance(v, (int, float)) else (2, str(v))
+        (0, 0) if v is None else (1, v) if is_number(v) else (2, v) if isinstance(v, bool) else (3, str(v))
         for v in group.values()
     )
+
+
+def group_identity(group: dict[str, Any]) -> tuple:
+    """What makes two groups one: their attributes and values equal by the language's rule
+    (``predicates.kinded``: {x: True} and {x: 1} are two groups, {x: 1} and {x: 1.0} one)."""
+    return tuple(group), kinded(tuple(group.values()))

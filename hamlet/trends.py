@@ -25,7 +25,7 @@ from hamlet.analysis.windows import as_number
 from hamlet.analysis.workload import Workload
 from hamlet.errors import HamletError
 from hamlet.events import Event
-from hamlet.results import group_key
+from hamlet.results import group_identity, group_key
 from hamlet.runtime.aggregates import CountAlgebra
 from hamlet.runtime.dominance import LongerTrends
 from hamlet.runtime.graph import PartitionClasses, TrendGraph, placed
@@ -108,8 +108,8 @@ def list_trends(
         if recorded is None:
             continue
         group = group_of(query, attributes, key)
-        gk = tuple(sorted(group.items(), key=lambda item: item[0]))
-        groups[gk] = group
+        gk = group_identity(group)  # (True and 1: two groups; 1 and 1.0: one)
+        groups.setdefault(gk, group)  # (shown as its first partition has it)
         ks = sorted({k for e in recorded.matched for k in query.window.indexes(e.time)})
         for k in ks:
             if window_start is not None and query.window.start(k) != window_start:
@@ -118,7 +118,7 @@ def list_trends(
     window = query.window
     for k, gk in sorted(pooled, key=lambda item: (item[0], group_key(groups[item[1]]))):
         # (rows hold window bounds as users see them: 0.3, not the Fraction 3/10 that never equals it)
-        total = totals.get((as_number(window.start(k)), group_key(groups[gk])))
+        total = totals.get((as_number(window.start(k)), gk))
         if total is None:
             continue  # no trend in this window and group
         parts = pooled[(k, gk)]
@@ -132,7 +132,7 @@ def _totals(query: AnalyzedQuery, stream: list[Event]) -> dict[tuple[Any, Any], 
 
     only = count_only(query)
     rows = evaluate_with(Workload((only,), query.text), stream, run_greta)
-    return {(row.window_start, group_key(row.group)): int(row.value) for row in rows}  # type: ignore[arg-type,misc]
+    return {(row.window_start, group_identity(row.group)): int(row.value) for row in rows}  # type: ignore[arg-type,misc]
 
 
 def _record(query: AnalyzedQuery, partition: list[Event]) -> _Recorded | None:

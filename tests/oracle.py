@@ -12,7 +12,8 @@ The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by s
    types, events that fail a local predicate of their type, and events with a null (or missing, or NaN) value
    in a GROUP-BY or equivalence attribute are dropped.
 2. **Partitions.** The remaining events are partitioned by their values of the GROUP-BY ∪ equivalence
-   attributes. A trend, and every match of a negative sub-pattern that may invalidate it, is made of the
+   attributes, values of one kind that are equal (numbers, texts, bools: True and 1 are two partitions, 1
+   and 1.0 one). A trend, and every match of a negative sub-pattern that may invalidate it, is made of the
    events of one partition.
 3. **Windows.** Window k is ``[k*SLIDE, k*SLIDE + WITHIN)``. A trend belongs to window k when all its events
    lie in it. Every window holding at least one event of the partition is considered.
@@ -46,7 +47,10 @@ The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by s
    the partition (its GROUP-BY and equivalence values non-null), of any type, whatever the local predicates
    say (Example 2.7: the c5 the pattern does not mention breaks contiguity).
 8. **Aggregates** per (query, window, group), where the group is the GROUP-BY values (several partitions
-   that differ only in equivalence attributes pool their trends). A row is reported only when at least one
+   that differ only in equivalence attributes pool their trends), each shown as the group's first event
+   (in time order, at equal times in input order) among the events of the query's types, positive and
+   negated, or of any type under CONT, holds it (1 or 1.0; the engine reads the types of the query's
+   sharable set, which for a query alone are these). A row is reported only when at least one
    trend matched. ``COUNT(*)``: number of trends; ``COUNT(E)``: number of E events summed over all trends;
    ``SUM(E.a)``, ``MIN(E.a)``, ``MAX(E.a)``, ``AVG(E.a)``: over every occurrence of an E event in every
    trend (an event in 3 trends counts 3 times) whose ``a`` is not null; ``None`` when there is none. SUM is
@@ -92,7 +96,16 @@ from hamlet.results import ResultRow, group_key
 
 Trend = tuple[Event, ...]
 
-__all__ = ["evaluate_bruteforce", "evaluate_query", "pooled_trends", "trends_in_window"]
+__all__ = ["Group", "evaluate_bruteforce", "evaluate_query", "pooled_trends", "trends_in_window"]
+
+
+@dataclass(frozen=True)
+class Group:
+    """A group of a query: its GROUP-BY values by kind (what makes two groups one: True is not 1, 1 is 1.0),
+    and those values as its first event holds them (what a row shows)."""
+
+    by_kind: tuple[tuple[str, Any], ...]
+    values: tuple[Any, ...] = field(compare=False)
 
 
 # ---- entry points --------------------------------------------------------------------------------------
@@ -119,8 +132,8 @@ def evaluate_query(query: AnalyzedQuery, events: Sequence[Event]) -> list[tuple[
 
     # Steps 8 and 9: aggregate.
     out: list[tuple[tuple[Any, ...], ResultRow]] = []
-    for (k, group_values), trends in pooled.items():
-        group = dict(zip(query.group_by, group_values))
+    for (k, group_), trends in pooled.items():
+        group = dict(zip(query.group_by, group_.values))
         for position, spec in enumerate(query.aggregates):
             row = ResultRow(
                 query=query.name,
@@ -141,14 +154,14 @@ def _conjunction_rows(
     and u a trend of Q, listed one by one."""
     first, second = (pooled_trends(query, events, operand) for operand in pattern.operands)
     out: list[tuple[tuple[Any, ...], ResultRow]] = []
-    for k, group_values in sorted(set(first) | set(second), key=repr):
+    for k, group_ in sorted(set(first) | set(second), key=repr):
         pairs = {
             frozenset({tuple(map(id, t)), tuple(map(id, u))})
-            for t in first.get((k, group_values), [])
-            for u in second.get((k, group_values), [])
+            for t in first.get((k, group_), [])
+            for u in second.get((k, group_), [])
             if tuple(map(id, t)) != tuple(map(id, u))
         }
-        group = dict(zip(query.group_by, group_values))
+        group = dict(zip(query.group_by, group_.values))
         row = ResultRow(query.name, as_number(query.window.start(k)), as_number(query.window.end(k)), group,
                         query.aggregates[0].text, len(pairs))  # fmt: skip
         out.append(((query.window.start(k), group_key(group), 0), row))
@@ -157,8 +170,8 @@ def _conjunction_rows(
 
 def pooled_trends(
     query: AnalyzedQuery, events: Sequence[Event], pattern: Pattern | None = None
-) -> dict[tuple[int, tuple[Any, ...]], list[Trend]]:
-    """Steps 1 to 7: the trends of the query per (window index, GROUP-BY values), in no particular order
+) -> dict[tuple[int, Group], list[Trend]]:
+    """Steps 1 to 7: the trends of the query per (window index, group), in no particular order
     (``pattern``: one operand of the query's AND instead of its whole pattern)."""
     assert query.syntax is not None, "the oracle reads the pattern as written (AnalyzedQuery.syntax)"
     pattern = query.syntax.pattern if pattern is None else pattern
@@ -167,33 +180,39 @@ def pooled_trends(
     # Steps 1 and 2: relevant events, partitioned (and every event of each partition: the sub-stream I of
     # step 7).
     types = _all_types(pattern)
+    shown = _all_types(query.syntax.pattern)  # (of P AND Q, the types of both: each operand's groups alike)
     partitions: dict[tuple[Any, ...], list[Event]] = {}
     substreams: dict[tuple[Any, ...], list[Event]] = {}
-    for event in events:
+    groups: dict[tuple[tuple[str, Any], ...], Group] = {}  # each group as its first event shows it
+    grouped = [query.partition_attributes.index(a) for a in query.group_by]
+    for event in sorted(events, key=lambda e: e.time):  # (stable: equal times in input order)
         values = tuple(event.attributes.get(a) for a in query.partition_attributes)
         if any(
             v is None or (isinstance(v, float) and math.isnan(v)) for v in values
         ):  # (NaN counts as a null)
             continue
-        substreams.setdefault(values, []).append(event)
+        by_kind = tuple((_kind(v), v) for v in values)
+        substreams.setdefault(by_kind, []).append(event)
+        if event.type in shown or query.semantics == "CONT":
+            group = Group(tuple(by_kind[i] for i in grouped), tuple(values[i] for i in grouped))
+            groups.setdefault(group.by_kind, group)
         if event.type not in types:
             continue
         if not all(p.test(event) for p in query.local_predicates if p.event_type == event.type):
             continue
-        partitions.setdefault(values, []).append(event)
+        partitions.setdefault(by_kind, []).append(event)
 
     # Steps 3 to 6: the trends of every partition in every window, pooled by (window, group).
-    pooled: dict[tuple[int, tuple[Any, ...]], list[Trend]] = {}
-    for values, partition in partitions.items():
-        partition.sort(key=lambda e: e.time)
-        group_values = tuple(values[query.partition_attributes.index(a)] for a in query.group_by)
+    pooled: dict[tuple[int, Group], list[Trend]] = {}
+    for by_kind, partition in partitions.items():
+        group = groups[tuple(by_kind[i] for i in grouped)]
         windows = sorted({k for e in partition for k in window.indexes(e.time)})
         for k in windows:
             start, end = window.start(k), window.end(k)
             in_window = [e for e in partition if start <= e.time < end]
-            found = trends_in_window(query, pattern, in_window, substreams[values])
+            found = trends_in_window(query, pattern, in_window, substreams[by_kind])
             if found:
-                pooled.setdefault((k, group_values), []).extend(found)
+                pooled.setdefault((k, group), []).extend(found)
 
     return pooled
 

@@ -34,6 +34,7 @@ from workloads import (
 )
 
 from hamlet import STRATEGIES, Event, evaluate, evaluate_table, finalize_table, parse_workload
+from hamlet.analysis.predicates import kind
 from hamlet.api import evaluate_with, segment_obstacle, segment_pane
 from hamlet.errors import EvaluationError, EventError
 from hamlet.optimizer.benefit import CostModel
@@ -221,11 +222,11 @@ def form(value: Any) -> Any:
 
 
 def exactly(rows: list) -> list:
-    """Rows with each value's form. Group values compare as numbers only: which of equal values of two
-    forms (1 and 1.0, 0.0 and -0.0, True and 1) names a group is the first the engine meets, which no rule
-    fixes yet (an event of a type the query does not match, read under CONT, may name it)."""
-    return [(r.query, r.window_start, r.window_end, sorted(r.group.items()), r.aggregate, form(r.value))
-            for r in rows]  # fmt: skip
+    """Rows with each value's form. Group values with their kind (True is no 1: two groups), compared as
+    values: which form of equal numbers (1 and 1.0, 0.0 and -0.0) names a group is the first event's of the
+    stream partition the query's sharable set reads (README), and the oracle knows no sets."""
+    return [(r.query, r.window_start, r.window_end, sorted((a, kind(v), v) for a, v in r.group.items()),
+             r.aggregate, form(r.value)) for r in rows]  # fmt: skip
 
 
 def outcome(run, *args: Any) -> Any:
@@ -317,10 +318,12 @@ def typed_tables(draw, types: str) -> list[pa.Table]:
     return tables
 
 
-# GROUP-BY values as a column holds them: equal numbers of two forms, NaN (a null to the partitions), ±inf.
+# GROUP-BY values as a column holds them: equal numbers of two forms, NaN (a null to the partitions), ±inf,
+# bools (another table's 1 and 0 are other groups).
 GROUP_COLUMNS = [
     (pa.int64(), [1, 2]), (pa.int64(), [1, 2]), (pa.float64(), [1.0, -0.0, 0.0, NAN, INF, -INF, 2.0**64]),
     (pa.uint64(), [2**64 - 1, 1, 0]), (pa.string(), ["1", "nan"]), (pa.decimal128(38, 0), [Decimal(1), Decimal(2**64)]),
+    (pa.bool_(), [True, False]),
 ]  # fmt: skip
 
 
@@ -380,3 +383,88 @@ def test_numeric_edge_values_cut_into_time_segments_equal_bruteforce(text, data)
             assert "Python" in str(error) or "-0.0" in str(error), error
             continue
         assert found == expected, strategy
+
+
+# ---- GROUP-BY and equivalence values of two kinds --------------------------------------------------------
+
+KINDS_WORKLOAD = """g: RETURN x, COUNT(*), SUM(B.v) PATTERN SEQ(A, B+) GROUP-BY x WITHIN 100
+m: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [x] WITHIN 100
+"""
+
+
+def kinds_stream(one: Any, other: Any) -> list[Event]:
+    """x of True, False and equal numbers in two forms (``one`` first, then ``other``): Python's dict keys
+    merge True with 1 and 1.0 and False with 0 and 0.0, the language has True = 1 false."""
+    xs = [(True, 1), (one, 2), (True, 3), (other, 4), (one, 5), (other, 6), (False, 7), (0, 8), (0.0, 9)]
+    types = "ABBABBABB"
+    return [Event(t, s, {"x": x, "v": s}) for t, (x, s) in zip(types, xs)] + [
+        Event("A", 10, {"x": other, "v": 10}),
+        Event("B", 11, {"x": other, "v": 11}),
+    ]
+
+
+def shown(rows: list) -> list:
+    """Rows with the group's values as JSON writes them (1 is not 1.0, true is not 1)."""
+    import json
+
+    return [(r.query, json.dumps(r.group), r.aggregate, r.value) for r in rows]
+
+
+def test_group_by_and_equivalence_values_of_two_kinds_are_two_groups_on_every_path():
+    """True and 1 (False and 0) fell into one stream partition and one group on every strategy, and the
+    oracle merged them too: g reported one group {x: true} of 21 trends, m 21, where the language has
+    True = 1 false. Now True is one group (a1, b3: 1 trend), the numbers 1 and 1.0 another, shown as the
+    group's first event holds it (b2: 1; or 1.0 when the first is 1.0): a4 and a10 with b5, b6, b11 — 8
+    trends; False (a7) and 0 (b8, b9) have none. The oracle, the Python graphs and ``hamlet trends`` agree."""
+    from hamlet.trends import list_trends
+
+    workload = parse_workload(KINDS_WORKLOAD)
+    for one, other in ((1, 1.0), (1.0, 1)):
+        stream = kinds_stream(one, other)
+        number = "1" if one == 1 and type(one) is int else "1.0"
+        expected = [
+            ("g", f'{{"x": {number}}}', "COUNT(*)", 8),
+            ("g", f'{{"x": {number}}}', "SUM(B.v)", 4 * (5 + 6 + 11) + 11),  # (each b in 4 of a4's 7 trends)
+            ("g", '{"x": true}', "COUNT(*)", 1),
+            ("g", '{"x": true}', "SUM(B.v)", 3),
+            ("m", "{}", "COUNT(*)", 9),
+        ]
+        assert shown(evaluate_bruteforce(workload, stream)) == expected, (one, other)
+        for strategy in STRATEGIES:
+            assert shown(evaluate(workload, stream, strategy)) == expected, (strategy, one, other)
+        for name, executor in EVENT_PATHS.items():
+            assert shown(evaluate_with(workload, stream, executor)) == expected, (name, one, other)
+        totals = [
+            (found.group, type(found.group["x"]), found.total) for found in list_trends(workload, "g", stream)
+        ]
+        assert totals == [({"x": one}, type(one), 8), ({"x": True}, bool, 1)]
+
+
+def test_tables_of_a_bool_and_of_a_number_column_finalize_into_two_groups():
+    """A column holds one kind, but the partials of several tables (Spark tasks, files) finalize together:
+    {"x":true} and {"x":1} merged into one group of 5 trends shown as the last table's 1.0, and m summed all
+    5 rows' trends; now True is its own group (1 trend), and 1 and 1.0 one group of 4, shown as the first
+    table that has it (1), on every strategy."""
+    workload = parse_workload(KINDS_WORKLOAD)
+    tables = [
+        pa.table({"event_type": list("ABA"), "event_time": [1, 3, 7], "x": [True, True, False], "v": [1, 3, 7]}),
+        pa.table({"event_type": list("BABBBB"), "event_time": [2, 4, 5, 6, 8, 9], "x": [1, 1, 1, 1, 0, 0],
+                  "v": [2, 4, 5, 6, 8, 9]}),
+        pa.table({"event_type": list("AB"), "event_time": [10, 11], "x": [1.0, 1.0], "v": [10, 11]}),
+    ]  # fmt: skip
+    expected = [
+        ("g", '{"x": 1}', "COUNT(*)", 4),
+        ("g", '{"x": 1}', "SUM(B.v)", 2 * (5 + 6) + 11),
+        ("g", '{"x": true}', "COUNT(*)", 1),
+        ("g", '{"x": true}', "SUM(B.v)", 3),
+        ("m", "{}", "COUNT(*)", 5),
+    ]
+    for strategy in STRATEGIES:
+        partials = pa.concat_tables([evaluate_table(workload, t, strategy) for t in tables])
+        assert sorted(set(partials.column("group_key").to_pylist())) == [
+            '{"x":1.0}',
+            '{"x":1}',
+            '{"x":true}',
+            "{}",
+        ]
+        assert shown(finalize_table(workload, partials)) == expected, strategy

@@ -47,8 +47,8 @@ def listed(workload, name, stream_, start=None):
 
 def expected(query, stream_):
     out = {}
-    for (k, values), trends in pooled_trends(query, stream_).items():
-        group = dict(zip(query.group_by, values))
+    for (k, group_), trends in pooled_trends(query, stream_).items():
+        group = dict(zip(query.group_by, group_.values))
         key = (query.window.start(k), group_key(group))
         out[key] = (len(trends), Counter(tuple(map(id, trend)) for trend in trends))
     return out

@@ -53,6 +53,45 @@ def kind(value: Any) -> str:
     return "number" if is_number(value) else "bool" if isinstance(value, bool) else type(value).__name__
 
 
+# Types whose equal values are always of one kind: a text equals no number, and an int equals a float only as
+# numbers. (Python also has True == 1 == 1.0, Decimal(1) == 1, ...: values of two kinds, never equal here.)
+ONE_KIND = frozenset({str, int, float})
+
+
+class Kinded:
+    """A value in a key (``kinded``): equal to another exactly when ``compare`` has them equal — of one kind
+    and equal (True is not 1; 1 is 1.0)."""
+
+    __slots__ = ("kind", "value")
+
+    def __init__(self, value: Any) -> None:
+        self.kind = kind(value)
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Kinded and self.kind == other.kind and bool(self.value == other.value)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.value))
+
+    def __repr__(self) -> str:
+        return f"Kinded({self.value!r})"
+
+
+def kinded(values: tuple) -> tuple:
+    """``values`` as a key — of a stream partition or a group — under which two tuples are one exactly when
+    their values are pairwise equal by ``compare`` (where Python's == and hash would merge True with 1 and
+    1.0, and False with 0). A tuple of texts and numbers is its own key (no copy); ``unkinded`` undoes it."""
+    if ONE_KIND.issuperset(map(type, values)):
+        return values
+    return tuple(v if type(v) in ONE_KIND or is_number(v) else Kinded(v) for v in values)
+
+
+def unkinded(key: tuple) -> tuple:
+    """The values of a ``kinded`` key."""
+    return tuple(v.value if type(v) is Kinded else v for v in key)
+
+
 def compare(op: str, left: Any, right: Any) -> bool:
     if left is None or right is None:
         return False

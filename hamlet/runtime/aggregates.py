@@ -339,11 +339,11 @@ class WindowSums:
     def __init__(self, algebra: CountAlgebra | VectorAlgebra) -> None:
         self.algebra = algebra
         self.sub = algebra.sub
-        self.diffs: dict[tuple, dict[int, Any]] = {}  # group → k → change of the sum at window k
-        self.sums: dict[tuple[tuple, int], Any] = {}  # (group, k) → sum (MIN/MAX algebras)
+        self.diffs: dict[int, dict[int, Any]] = {}  # group (its number) → k → change of the sum at window k
+        self.sums: dict[tuple[int, int], Any] = {}  # (group, k) → sum (MIN/MAX algebras)
         self.run: list[Any] | None = None  # [group, first k, last k, aggregate]
 
-    def add(self, group: tuple, windows: int | range, agg: Any) -> None:
+    def add(self, group: int, windows: int | range, agg: Any) -> None:
         """Add ``agg`` to window ``windows`` of ``group``, or to each window of the range ``windows``."""
         first, last = (windows, windows) if type(windows) is int else (windows[0], windows[-1])  # type: ignore[index]
         run = self.run
@@ -369,7 +369,7 @@ class WindowSums:
             current = sums.get((group, k))
             sums[(group, k)] = agg if current is None else add(current, agg)
 
-    def merge(self, group: tuple, diffs: bool, entries: Iterable[tuple[int, Any]]) -> None:
+    def merge(self, group: int, diffs: bool, entries: Iterable[tuple[int, Any]]) -> None:
         """Add what a runner summed itself (``partition.Summed``): changes of the sum at windows k of a
         linear algebra, which join this one's, or the sums of windows k."""
         if not diffs:
@@ -382,7 +382,7 @@ class WindowSums:
             current = diff.get(k)
             diff[k] = change if current is None else add(current, change)
 
-    def items(self) -> Iterator[tuple[tuple[tuple, int], Any]]:
+    def items(self) -> Iterator[tuple[tuple[int, int], Any]]:
         """((group, k), sum) of every window that received a final."""
         if self.run is not None:
             self._flush(self.run)

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from hamlet.errors import EventError
 from hamlet.events import MICROS, TIME_RANGE, TYPE_SPACE, Event
 from hamlet.partials import PartialRow
+from hamlet.results import group_identity
 from hamlet.runtime import native, vertical
 from hamlet.runtime.aggregates import ConjunctionAlgebra, CountAlgebra, FloatColumns, algebra_for
 from hamlet.stats import EvaluationStats
@@ -391,7 +392,7 @@ def partial_rows_table(rows: Sequence[PartialRow], window_ends_us: tuple[int, in
         columns["query"].append(p.query)
         columns["window_start_us"].append(to_micros(p.window_start))
         columns["window_end_us"].append(end)
-        values = tuple(p.group.items())
+        values = group_identity(p.group)
         key = keys.get(values)
         if key is None:
             key = keys[values] = group_text(p.group)

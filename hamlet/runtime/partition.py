@@ -9,6 +9,7 @@ from math import isnan
 from operator import itemgetter
 from typing import Any
 
+from hamlet.analysis.predicates import ONE_KIND, kinded, unkinded
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.errors import EventError
 from hamlet.events import Event
@@ -65,7 +66,9 @@ def partition_stream(
     attributes: Sequence[str], types: set[str] | None, events: Iterable[Event], source: str | None = None
 ) -> dict[PartitionKey, list[Event]]:
     """Events of ``types`` (None: of every type) by their values of ``attributes``, in input order. An
-    event with a null in one of them is matched by no query partitioned by it, and left out. ``source``:
+    event with a null in one of them is matched by no query partitioned by it, and left out. Values are one
+    partition when they compare equal (``predicates.kinded``: True and 1 are two, 1 and 1.0 one); the key
+    of a partition is ``kinded`` values of its first event (``unkinded`` gives them back). ``source``:
     the file the events were read from, for errors to name before the event."""
     wanted: Container[str] = _Everything() if types is None else types
     if not attributes:  # the whole stream is one partition
@@ -86,11 +89,13 @@ def partition_stream(
         if None in key or any(type(v) is float and isnan(v) for v in key):  # (NaN: a null, as in pandas)
             continue
         try:
+            if width > 1 or type(values) not in ONE_KIND:  # (one text or number is its own key: no call)
+                key = kinded(key)
             found = partitions.get(key)
         except TypeError:  # a list or a mapping: no value two events can share
             at = f"the {event.type} event at time {event.time}"
             raise EventError(
-                f"{', '.join(attributes)} = {key!r}: GROUP-BY and equivalence attributes take single "
+                f"{', '.join(attributes)} = {unkinded(key)!r}: GROUP-BY and equivalence attributes take single "
                 "values (numbers, text, times)",
                 where=f"{source}, {at}" if source else at,
             ) from None
@@ -236,5 +241,6 @@ def matched_events(
 
 
 def group_of(query: AnalyzedQuery, attributes: Sequence[str], key: PartitionKey) -> dict:
-    values = dict(zip(attributes, key))
+    """The GROUP-BY values of a partition of ``partition_stream`` (its ``key``)."""
+    values = dict(zip(attributes, unkinded(key)))
     return {a: values[a] for a in query.group_by}
