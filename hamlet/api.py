@@ -500,7 +500,10 @@ def to_events(events: Any, source: str | None = None) -> list[Event]:
                                         for e in events):  # fmt: skip
         return events  # already what the engine reads (the Spark job's events): one cheap pass, no copies
     if isinstance(events, (str, bytes, Mapping)) or not isinstance(events, Iterable):
-        raise EventError(f"expected Event objects, mappings or a DataFrame, found {type(events).__name__}",
+        hint = ""
+        if isinstance(events, (pa.Table, pa.RecordBatch)):
+            hint = "; an Arrow table goes to evaluate_table (and its partial rows to finalize_table)"
+        raise EventError(f"expected Event objects, mappings or a DataFrame, found {type(events).__name__}{hint}",
                          where=source or "the events")  # fmt: skip
     out = []
     for i, item in enumerate(events, 1):

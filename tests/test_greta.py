@@ -215,6 +215,8 @@ def test_nan_and_infinity_under_sum_and_nan_under_min_are_errors_naming_the_even
     [
         ("q: RETURN COUNT(*) PATTERN A WITHIN 1", None, "the events: expected Event objects, mappings or a DataFrame, found NoneType"),
         ("q: RETURN COUNT(*) PATTERN A WITHIN 1", 5, "found int"),
+        ("q: RETURN COUNT(*) PATTERN A WITHIN 1", pa.table({"event_type": ["A"], "event_time": [1]}),
+         "found Table; an Arrow table goes to evaluate_table (and its partial rows to finalize_table)"),
         ("q: RETURN COUNT(*) PATTERN A WITHIN 1", {"event_type": "A"}, "found dict"),
         ("q: RETURN COUNT(*) PATTERN A WITHIN 1", [Event("A", 1, [1])], "event 1: attributes are a list, not a mapping"),
         (b"q: RETURN COUNT(*) PATTERN A WITHIN 1", [], "found bytes"),
