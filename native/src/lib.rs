@@ -332,31 +332,18 @@ impl GraphKernel {
             leading.into_iter().filter(|k| !own.contains(k)).collect(),
             trailing.into_iter().filter(|k| !own.contains(k)).collect(),
         );
+        // (a position whose events are extended by nothing but the count: no edge, aggregate or reset)
+        let plain = |p: usize| {
+            edges_into[p].is_empty()
+                && edges_from[p].is_empty()
+                && updates[p].is_empty()
+                && resets.is_empty()
+                && semantics == ANY
+        };
         let final_only = (0..n)
-            .map(|p| {
-                is_end[p]
-                    && !is_source[p]
-                    && edges_into[p].is_empty()
-                    && edges_from[p].is_empty()
-                    && updates[p].is_empty()
-                    && resets.is_empty()
-                    && trailing.is_empty()
-                    && operand_trailing.is_empty()
-                    && semantics == ANY
-            })
+            .map(|p| is_end[p] && !is_source[p] && plain(p) && trailing.is_empty() && operand_trailing.is_empty())
             .collect();
-        // (as `final_only`, but for a position whose events only feed its running total)
-        let feeds_only = (0..n)
-            .map(|p| {
-                is_source[p]
-                    && !is_end[p]
-                    && edges_into[p].is_empty()
-                    && edges_from[p].is_empty()
-                    && updates[p].is_empty()
-                    && resets.is_empty()
-                    && semantics == ANY
-            })
-            .collect();
+        let feeds_only = (0..n).map(|p| is_source[p] && !is_end[p] && plain(p)).collect();
         let members: Vec<Member> = members
             .into_iter()
             .map(|(within, slide, first, last)| Member {
