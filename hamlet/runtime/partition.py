@@ -74,6 +74,8 @@ def partition_stream(
     if not attributes:  # the whole stream is one partition
         mine = [e for e in events if e.type in wanted]
         return {(): mine} if mine else {}
+    if len(attributes) == 1:
+        return _by_one_attribute(attributes[0], wanted, events, source)
     partitions: dict[PartitionKey, list[Event]] = {}
     pick = itemgetter(*attributes)  # one C call where the attributes hold every one (a table's events do)
     width = len(attributes)
@@ -104,6 +106,35 @@ def partition_stream(
         else:
             found.append(event)
     return partitions
+
+
+def _by_one_attribute(attribute: str, wanted: Container[str], events: Iterable[Event],
+                      source: str | None) -> dict[PartitionKey, list[Event]]:  # fmt: skip
+    """``partition_stream`` by one attribute (most workloads: ``[driver]``, ``[m]``), keyed by the value itself
+    while it runs and by the 1-tuple only at the end: no tuple, no scan for NaN per event."""
+    by_value: dict[Any, list[Event]] = {}
+    for event in events:
+        if event.type not in wanted:
+            continue
+        value = event.attributes.get(attribute)
+        if value is None or (type(value) is float and isnan(value)):  # (NaN: a null, as in pandas)
+            continue
+        if type(value) not in ONE_KIND:
+            (value,) = kinded((value,))
+        try:
+            found = by_value.get(value)
+        except TypeError:  # a list or a mapping: no value two events can share
+            at = f"the {event.type} event at time {event.time}"
+            raise EventError(
+                f"{attribute} = {unkinded((value,))!r}: GROUP-BY and equivalence attributes take single values "
+                "(numbers, text, times)",
+                where=f"{source}, {at}" if source else at,
+            ) from None
+        if found is None:
+            by_value[value] = [event]
+        else:
+            found.append(event)
+    return {(value,): found for value, found in by_value.items()}
 
 
 def match_key(query: AnalyzedQuery) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
