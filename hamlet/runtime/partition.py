@@ -78,29 +78,20 @@ def partition_stream(
         return _by_one_attribute(attributes[0], wanted, events, source)
     partitions: dict[PartitionKey, list[Event]] = {}
     pick = itemgetter(*attributes)  # one C call where the attributes hold every one (a table's events do)
-    width = len(attributes)
     for event in events:
         if event.type not in wanted:
             continue
         try:
-            values = pick(event.attributes)
+            key = pick(event.attributes)
         except KeyError:
-            values = tuple(map(event.attributes.get, attributes))
-            values = values[0] if width == 1 else values
-        key = (values,) if width == 1 else values
+            key = tuple(map(event.attributes.get, attributes))
         if None in key or any(type(v) is float and isnan(v) for v in key):  # (NaN: a null, as in pandas)
             continue
+        key = kinded(key)
         try:
-            if width > 1 or type(values) not in ONE_KIND:  # (one text or number is its own key: no call)
-                key = kinded(key)
             found = partitions.get(key)
         except TypeError:  # a list or a mapping: no value two events can share
-            at = f"the {event.type} event at time {event.time}"
-            raise EventError(
-                f"{', '.join(attributes)} = {unkinded(key)!r}: GROUP-BY and equivalence attributes take single "
-                "values (numbers, text, times)",
-                where=f"{source}, {at}" if source else at,
-            ) from None
+            raise _not_single(attributes, key, event, source) from None
         if found is None:
             partitions[key] = [event]
         else:
@@ -124,17 +115,22 @@ def _by_one_attribute(attribute: str, wanted: Container[str], events: Iterable[E
         try:
             found = by_value.get(value)
         except TypeError:  # a list or a mapping: no value two events can share
-            at = f"the {event.type} event at time {event.time}"
-            raise EventError(
-                f"{attribute} = {unkinded((value,))!r}: GROUP-BY and equivalence attributes take single values "
-                "(numbers, text, times)",
-                where=f"{source}, {at}" if source else at,
-            ) from None
+            raise _not_single((attribute,), (value,), event, source) from None
         if found is None:
             by_value[value] = [event]
         else:
             found.append(event)
     return {(value,): found for value, found in by_value.items()}
+
+
+def _not_single(attributes: Sequence[str], key: tuple, event: Event, source: str | None) -> EventError:
+    """The error for an event whose partition values (its ``kinded`` ``key``) are no values to partition by."""
+    at = f"the {event.type} event at time {event.time}"
+    return EventError(
+        f"{', '.join(attributes)} = {unkinded(key)!r}: GROUP-BY and equivalence attributes take single values "
+        "(numbers, text, times)",
+        where=f"{source}, {at}" if source else at,
+    )
 
 
 def match_key(query: AnalyzedQuery) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
