@@ -65,12 +65,13 @@ def parse_time(text: str, where: str) -> Time:
     """Seconds since the epoch from a number or an ISO-8601 time. Decimal seconds count from the text, to the
     microsecond (half to even below one), as the loader of the events table stores them: the double nearest
     1700000000.001 lies below it, and would put the event in the millisecond window before its own."""
+    stripped = text.strip()
     try:
-        value = parse_value(text.strip())
+        value = parse_value(stripped)
     except ValueError as e:
-        raise EventError(f"event_time {shown(text.strip())} {e}", where=where) from None
+        raise EventError(f"event_time {shown(stripped)} {e}", where=where) from None
     if isinstance(value, float) and TIME_RANGE[0] <= value <= TIME_RANGE[1]:  # (else event_time says so)
-        micros = int(Decimal(text.strip()).quantize(_MICROSECOND, ROUND_HALF_EVEN).scaleb(6))
+        micros = int(Decimal(stripped).quantize(_MICROSECOND, ROUND_HALF_EVEN).scaleb(6))
         return event_time(micros // MICROS if micros % MICROS == 0 else Fraction(micros, MICROS), where)
     if isinstance(value, (int, float)):
         return event_time(value, where)
