@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from decimal import Decimal
 from fractions import Fraction
 from functools import partial
 from operator import attrgetter
@@ -20,7 +21,7 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window, as_number, pane_size
 from hamlet.analysis.workload import Workload, parse_workload
 from hamlet.errors import EvaluationError, EventError, HamletError
-from hamlet.events import MICROS, TIME_RANGE, TYPE_SPACE, Event, Number, Time
+from hamlet.events import MICROS, TIME_RANGE, TYPE_SPACE, Event, Number, Time, decimal_number
 from hamlet.partials import AggregateState, PartialRow
 from hamlet.results import ResultRow, group_key
 from hamlet.runtime import vertical
@@ -479,7 +480,9 @@ def to_events(events: Any, source: str | None = None) -> list[Event]:
     one is named as the other readers name theirs, counted from 1: "the DataFrame, row 2" (by position, not
     by index label), "event 2"; a DataFrame without an event_type or event_time column as the Arrow path
     names a table without one. ``source``: the file the events were read from, named first
-    ("e.csv, row 2", "e.csv, event 2")."""
+    ("e.csv, row 2", "e.csv, event 2"). An attribute that is a Decimal is read as the number it holds
+    (``events.decimal_number``), as ``evaluate_table`` reads a decimal column: Decimal(1) is 1, one group
+    and one stream partition with 1 and 1.0."""
     if hasattr(events, "to_dict") and hasattr(events, "columns"):
         frame = source or "the DataFrame"
         names = [str(c) for c in events.columns]
@@ -497,8 +500,8 @@ def to_events(events: Any, source: str | None = None) -> list[Event]:
     if isinstance(events, list) and all(type(e) is Event and type(e.type) is str and e.type
                                         and e.type.strip(TYPE_SPACE) == e.type
                                         and type(e.time) is int and type(e.attributes) is dict
-                                        for e in events):  # fmt: skip
-        return events  # already what the engine reads (the Spark job's events): one cheap pass, no copies
+                                        for e in events) and not _any_decimal(events):  # fmt: skip
+        return events  # already what the engine reads (the Spark job's events): two cheap passes, no copies
     if isinstance(events, (str, bytes, Mapping)) or not isinstance(events, Iterable):
         hint = ""
         if isinstance(events, (pa.Table, pa.RecordBatch)):
@@ -513,10 +516,11 @@ def to_events(events: Any, source: str | None = None) -> list[Event]:
                 raise EventError(f"attributes are a {type(item.attributes).__name__}, not a mapping of names to "
                                  "values", where=where)  # fmt: skip
             kind = event_type(item.type, where)
+            attributes = _numbers(item.attributes)
             if type(item.time) is int and kind == item.type and type(item.type) is str:
-                out.append(item)
+                out.append(item if attributes is item.attributes else Event(kind, item.time, attributes))
             else:
-                out.append(Event(kind, event_time(item.time, where), item.attributes))
+                out.append(Event(kind, event_time(item.time, where), attributes))
         elif isinstance(item, Mapping):
             out.append(_from_mapping(item, where))
         else:
@@ -536,7 +540,22 @@ def _from_mapping(record: Mapping[str, Any], where: str, dataframe: bool = False
         if dataframe:
             value = _plain(value)
         attributes[name] = value
-    return Event(event_type(record["event_type"], where), event_time(record["event_time"], where), attributes)
+    return Event(event_type(record["event_type"], where), event_time(record["event_time"], where),
+                 _numbers(attributes))  # fmt: skip
+
+
+def _any_decimal(events: list[Event]) -> bool:
+    """Whether an attribute of ``events`` is a Decimal (``_numbers``): one set of the values' types, the
+    cheapest pass over them (the fast path of ``to_events``)."""
+    return any(issubclass(t, Decimal) for t in {type(v) for e in events for v in e.attributes.values()})
+
+
+def _numbers(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``attributes`` with each Decimal as the number it holds (``events.decimal_number``, the rule of the
+    table path's decimal columns): the mapping itself when it holds none."""
+    if not any(isinstance(v, Decimal) for v in attributes.values()):
+        return attributes
+    return {n: decimal_number(v) if isinstance(v, Decimal) else v for n, v in attributes.items()}
 
 
 def event_type(value: Any, where: str) -> str:

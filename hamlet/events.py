@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -27,6 +29,24 @@ TYPE_SPACE = (
     + "".join(map(chr, range(0x2000, 0x200B)))
     + "\u2028\u2029\u202f\u205f\u3000"
 )
+
+
+def decimal_number(value: Decimal) -> int | float:
+    """A ``Decimal`` as the number of the language it holds. Python's Decimal is no number of the language
+    (``predicates.is_number``), but it is how pandas, delta-rs and Arrow's ``to_pylist`` give a value of
+    Spark's ``decimal(p,s)``, which is one; the events path reads it so (``hamlet.api.to_events``), as the
+    table path reads a decimal column (``columnar._decimals_as_numbers``): whole as written (no places after
+    the point, as a ``decimal(p,0)`` value) an exact int, else the double nearest it. Decimal("1.50") is 1.5,
+    Decimal(1) is 1, and both are one group with 1 and 1.0. (A table's ``decimal(p,0)`` column wider than 18
+    digits is read as doubles, int64 holding not all of it: the same values, as floats.) A decimal has no
+    negative zero (Arrow's and Spark's hold none): Decimal("-0.00") is 0.0. NaN stays NaN, a null where it
+    partitions the stream, as a float NaN is."""
+    if value.is_nan():  # (float() refuses a signalling NaN)
+        return math.nan
+    exponent = value.as_tuple().exponent  # (a letter for NaN and the infinities)
+    if isinstance(exponent, int) and exponent >= 0:
+        return int(value)
+    return float(value) + 0.0  # (-0.0 + 0.0 is 0.0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 import pyarrow as pa
+import pytest
 from hypothesis import assume, event, given, note
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
@@ -468,3 +469,69 @@ def test_tables_of_a_bool_and_of_a_number_column_finalize_into_two_groups():
             "{}",
         ]
         assert shown(finalize_table(workload, partials)) == expected, strategy
+
+
+def test_decimal_values_are_the_numbers_they_hold_on_every_path():
+    """A Decimal (how pandas, delta-rs and Arrow's ``to_pylist`` give a value of Spark's ``decimal(p,s)``) was
+    no number on the events path, where a table's decimal column is one (``columnar._decimals_as_numbers``):
+    over ``kinds_stream`` with Decimal(1) and 1.0, GROUP-BY x reported {x: 1.0} with 4 trends and {x:
+    Decimal('1')} apart, and ``[x]`` split the stream alike. Now a Decimal is read as the number it holds
+    (``events.decimal_number``: Decimal(1) is 1, Decimal("1.0") is 1.0): one group and one stream partition
+    with 1 and 1.0, shown as the group's first event holds it, the oracle's rows over those numbers, on
+    Events, mappings and DataFrames alike."""
+    import pandas as pd
+
+    workload = parse_workload(KINDS_WORKLOAD)
+    read = {"1": 1, "1.0": 1.0, "1.00": 1.0}  # (what each Decimal is read as, by its text: 1 == 1.0 as keys)
+    cases = ((Decimal(1), 1.0, "1"), (Decimal("1.0"), Decimal(1), "1.0"), (1, Decimal("1.00"), "1"))
+    for one, other, number in cases:
+        stream = kinds_stream(one, other)
+        expected = [
+            ("g", f'{{"x": {number}}}', "COUNT(*)", 8),
+            ("g", f'{{"x": {number}}}', "SUM(B.v)", 4 * (5 + 6 + 11) + 11),
+            ("g", '{"x": true}', "COUNT(*)", 1),
+            ("g", '{"x": true}', "SUM(B.v)", 3),
+            ("m", "{}", "COUNT(*)", 9),
+        ]
+        as_read = [Event(e.type, e.time, {"x": read[str(x)] if isinstance(x := e.get("x"), Decimal) else x,
+                                          "v": e.get("v")}) for e in stream]  # fmt: skip
+        assert shown(evaluate_bruteforce(workload, as_read)) == expected, (one, other)
+        mappings = [{"event_type": e.type, "event_time": e.time, **e.attributes} for e in stream]
+        for strategy in STRATEGIES:
+            assert shown(evaluate(workload, stream, strategy)) == expected, (strategy, one, other)
+            assert shown(evaluate(workload, mappings, strategy)) == expected, (strategy, one, other)
+            frame = pd.DataFrame(mappings).astype({"x": object})
+            assert shown(evaluate(workload, frame, strategy)) == expected, (strategy, one, other)
+        for name, executor in EVENT_PATHS.items():
+            assert shown(evaluate_with(workload, stream, executor)) == expected, (name, one, other)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_decimal_values_of_events_give_the_rows_of_decimal_columns(strategy):
+    """The same events as Decimals (events path) and in decimal128 columns (``evaluate_table``): one group
+    of Decimal(1), 1 and Decimal("1.0") (shown as the first table's, 1), SUM and the comparison over
+    Decimal("1.50") and Decimal("2.50") as over 1.5 and 2.5 (``test_columnar``'s decimal test)."""
+    workload = parse_workload(
+        "q: RETURN x, COUNT(*), SUM(A.d), MIN(A.d) PATTERN SEQ(A+, B) WHERE A.d > 2 OR A.d < 2 GROUP-BY x WITHIN 10\n"
+        "r: RETURN COUNT(*) PATTERN SEQ(A+, B) WHERE A.d > 2 AND [x] WITHIN 10"
+    )
+    tables = [
+        pa.table({"event_type": ["A", "A"], "event_time": [1, 2], "x": pa.array([Decimal(1)] * 2, pa.decimal128(18, 0)),
+                  "d": pa.array([Decimal("1.50"), Decimal("2.50")], pa.decimal128(10, 2))}),
+        pa.table({"event_type": ["B"], "event_time": [3], "x": pa.array([Decimal("1.0")], pa.decimal128(10, 1)),
+                  "d": pa.array([None], pa.decimal128(10, 2))}),
+    ]  # fmt: skip
+    # (one stream partition in two tables finalizes as two: the tables' own trends are none, so evaluate
+    # the union as one table too)
+    whole = pa.table({"event_type": ["A", "A", "B"], "event_time": [1, 2, 3],
+                      "x": pa.array([Decimal(1), Decimal(1), Decimal(1)], pa.decimal128(18, 0)),
+                      "d": pa.array([Decimal("1.50"), Decimal("2.50"), None], pa.decimal128(10, 2))})  # fmt: skip
+    expected = [
+        ("q", '{"x": 1}', "COUNT(*)", 3), ("q", '{"x": 1}', "SUM(A.d)", 8.0), ("q", '{"x": 1}', "MIN(A.d)", 1.5),
+        ("r", "{}", "COUNT(*)", 1),
+    ]  # fmt: skip
+    assert shown(finalize_table(workload, evaluate_table(workload, whole, strategy))) == expected
+    events = [Event(t, s, {"x": x, "d": d}) for table in tables for t, s, x, d in
+              zip(*(table.column(c).to_pylist() for c in ("event_type", "event_time", "x", "d")))]  # fmt: skip
+    assert [e.get("x") for e in events] == [Decimal(1), Decimal(1), Decimal("1.0")]
+    assert shown(evaluate(workload, events, strategy)) == expected

@@ -54,7 +54,8 @@ def kind(value: Any) -> str:
 
 
 # Types whose equal values are always of one kind: a text equals no number, and an int equals a float only as
-# numbers. (Python also has True == 1 == 1.0, Decimal(1) == 1, ...: values of two kinds, never equal here.)
+# numbers. (Python also has True == 1 == 1.0: values of two kinds, never equal here. A reader makes a Decimal
+# the int or float it holds, ``events.decimal_number``.)
 ONE_KIND = frozenset({str, int, float})
 
 

@@ -172,7 +172,8 @@ def _decimals_as_numbers(table: pa.Table) -> pa.Table:
     """Decimal attribute columns (Spark's ``decimal(p,s)``, which ``hamlet check`` takes for numbers) as the
     numbers they hold: whole ones as exact ints where int64 holds them, the others as their nearest doubles.
     Python's ``Decimal`` is no number of the language, so left as it is a column would match no comparison
-    and stop SUM with an error."""
+    and stop SUM with an error. (The events path reads a Decimal value by the same rule, as far as a value
+    without its column tells it: ``events.decimal_number``.)"""
     for index, field in enumerate(table.schema):
         if field.name in (TYPE, TIME, ID) or not pa.types.is_decimal(field.type):
             continue
