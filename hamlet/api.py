@@ -498,7 +498,7 @@ def to_events(events: Any, source: str | None = None) -> list[Event]:
         records = events.to_dict(orient="records")
         return [_from_mapping(r, f"{frame}, row {i}", dataframe=True) for i, r in enumerate(records, 1)]
     if isinstance(events, list) and all(type(e) is Event and type(e.type) is str and e.type
-                                        and e.type.strip(TYPE_SPACE) == e.type
+                                        and e.type.strip(TYPE_SPACE) == e.type and "\x00" not in e.type
                                         and type(e.time) is int and type(e.attributes) is dict
                                         for e in events) and not _any_decimal(events):  # fmt: skip
         return events  # already what the engine reads (the Spark job's events): two cheap passes, no copies
@@ -561,9 +561,11 @@ def _numbers(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
 def event_type(value: Any, where: str) -> str:
     """An event type as every reader takes one (the CSV reader through this; the Arrow path's
     ``columnar.checked`` by the same rule), or the error they give: text, without the whitespace around it
-    (``TYPE_SPACE``: " A" is A, as the loader of the events table writes it), not empty. A null (None, NaN,
-    pandas' NA) is empty, as a null of an Arrow column is, never the type "nan"; a number is no type, as an
-    int64 column is none ("event_type is int, not text")."""
+    (``TYPE_SPACE``: " A" is A, as the loader of the events table writes it), not empty, without a NUL byte
+    (the loader rejects such a row: a type no query can name, it would still break a contiguous query's
+    stream, and every tool must count alike). A null (None, NaN, pandas' NA) is empty, as a null of an Arrow
+    column is, never the type "nan"; a number is no type, as an int64 column is none ("event_type is int,
+    not text")."""
     if _plain(value) is None:
         raise EventError("event_type is empty", where=where)
     if not isinstance(value, str):
@@ -571,6 +573,8 @@ def event_type(value: Any, where: str) -> str:
     text = str(value).strip(TYPE_SPACE)  # (a subclass such as numpy.str_ as the plain text every path gives)
     if not text:
         raise EventError("event_type is empty", where=where)
+    if "\x00" in text:
+        raise EventError(f"event_type {text!r} holds a NUL byte", where=where)
     return text
 
 

@@ -23,7 +23,8 @@ TIME_RANGE = (-62_135_596_800, 253_402_300_799)
 # What surrounds an event type and is no part of it, on every input path (``hamlet.api.event_type`` for
 # CSV cells, DataFrames, mappings and Events; ``columnar.checked`` for Arrow and Parquet): the whitespace
 # Python's ``str.strip()`` removes (every character whose ``isspace()`` is true), as the loader of the events
-# table (``jobs/load_events.py``) strips it before it writes a type. " A" is the type A.
+# table (``jobs/load_events.py``) strips it before it writes a type. " A" is the type A. (Inside a type, a NUL
+# byte is an error on every path, as the loader rejects it.)
 TYPE_SPACE = (
     "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
     + "".join(map(chr, range(0x2000, 0x200B)))

@@ -221,10 +221,12 @@ def test_a_segment_names_a_bad_row_or_column_as_evaluate_table_does(source, wher
     text = "q: RETURN g, COUNT(*) PATTERN SEQ(R, T+) GROUP-BY g WITHIN 10 sec SLIDE 5 sec"
     times = pa.array([1 * MICROS, 2 * MICROS, 3 * MICROS], pa.int64()).cast(pa.timestamp("us", "UTC"))
     blank = pa.table({"event_type": ["R", " ", "T"], "event_time": times, "g": [1, 1, 1]})
+    nul = pa.table({"event_type": ["R", "T", "T\x00"], "event_time": times, "g": [1, 1, 1]})
     lists = pa.table({"event_type": ["R", "T", "T"], "event_time": times, "g": [[1], [1], [1]]})
     listed = "g is a list<item: int64> column: GROUP-BY and equivalence attributes take single values"
     for table, message in (
         (blank, f"{where}, row 2: event_type is empty"),
+        (nul, f"{where}, row 3: event_type 'T\\x00' holds a NUL byte"),
         (lists, f"{where}: {listed} (numbers, text, times)"),
     ):
         with pytest.raises(EventError) as whole:

@@ -123,11 +123,16 @@ def checked(table: pa.Table, source: str | None = None) -> pa.Table:
         nulls = pc.is_null(table.column(name), nan_is_null=True)
         if pc.any(nulls).as_py():
             raise EventError(f"{name} is empty", where=_row(where, pc.index(nulls, True).as_py()))
-    # Types without the whitespace around them, and none empty: ``hamlet.api.event_type``'s rule.
+    # Types without the whitespace around them, none empty, none with a NUL byte: ``hamlet.api.event_type``'s
+    # rule.
     types = pc.utf8_trim(table.column(TYPE), characters=TYPE_SPACE)
     blank = pc.equal(types, "")
     if pc.any(blank).as_py():
         raise EventError(f"{TYPE} is empty", where=_row(where, pc.index(blank, True).as_py()))
+    nul = pc.match_substring(types, "\x00")
+    if pc.any(nul).as_py():
+        row = pc.index(nul, True).as_py()
+        raise EventError(f"{TYPE} {types[row].as_py()!r} holds a NUL byte", where=_row(where, row))
     table = table.set_column(table.column_names.index(TYPE), TYPE, types)
     table = _decimals_as_numbers(table)
     if pa.types.is_timestamp(time.type):
