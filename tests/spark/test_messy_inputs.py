@@ -499,3 +499,45 @@ def test_an_hour_of_only_types_no_query_reads_passes_the_gate_and_aggregates_to_
     assert [
         tuple(r) for r in stats.select("events_read", "set_events", "rows_written", "status").collect()
     ] == [(3, 0, 0, "committed")]
+
+
+def test_spark_trims_exactly_the_whitespace_the_engine_strips_from_an_event_type(spark):
+    """The job reads a stored type as the engine reads it, ``TYPE_SPACE`` stripped (``jobs.aggregate.read_events``):
+    Spark's TRIM with those characters removes exactly them, multi-byte ones too, and nothing else (a zero-width space, a byte-order mark, NUL, a letter) — every code point up to
+    U+3100 (past the last of TYPE_SPACE, U+3000) and a few beyond, each around an "A"."""
+    from pyspark.sql import functions as F
+
+    from hamlet.events import TYPE_SPACE
+
+    points = [c for c in range(0x3101) if not 0xD800 <= c < 0xE000] + [0xFEFF, 0xFFFD, 0x1F600, 0x10FFFF]
+    rows = [(c, chr(c) * 2 + "A" + chr(c)) for c in points]
+    trimmed = spark.createDataFrame(rows, "c int, t string").select(
+        "c", F.trim(F.col("t"), F.lit(TYPE_SPACE)).alias("t")
+    )
+    found = dict(trimmed.collect())
+    assert found == {c: text.strip(TYPE_SPACE) for c, text in rows}
+    assert sorted(c for c, t in found.items() if t == "A") == sorted(map(ord, TYPE_SPACE))
+
+
+def test_event_types_with_whitespace_around_them_count_as_the_engine_counts_them(spark, tmp_path):
+    """An events table written by another tool than our loader (which strips the types) may hold " Travel":
+    the job kept the rows whose raw event_type is one of the workload's types, so over these 6 events it
+    counted 1 trend (R40 T45), where ``hamlet.evaluate`` on the same rows strips the whitespace (``TYPE_SPACE``)
+    and counts 18: R40 with any of the 15 non-empty subsequences of T41 T42 T44 T45, R43 with T44, T45 or
+    both. Now the job reads the type as the engine reads it."""
+    import hamlet
+    from jobs.aggregate import main
+
+    events, out = str(tmp_path / "events"), str(tmp_path / "out")
+    write_events(spark, events, "zone string", [
+        ("Request", 40, "n"), (" Travel", 41, "n"), ("Travel\u3000", 42, "n"), ("\xa0Request\u2028", 43, "n"),
+        ("\tTravel\x85", 44, "n"), ("Travel", 45, "n"), (" Pickup ", 46, "n"),
+    ])  # fmt: skip
+    text = "q: RETURN T.zone, COUNT(*) PATTERN SEQ(Request R, Travel T+) GROUP-BY T.zone WITHIN 10 min\n"
+    workload = tmp_path / "w.hamlet"
+    workload.write_text(text, encoding="utf-8")
+    assert main(["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
+                 "--events-table", events, "--output-table", out]) == 0  # fmt: skip
+    assert output_rows(spark, out) == [("q", "08:50", "n", "COUNT(*)", "18")]
+    rows = spark.read.format("delta").load(events).select("event_type", "event_time", "zone").toPandas()
+    assert [(r.aggregate, r.value) for r in hamlet.evaluate(text, rows)] == [("COUNT(*)", 18)]
