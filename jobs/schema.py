@@ -214,11 +214,21 @@ the aggregate's window end), ``row_fingerprint`` what the aggregation job leaves
 FINGERPRINT = "#row_fingerprint"
 
 
-def row_json(columns: list[str]):  # type: ignore[no-untyped-def]
-    """A row as JSON text, nulls included (to_json drops null fields by default)."""
+def column(name: str):  # type: ignore[no-untyped-def]
+    """The column named ``name``, whatever characters it holds: ``F.col("a.b")`` is field b of a column a, and
+    ``F.col("c`d")`` a syntax error, where a table made elsewhere may name its columns so (Delta allows it).
+    Quoted in backticks (one inside doubled), the name is one part."""
     from pyspark.sql import functions as F
 
-    return F.to_json(F.struct(*[F.col(c) for c in columns]), {"ignoreNullFields": "false"})
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def row_json(columns: list[str]):  # type: ignore[no-untyped-def]
+    """A row as JSON text, nulls included (to_json drops null fields by default), its keys the columns'
+    names as they are (``column``)."""
+    from pyspark.sql import functions as F
+
+    return F.to_json(F.struct(*[column(c) for c in columns]), {"ignoreNullFields": "false"})
 
 
 def row_fingerprint(columns: list[str]):  # type: ignore[no-untyped-def]

@@ -44,7 +44,7 @@ from jobs.pipeline import (
     resolve,
     workload_name,
 )
-from jobs.schema import FINGERPRINT, hour_partition_filter, row_fingerprint, row_json, timestamp_sql
+from jobs.schema import FINGERPRINT, column, hour_partition_filter, row_fingerprint, row_json, timestamp_sql
 from jobs.summary import Summary
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -360,12 +360,13 @@ def _value_checks(frame: DataFrame) -> DataFrame:
     strings = [f.name for f in data if isinstance(f.dataType, StringType)]
 
     def bad(name: str):  # type: ignore[no-untyped-def]
-        return F.isnan(name) | (F.abs(name) == F.lit(float("inf")))
+        return F.isnan(column(name)) | (F.abs(column(name)) == F.lit(float("inf")))
 
-    non_finite = F.concat_ws(", ", *[F.when(bad(c), F.concat(F.lit(f"{c} = "), F.col(c).cast("string")))
+    # (``column``: a table made elsewhere may name a column ``a.b``)
+    non_finite = F.concat_ws(", ", *[F.when(bad(c), F.concat(F.lit(f"{c} = "), column(c).cast("string")))
                                      for c in sorted(numbers)])  # fmt: skip
-    nul = F.concat_ws(", ", *[F.when(F.instr(F.col(c), "\x00") > 0, F.lit(c)) for c in strings])
-    columns = [F.when(bad(c), F.lit(None)).otherwise(F.col(c)).alias(c) if c in numbers else F.col(c)
+    nul = F.concat_ws(", ", *[F.when(F.instr(column(c), "\x00") > 0, F.lit(c)) for c in strings])
+    columns = [F.when(bad(c), F.lit(None)).otherwise(column(c)).alias(c) if c in numbers else column(c)
                for c in frame.columns]  # fmt: skip
     return frame.select(*columns, F.when(non_finite != "", non_finite).alias(NON_FINITE),
                         F.when(nul != "", nul).alias(NUL_BYTES))  # fmt: skip
