@@ -46,7 +46,6 @@ from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, Workload, load_workl
 from hamlet.api import segment_pane
 from hamlet.cli import add_window_bound
 from hamlet.errors import HamletError
-from hamlet.events import TYPE_SPACE
 from hamlet.language.lexer import Kind, tokenize
 from jobs.commits import retried
 from jobs.engine import MICROS, SetTask
@@ -55,6 +54,7 @@ from jobs.pipeline import NAME, PipelineError, allowed_workload, commit_metadata
 from jobs.schema import (
     FINGERPRINT,
     delta_sql,
+    event_type_as_read,
     hour_partition_filter,
     row_fingerprint,
     sql_string,
@@ -381,14 +381,14 @@ def read_events(spark: SparkSession, plan: Plan) -> DataFrame:
     """The events of [start - longest WITHIN, end) of the workload's types, only the needed columns; the
     (event_date, event_hour) predicate prunes Delta partitions before any file is opened. Rows that the
     input validation quarantined for this workload are left out. Each type is read as the engine reads it,
-    without the whitespace around it (``hamlet.events.TYPE_SPACE``, exactly what Spark's TRIM with those
-    characters removes): another tool's events table may hold " Travel", which compared as stored was no
-    type of the workload, here and in the engine calls' own filter (``SetTask.reads``), and the job counted
-    fewer trends than ``hamlet.evaluate`` over the same rows. (Our loader strips the types it writes.)"""
+    without the whitespace around it (``jobs.schema.event_type_as_read``): another tool's events table may
+    hold " Travel", which compared as stored was no type of the workload, here and in the engine calls' own
+    filter (``SetTask.reads``), and the job counted fewer trends than ``hamlet.evaluate`` over the same rows.
+    (Our loader strips the types it writes.)"""
     from pyspark.sql import functions as F
 
     ranged = events_of_range(spark, plan)
-    ranged = ranged.withColumn("event_type", F.trim(F.col("event_type"), F.lit(TYPE_SPACE)))
+    ranged = ranged.withColumn("event_type", event_type_as_read())
     if any(not s.types for s in plan.sets):  # a set reads every type (``QuerySetPlan.types``)
         return ranged.select(*plan.columns())
     types = sorted({t for s in plan.sets for t in s.types})

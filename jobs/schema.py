@@ -223,6 +223,17 @@ def column(name: str):  # type: ignore[no-untyped-def]
     return F.col("`" + name.replace("`", "``") + "`")
 
 
+def event_type_as_read():  # type: ignore[no-untyped-def]
+    """The event_type column as every engine path reads a type: without the whitespace around it
+    (``hamlet.events.TYPE_SPACE``). ``btrim``, not the two-argument ``trim``: Spark 4 warns on every query that
+    signature is deprecated, in the log of each run."""
+    from pyspark.sql import functions as F
+
+    from hamlet.events import TYPE_SPACE
+
+    return F.btrim(F.col("event_type"), F.lit(TYPE_SPACE))
+
+
 def row_json(columns: list[str]):  # type: ignore[no-untyped-def]
     """A row as JSON text, nulls included (to_json drops null fields by default), its keys the columns'
     names as they are (``column``)."""

@@ -503,17 +503,15 @@ def test_an_hour_of_only_types_no_query_reads_passes_the_gate_and_aggregates_to_
 
 def test_spark_trims_exactly_the_whitespace_the_engine_strips_from_an_event_type(spark):
     """The job reads a stored type as the engine reads it, ``TYPE_SPACE`` stripped (``jobs.aggregate.read_events``):
-    Spark's TRIM with those characters removes exactly them, multi-byte ones too, and nothing else (a zero-width space, a byte-order mark, NUL, a letter) — every code point up to
-    U+3100 (past the last of TYPE_SPACE, U+3000) and a few beyond, each around an "A"."""
-    from pyspark.sql import functions as F
-
+    ``event_type_as_read`` removes exactly those characters, multi-byte ones too, and nothing else (a zero-width
+    space, a byte-order mark, NUL, a letter) — every code point up to U+3100 (past the last of TYPE_SPACE,
+    U+3000) and a few beyond, each around an "A"."""
     from hamlet.events import TYPE_SPACE
+    from jobs.schema import event_type_as_read
 
     points = [c for c in range(0x3101) if not 0xD800 <= c < 0xE000] + [0xFEFF, 0xFFFD, 0x1F600, 0x10FFFF]
     rows = [(c, chr(c) * 2 + "A" + chr(c)) for c in points]
-    trimmed = spark.createDataFrame(rows, "c int, t string").select(
-        "c", F.trim(F.col("t"), F.lit(TYPE_SPACE)).alias("t")
-    )
+    trimmed = spark.createDataFrame(rows, "c int, event_type string").select("c", event_type_as_read())
     found = dict(trimmed.collect())
     assert found == {c: text.strip(TYPE_SPACE) for c, text in rows}
     assert sorted(c for c, t in found.items() if t == "A") == sorted(map(ord, TYPE_SPACE))
