@@ -45,7 +45,15 @@ from jobs.pipeline import (
     resolve,
     workload_name,
 )
-from jobs.schema import FINGERPRINT, column, hour_partition_filter, row_fingerprint, row_json, timestamp_sql
+from jobs.schema import (
+    FINGERPRINT,
+    column,
+    event_type_as_read,
+    hour_partition_filter,
+    row_fingerprint,
+    row_json,
+    timestamp_sql,
+)
 from jobs.summary import Summary
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -300,7 +308,7 @@ def _required_values(spark: SparkSession, view: DataFrame, scope: Scope, workloa
             F.col("event_time") >= F.lit(first)
         )
         nulls = [
-            events.where((F.col("event_type") == event_type) & F.col(attribute).isNull()).select(
+            events.where((event_type_as_read() == event_type) & F.col(attribute).isNull()).select(
                 F.lit(event_type).alias("_type"), F.lit(attribute).alias("_attribute"), "event_time"
             )
             for event_type, attribute in sorted({(t, a) for _, _, t, a in targets})
