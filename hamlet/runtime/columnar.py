@@ -182,11 +182,14 @@ def _decimals_as_numbers(table: pa.Table) -> pa.Table:
     for index, field in enumerate(table.schema):
         if field.name in (TYPE, TIME, ID) or not pa.types.is_decimal(field.type):
             continue
-        table = table.set_column(
-            index,
-            field.name,
-            table.column(index).cast(pa.float64() if vertical.decimal_as_double(field.type) else pa.int64()),
-        )
+        column = table.column(index)
+        if vertical.decimal_as_double(field.type):
+            # Through the decimal's text: Arrow's decimal-to-double cast is not correctly rounded (1.005 gave
+            # 1.0050000000000001), its parse of a number's text is, as Python's float(Decimal) is.
+            numbers = column.cast(pa.string()).cast(pa.float64())
+        else:
+            numbers = column.cast(pa.int64())
+        table = table.set_column(index, field.name, numbers)
     return table
 
 
