@@ -545,7 +545,9 @@ def test_a_decimal_column_with_places_reads_each_value_as_its_nearest_double():
 
     rng = random.Random(5)
     values = [Decimal("1.005"), Decimal("0.1"), Decimal("-2.675"), Decimal("9007199254740993.5")]
-    values += [Decimal(f"{rng.randrange(-(10**19), 10**19)}.{rng.randrange(10**18):018d}") for _ in range(200)]
+    values += [
+        Decimal(f"{rng.randrange(-(10**19), 10**19)}.{rng.randrange(10**18):018d}") for _ in range(200)
+    ]
     workload = parse_workload("q: RETURN MIN(A.d) PATTERN SEQ(A, B) WITHIN 2 SLIDE 2")
     table = pa.table({
         "event_type": ["A", "B"] * len(values),
