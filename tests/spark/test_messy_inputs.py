@@ -31,6 +31,26 @@ def write_events(spark, path: str, columns: str, events: list[tuple]) -> None:
     )
 
 
+HOUR = ("2026-01-05T08:00:00Z", "2026-01-05T09:00:00Z")  # the hour write_events fills
+
+
+def gate_of_half(spark, tmp_path, events: str, query: str) -> tuple:
+    """The input gate over ``HOUR`` of ``events`` for the workload ``q: <query> WITHIN 10 min``, passing with
+    up to half the rows bad: (the workload file, the pipeline settings, the gate's report)."""
+    import dataclasses
+
+    from spark_env import pipeline_conf
+
+    from jobs.pipeline import load_config
+    from jobs.validate import validate_events
+
+    workload = tmp_path / "trips.hamlet"
+    workload.write_text(f"q: {query} WITHIN 10 min\n")
+    config = load_config(pipeline_conf(tmp_path / "pipeline.toml", events, workload, tmp_path / "tables"))
+    config = dataclasses.replace(config, max_bad_fraction=0.5)
+    return workload, config, validate_events(config, *HOUR, "gate", spark=spark)
+
+
 def test_an_attribute_with_a_non_ascii_name_reaches_the_engine(spark, tmp_path, capsys):
     """``T.größe`` is an attribute name of the language; the job took the columns a query names from its text
     with an ASCII-only pattern, so ``größe`` stayed out of the engine's columns, null on every event: the
@@ -345,9 +365,7 @@ def test_columns_named_like_the_input_gates_own_are_checked_and_quarantined_whol
 
     import pyarrow as pa
     from deltalake import write_deltalake
-    from spark_env import pipeline_conf
 
-    from jobs.pipeline import load_config
     from jobs.validate import ValidationFailed, validate_events
 
     events = str(tmp_path / "events")
@@ -357,12 +375,9 @@ def test_columns_named_like_the_input_gates_own_are_checked_and_quarantined_whol
                      ("Travel", 10, "d", "r", "n", None, 1.0, 5, "fp", "ps", 1.5, "nb", 2.5),
                      ("Travel", 11, "d", "r", "n", None, 1.0, 5, "fp", "ps", 1.5, "nb", float("nan")),
                  ])  # fmt: skip
-    workload = tmp_path / "trips.hamlet"
-    workload.write_text("q: RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+) WITHIN 10 min\n")
-    config = load_config(pipeline_conf(tmp_path / "pipeline.toml", events, workload, tmp_path / "tables"))
-    config = dataclasses.replace(config, max_bad_fraction=0.5)
-    start, end = "2026-01-05T08:00:00Z", "2026-01-05T09:00:00Z"
-    report = validate_events(config, start, end, "gate", spark=spark)
+    _, config, report = gate_of_half(
+        spark, tmp_path, events, "RETURN COUNT(*) PATTERN SEQ(Request R, Travel T+)"
+    )
     assert (report.rows, report.bad_rows, report.passed) == (2, 1, True)
     quarantined = spark.read.format("delta").load(config.quarantine_table).collect()
     assert [(q.expectation, q.column, q.reason, json.loads(q.row)) for q in quarantined] == [(
@@ -379,7 +394,7 @@ def test_columns_named_like_the_input_gates_own_are_checked_and_quarantined_whol
                                     "#non_finite": ["x"], "event_date": pa.array([date(2026, 1, 5)]),
                                     "event_hour": pa.array([8], pa.int32())}))  # fmt: skip
     with pytest.raises(ValidationFailed) as refused:
-        validate_events(dataclasses.replace(config, events_table=made), start, end, "made", spark=spark)
+        validate_events(dataclasses.replace(config, events_table=made), *HOUR, "made", spark=spark)
     assert str(refused.value) == (
         f"the events table {made} has a column #non_finite: the input gate names a column of its own so; rename "
         "that column of the table"
@@ -483,7 +498,7 @@ def test_an_hour_of_only_types_no_query_reads_passes_the_gate_and_aggregates_to_
     assert (report.rows, report.bad_rows, report.failures, report.passed) == (3, 0, [], True)
     assert spark.read.format("delta").load(config.quarantine_table).count() == 0
     capsys.readouterr()
-    assert main(["--workload", str(workload), "--start", start, "--end", end, "--events-table", events,
+    assert main(["--workload", str(workload), "--start", HOUR[0], "--end", HOUR[1], "--events-table", events,
                  "--output-table", config.output_table, "--quarantine-table", config.quarantine_table,
                  "--run-id", "rerun"]) == 0  # fmt: skip
     assert (
@@ -550,13 +565,8 @@ def test_columns_named_with_a_dot_or_a_backtick_are_checked_quarantined_and_left
     reads to leave the quarantined ones out, each by ``F.col(name)``, which takes ``a.b`` for field b of a
     column a: the gate and the job failed. Now both quote the names: the NaN in ``a.b`` is quarantined with
     the whole row, and the job leaves that row out (3 trends of R40 with T41 and T43, not 7)."""
-    import dataclasses
-
-    from spark_env import pipeline_conf
 
     from jobs.aggregate import main
-    from jobs.pipeline import load_config
-    from jobs.validate import validate_events
 
     events = str(tmp_path / "events")
     rideshare = (
@@ -568,20 +578,15 @@ def test_columns_named_with_a_dot_or_a_backtick_are_checked_quarantined_and_left
             ("Travel", 43, 2.0, "x"),
         ]
     ])  # fmt: skip
-    workload = tmp_path / "trips.hamlet"
-    workload.write_text(
-        "q: RETURN T.zone, COUNT(*) PATTERN SEQ(Request R, Travel T+) GROUP-BY T.zone WITHIN 10 min\n"
+    workload, config, report = gate_of_half(
+        spark, tmp_path, events, "RETURN T.zone, COUNT(*) PATTERN SEQ(Request R, Travel T+) GROUP-BY T.zone"
     )
-    config = load_config(pipeline_conf(tmp_path / "pipeline.toml", events, workload, tmp_path / "tables"))
-    config = dataclasses.replace(config, max_bad_fraction=0.5)
-    start, end = "2026-01-05T08:00:00Z", "2026-01-05T09:00:00Z"
-    report = validate_events(config, start, end, "gate", spark=spark)
     assert (report.rows, report.bad_rows, report.passed) == (4, 1, True)
     quarantined = spark.read.format("delta").load(config.quarantine_table).collect()
     assert [(q.reason, json.loads(q.row)["event_id"], json.loads(q.row)["a.b"], json.loads(q.row)["c`d"])
             for q in quarantined] == [("not a finite number: 'a.b = NaN'", "e2", "NaN", "y")]  # fmt: skip
     capsys.readouterr()
-    assert main(["--workload", str(workload), "--start", start, "--end", end, "--events-table", events,
+    assert main(["--workload", str(workload), "--start", HOUR[0], "--end", HOUR[1], "--events-table", events,
                  "--output-table", config.output_table, "--quarantine-table", config.quarantine_table]) == 0, (
         capsys.readouterr().err)  # fmt: skip
     assert output_rows(spark, config.output_table) == [("q", "08:50", "n", "COUNT(*)", "3")]
