@@ -307,8 +307,9 @@ def _required_values(spark: SparkSession, view: DataFrame, scope: Scope, workloa
         events = events.where(hour_partition_filter(first, scope.end)).where(
             F.col("event_time") >= F.lit(first)
         )
+        events = events.withColumn("event_type", event_type_as_read())  # (as the job reads it: read_events)
         nulls = [
-            events.where((event_type_as_read() == event_type) & F.col(attribute).isNull()).select(
+            events.where((F.col("event_type") == event_type) & F.col(attribute).isNull()).select(
                 F.lit(event_type).alias("_type"), F.lit(attribute).alias("_attribute"), "event_time"
             )
             for event_type, attribute in sorted({(t, a) for _, _, t, a in targets})
