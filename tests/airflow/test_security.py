@@ -85,7 +85,7 @@ def test_every_task_that_reads_the_workload_checks_it_against_the_offered_ones(t
     """A Param that got past the trigger form (a task run alone, a run whose check was marked done) still
     never makes a task open another file: the validation gate and the Spark job refuse it first."""
     from jobs.aggregate import JobError, build_parser, make_plan
-    from jobs.pipeline import PipelineError, allowed_workload, load_config, workload_choices
+    from jobs.pipeline import PipelineError, allowed_workload, clipped, load_config, workload_choices
 
     config = load_config()
     with pytest.raises(PipelineError) as refused:
@@ -106,7 +106,8 @@ def test_every_task_that_reads_the_workload_checks_it_against_the_offered_ones(t
     with pytest.raises(JobError) as refused_job:  # ... the Airflow task passes the DAG's choices
         make_plan(build_parser().parse_args(argv + allowed))
     assert str(refused_job.value) == (
-        f"workload {str(secret)!r} is not one of the workloads offered: conf/workloads/rideshare_trips.hamlet"
+        f"workload {clipped(str(secret))!r} is not one of the workloads offered: "
+        "conf/workloads/rideshare_trips.hamlet"
     )
 
 
