@@ -38,8 +38,8 @@ def decimal_number(value: Decimal) -> int | float:
     Spark's ``decimal(p,s)``, which is one; the events path reads it so (``hamlet.api.to_events``), as the
     table path reads a decimal column (``columnar._decimals_as_numbers``): whole as written (no places after
     the point, as a ``decimal(p,0)`` value) an exact int, else the double nearest it. Decimal("1.50") is 1.5,
-    Decimal(1) is 1, and both are one group with 1 and 1.0. (A table's ``decimal(p,0)`` column wider than 18
-    digits is read as doubles, int64 holding not all of it: the same values, as floats.) A decimal has no
+    Decimal(1) is 1, and both are one group with 1 and 1.0 (a table's ``decimal(p,0)`` column too, of any
+    width: ``columnar._whole_numbers``). A decimal has no
     negative zero (Arrow's and Spark's hold none): Decimal("-0.00") is 0.0. NaN stays NaN, a null where it
     partitions the stream, as a float NaN is."""
     if value.is_nan():  # (float() refuses a signalling NaN)

@@ -15,6 +15,7 @@ or AVG, a text under SUM, a NaN or two kinds under MIN or MAX), every path must 
 
 from __future__ import annotations
 
+import json
 import math
 from decimal import Decimal
 from functools import partial
@@ -560,3 +561,36 @@ def test_a_decimal_column_with_places_reads_each_value_as_its_nearest_double():
         Event(t, s, {"d": d}) for t, s, d in zip(*(table.column(c).to_pylist() for c in table.column_names))
     ]
     assert [r.value for r in evaluate(workload, events)] == expected
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_whole_decimal_column_wider_than_18_digits_reads_exact_ints(strategy):
+    """Spark's ``decimal(20,0)`` ids and ``decimal(38,0)`` sums: the table path read a whole decimal column of
+    more than 18 digits as doubles, so the ids 2^53 and 2^53 + 1 were one double, one ``[id]`` partition and one
+    group, and their SUM was rounded, where the same Decimals on the events path are exact ints. Now the column
+    is int64 where it fits, uint64 where that does, else Python reads its values exactly: every path gives the
+    oracle's rows over the ints."""
+    workload = parse_workload(
+        "q: RETURN id, COUNT(*), SUM(A.n), MAX(A.n) PATTERN SEQ(A+, B) WHERE [id] GROUP-BY id WITHIN 100\n"
+        "r: RETURN COUNT(*) PATTERN SEQ(A+, B) WHERE A.n > 9007199254740993 WITHIN 100"
+    )
+    types, times = ["A", "A", "A", "A", "B", "B"], [1, 2, 3, 4, 5, 6]
+    for base in (2**53, 2**63, 2**64 + 7, -(2**70)):  # int64, uint64, beyond both (Python's), negative beyond
+        ids = [base, base + 1, base, base + 1, base, base + 1]
+        ns = [base + 1, base + 3, base + 5, base + 9, None, None]
+        oracle = [
+            Event(t, s, {"id": i, **({} if n is None else {"n": n})})
+            for t, s, i, n in zip(types, times, ids, ns)
+        ]
+        expected = shown(evaluate_bruteforce(workload, oracle))
+        assert [r for r in expected if r[0] == "q" and r[2] == "COUNT(*)"] == [
+            ("q", json.dumps({"id": base}), "COUNT(*)", 3),
+            ("q", json.dumps({"id": base + 1}), "COUNT(*)", 3),
+        ]  # (two ids, two groups: A+ of one id's two A, then its B)
+        table = pa.table({"event_type": types, "event_time": times,
+                          "id": pa.array([Decimal(i) for i in ids], pa.decimal128(38, 0)),
+                          "n": pa.array([None if n is None else Decimal(n) for n in ns], pa.decimal128(38, 0))})  # fmt: skip
+        assert shown(finalize_table(workload, evaluate_table(workload, table, strategy))) == expected, base
+        events = [Event(t, s, {"id": Decimal(i), **({} if n is None else {"n": Decimal(n)})})
+                  for t, s, i, n in zip(types, times, ids, ns)]  # fmt: skip
+        assert shown(evaluate(workload, events, strategy)) == expected, base

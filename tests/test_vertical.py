@@ -290,14 +290,15 @@ def test_records_that_are_not_this_workloads_are_errors_that_say_so():
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_decimal_columns_read_as_doubles_compose_as_doubles(strategy):
-    """A decimal column the engine reads as doubles (scale > 0, or more than 18 digits) is a floating column
-    to ``floating_columns``: ``evaluate_segment`` scaled its sums, and ``compose_segments`` given the table's
-    own schema took them for ints, so SUM(F.x) of one 1 composed to inf."""
+    """A decimal column the engine reads as doubles (scale > 0) is a floating column to ``floating_columns``:
+    ``evaluate_segment`` scaled its sums, and ``compose_segments`` given the table's own schema took them for
+    ints, so SUM(F.x) of one 1 composed to inf. A whole one of any width is read as exact ints (int64, or
+    uint64 beyond it), in segments too; one beyond 64 bits only Python computes, so no segment does."""
     from decimal import Decimal
 
     workload = parse_workload("q: RETURN COUNT(*), SUM(F.x), AVG(F.x), MAX(F.x) PATTERN F+ WITHIN 4 SLIDE 2")
     for kind, values in [
-        (pa.decimal128(38, 0), [Decimal(1), Decimal(10**30)]),
+        (pa.decimal128(38, 0), [Decimal(1), Decimal(2**63 + 5)]),
         (pa.decimal128(38, 3), [Decimal("1.5"), Decimal("-2.125")]),
         (pa.decimal128(18, 0), [Decimal(1), Decimal(10**17)]),
     ]:
@@ -309,10 +310,8 @@ def test_decimal_columns_read_as_doubles_compose_as_doubles(strategy):
         expected = finalize_table(workload, evaluate_table(workload, table, strategy))
         assert segmented(workload, table, [Fraction(0), Fraction(2), Fraction(4)], strategy) == expected, kind
         assert {r.value for r in expected if r.aggregate == "SUM(F.x)" and r.window_start == 0} == {
-            2
-            * sum(float(v) if vertical_double(kind) else int(v) for v in values)  # (each F in 2 of 3 trends)
+            2 * sum(float(v) if kind.scale > 0 else int(v) for v in values)  # (each F in 2 of 3 trends)
         }, kind
-
-
-def vertical_double(kind: pa.DataType) -> bool:
-    return kind.scale > 0 or kind.precision > 18
+    wide = table.set_column(2, "x", pa.array([Decimal(1), Decimal(10**30)], pa.decimal128(38, 0)))
+    with pytest.raises(EventError, match="evaluate this stream without time segments"):
+        segmented(workload, wide, [Fraction(0), Fraction(2), Fraction(4)], strategy)

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hamlet.errors import EventError
-from hamlet.events import MICROS, TIME_RANGE, TYPE_SPACE, Event
+from hamlet.events import MICROS, TIME_RANGE, TYPE_SPACE, Event, decimal_number
 from hamlet.partials import PartialRow
 from hamlet.results import group_identity
 from hamlet.runtime import native, vertical
@@ -175,10 +175,10 @@ def _views_as_strings(table: pa.Table) -> pa.Table:
 
 def _decimals_as_numbers(table: pa.Table) -> pa.Table:
     """Decimal attribute columns (Spark's ``decimal(p,s)``, which ``hamlet check`` takes for numbers) as the
-    numbers they hold: whole ones as exact ints where int64 holds them, the others as their nearest doubles.
-    Python's ``Decimal`` is no number of the language, so left as it is a column would match no comparison
-    and stop SUM with an error. (The events path reads a Decimal value by the same rule, as far as a value
-    without its column tells it: ``events.decimal_number``.)"""
+    numbers they hold: whole ones as exact ints, the others as their nearest doubles. Python's ``Decimal`` is
+    no number of the language, so left as it is a column would match no comparison and stop SUM with an
+    error. (The events path reads a Decimal value by the same rule, as far as a value without its column
+    tells it: ``events.decimal_number``.)"""
     for index, field in enumerate(table.schema):
         if field.name in (TYPE, TIME, ID) or not pa.types.is_decimal(field.type):
             continue
@@ -188,9 +188,30 @@ def _decimals_as_numbers(table: pa.Table) -> pa.Table:
             # 1.0050000000000001), its parse of a number's text is, as Python's float(Decimal) is.
             numbers = column.cast(pa.string()).cast(pa.float64())
         else:
-            numbers = column.cast(pa.int64())
+            numbers = _whole_numbers(column)
         table = table.set_column(index, field.name, numbers)
     return table
+
+
+def _whole_numbers(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A whole decimal column (Spark's ``decimal(p,0)``, p up to 38) as exact ints: int64 or uint64 where one
+    holds every value, else the column as it is, which the kernel leaves to Python (``column_spec``: "other")
+    and Python reads exactly (``python_values``). Never doubles: two ids of 20 digits would be one double."""
+    for kind in (pa.int64(), pa.uint64()):
+        try:
+            return column.cast(kind)
+        except pa.ArrowInvalid:  # (a value beyond it)
+            continue
+    return column
+
+
+def python_values(column: pa.ChunkedArray | pa.Array) -> list[Any]:
+    """A column's values as Python reads them: a decimal's as the number it holds (``events.decimal_number``,
+    the events path's rule), the others as ``to_pylist`` gives them."""
+    values = column.to_pylist()
+    if pa.types.is_decimal(column.type):
+        return [None if v is None else decimal_number(v) for v in values]
+    return values
 
 
 # Per timestamp unit: its ticks per second.
@@ -267,7 +288,7 @@ def events_of(table: pa.Table, attributes: Sequence[str]) -> list[Event]:
         times = [seconds(t) for t in micros_of(table).to_pylist()]
     types = table.column(TYPE).to_pylist()
     names = [a for a in attributes if a in table.column_names]
-    columns = [table.column(name).to_pylist() for name in names]
+    columns = [python_values(table.column(name)) for name in names]
     return [Event(t, moment, dict(zip(names, values))) for t, moment, *values in zip(types, times, *columns)]
 
 
@@ -457,7 +478,7 @@ def group_keys(
             keys.append("{}")
             continue
         _, first = np.unique(code, return_index=True)
-        values = [table.column(a).take(pa.array(first)).to_pylist() for a in attributes]
+        values = [python_values(table.column(a).take(pa.array(first))) for a in attributes]
         keys.extend(group_text(dict(zip(attributes, row))) for row in zip(*values))
     return numbers, offsets, keys
 
@@ -490,7 +511,7 @@ def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros:
     records = []
     if raw_records and segment is not None:
         first = np.unique(partition, return_index=True)[1]
-        key_values = [table.column(a).take(pa.array(first)).to_pylist() for a in attributes]
+        key_values = [python_values(table.column(a).take(pa.array(first))) for a in attributes]
         partition_keys = [partition_text(row) for row in zip(*key_values)]
         if not attributes:
             partition_keys = ["[]"] * count

@@ -65,9 +65,9 @@ class SchemaFloats(FloatColumns):
 
 
 def decimal_as_double(kind: pa.DataType) -> bool:
-    """Whether the engine reads a decimal column as doubles (``columnar.checked``): all but whole numbers that
-    int64 holds (scale 0, at most 18 digits), which it reads as ints."""
-    return pa.types.is_decimal(kind) and not (kind.scale == 0 and kind.precision <= 18)
+    """Whether the engine reads a decimal column as doubles (``columnar.checked``): those with places after the
+    point. It reads whole ones (scale 0 or below) as exact ints, as the events path reads such a Decimal."""
+    return pa.types.is_decimal(kind) and kind.scale > 0
 
 
 def floating_columns(schema: pa.Schema) -> list[str]:

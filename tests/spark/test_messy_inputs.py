@@ -458,6 +458,36 @@ def test_a_decimal_column_sums_the_same_in_time_segments(spark, tmp_path):
     ]  # fmt: skip
 
 
+def test_whole_decimal_columns_of_20_and_38_digits_keep_every_id_and_sum_exactly(spark, tmp_path):
+    """Spark's ``decimal(20,0)`` ids and ``decimal(38,0)`` amounts: the engine read a whole decimal of more
+    than 18 digits as doubles, so the zones 2^53 and 2^53 + 1 were one group (6 trends where each has 3) and
+    the sums were rounded. Now they are exact ints, whole and in time segments."""
+    from decimal import Decimal
+
+    from jobs.aggregate import main
+
+    zone, fare = 2**53, 2**62
+    events = str(tmp_path / "events")
+    write_events(spark, events, "zone decimal(20,0), fare decimal(38,0)", [
+        (kind, minute, Decimal(zone + minute % 2), None if kind == "Request" else Decimal(fare + minute))
+        for minute, kind in enumerate(["Request", "Request", "Travel", "Travel", "Travel", "Travel"], 40)
+    ])  # fmt: skip
+    workload = tmp_path / "w.hamlet"
+    workload.write_text("q: RETURN T.zone, COUNT(*), SUM(T.fare) PATTERN SEQ(Request R, Travel T+) "
+                        "WHERE [zone] GROUP-BY T.zone WITHIN 30 min\n")  # fmt: skip
+    for segment_events in ("0", "1"):
+        out = str(tmp_path / f"out{segment_events}")
+        assert main(["--workload", str(workload), "--start", HOUR[0], "--end", HOUR[1], "--events-table", events,
+                     "--output-table", out, "--segment-events", segment_events]) == 0  # fmt: skip
+        # per zone: R then two T (minutes 42 and 44, or 43 and 45): (R, a), (R, b), (R, a, b)
+        assert output_rows(spark, out) == [
+            ("q", "09:00", zone, "COUNT(*)", "3"),
+            ("q", "09:00", zone, "SUM(T.fare)", str(2 * (fare + 42) + 2 * (fare + 44))),
+            ("q", "09:00", zone + 1, "COUNT(*)", "3"),
+            ("q", "09:00", zone + 1, "SUM(T.fare)", str(2 * (fare + 43) + 2 * (fare + 45))),
+        ], segment_events
+
+
 def test_an_hour_of_only_types_no_query_reads_passes_the_gate_and_aggregates_to_no_rows(
     spark, tmp_path, capsys
 ):
