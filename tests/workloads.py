@@ -745,3 +745,69 @@ def negating_its_own_types(draw) -> str:
                 pattern = choice
                 break
     return pattern
+
+
+JOINT_SHAPES = ["SEQ(P, B+)", "SEQ(P, B+, Q)", "SEQ(B+, Q)", "B+", "SEQ(P+, B+)", "SEQ(P, B+, Q+)"]
+JOINT_EDGES = [
+    "B.x < NEXT(B).x",
+    "B.x >= NEXT(B).y",
+    "B.x + NEXT(B).y > 3",
+    "NEXT(B).y = B.y",
+    "B.x != NEXT(B).x",
+]
+
+
+@st.composite
+def joint_workloads(draw) -> str:
+    """2–5 queries of one shape around B+ under one edge predicate (``native/src/joint.rs``: they run as one
+    joint graph), each with its own types around B, local predicates, aggregates; mostly one window and
+    one partitioning for all (what a joint graph needs), sometimes not."""
+    shape = draw(st.sampled_from(JOINT_SHAPES))
+    edge = draw(st.sampled_from(JOINT_EDGES))
+    window = draw(windows())
+    partition = draw(st.sampled_from(["", " AND [k]"]))
+    group = draw(st.sampled_from(["", " GROUP-BY g"]))
+    extreme = draw(st.sampled_from(["MIN(B.x)", "MAX(B.y)", "COUNT(B)"]))
+    out = []
+    for i in range(draw(st.integers(2, 5))):
+        p, q = draw(st.sampled_from("AC")), draw(st.sampled_from("DE"))  # (few: graphs meet in a partition)
+        pattern = re.sub(r"\b[PQ]\b", lambda m, names={"P": p, "Q": q}: names[m.group()], shape)
+        local = draw(
+            st.sampled_from(["", "", " AND B.x < 3", " AND B.y > 0", " AND B.x % 2 = 0", f" AND {p}.y > 1"])
+        )
+        if "P" not in shape and p in local:
+            local = ""
+        # (one MIN or MAX for the whole workload at most: queries that ask others form sets of their own)
+        returns = draw(st.sampled_from(["COUNT(*)", "COUNT(*), SUM(B.x)", "AVG(B.y)", "COUNT(B), SUM(B.y)",
+                                        f"COUNT(*), {extreme}"]))  # fmt: skip
+        within, slide = window if draw(st.integers(0, 4)) < 4 else draw(windows())
+        out.append(f"q{i}: RETURN {'g, ' if group else ''}{returns} PATTERN {pattern} WHERE {edge}{partition}{local}"
+                   f"{group} WITHIN {within} SLIDE {slide}")  # fmt: skip
+    return "\n".join(out)
+
+
+@st.composite
+def int_attributes(draw) -> dict:
+    """``attributes`` without floats (a joint graph reads ints: ``SetKernel::joint_runs``)."""
+    return {
+        "x": draw(st.sampled_from([0, 1, 2, 3, 4, None])), "y": draw(st.integers(0, 3)),
+        "g": draw(st.sampled_from([1, 2])), "k": draw(st.sampled_from(["p", "q"])),
+    }  # fmt: skip
+
+
+@st.composite
+def joint_streams(draw, max_events: int = 14) -> list[Event]:
+    """Runs of one type, mostly B, over the types of ``joint_workloads``, ints only but now and then a float."""
+    out: list[Event] = []
+    t = 0
+    n = draw(st.integers(4, max_events))
+    while len(out) < n:
+        event_type = draw(st.sampled_from("BBBBACDEZ"))
+        for _ in range(draw(st.integers(1, 4))):
+            if len(out) == n:
+                break
+            t += draw(st.sampled_from([0, 1, 1, 1, 2]))
+            out.append(
+                Event(event_type, t, draw(int_attributes() if draw(st.integers(0, 9)) else attributes()))
+            )
+    return out

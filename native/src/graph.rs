@@ -142,6 +142,7 @@ impl Event {
 
 /// The graph of one pattern (`hamlet.runtime.partition.graph_key`) for the queries that share it, or of a
 /// merged template for queries that share every position but the end (`partition.merged_groups`).
+#[derive(Clone)]
 pub struct Graph {
     pub types: Vec<String>,       // by position
     pub negations: Vec<Negation>, // every negative sub-pattern, numbered from 1 in this order
@@ -325,6 +326,13 @@ impl Graph {
                 .all(|&e| self.edges[e].predicates.is_empty())
             && self.edges_from[position].is_empty()
             && !self.negated[position]
+    }
+
+    /// A Kleene position whose events meet an edge predicate (into or out of it): its bursts are no graphlet's
+    /// (`burst_position`), but the graphs that share its shape may run as one (`joint.rs`).
+    pub fn kleene_edge_position(&self, position: usize) -> bool {
+        let predicated = |edges: &[usize]| edges.iter().any(|&e| !self.edges[e].predicates.is_empty());
+        self.in_kleene(position) && (predicated(&self.edges_into[position]) || predicated(&self.edges_from[position]))
     }
 
     /// Whether a path of transitions leads from `position` back to it: E → E under E+, or E → ... → E in a
@@ -514,17 +522,32 @@ impl Graph {
         scales: &[Scale],
         keep: bool,
     ) -> Option<Agg> {
+        self.extend_fields(&mut acc, event, position, start, scales, keep)
+            .then_some(acc)
+    }
+
+    /// `extend` in place, on the fields of this graph's aggregate (a joint graph's block of it: `joint.rs`);
+    /// false: no trend ends there.
+    fn extend_fields(
+        &self,
+        acc: &mut [Num],
+        event: &Event,
+        position: usize,
+        start: bool,
+        scales: &[Scale],
+        keep: bool,
+    ) -> bool {
         if start {
             acc[0].add_assign(&Num::ONE);
         }
         if acc[0].is_zero() && !keep {
-            return None;
+            return false;
         }
         for &f in &self.resets {
             acc[f] = Num::ZERO;
         }
         if self.updates[position].is_empty() {
-            return Some(acc);
+            return true;
         }
         let count = acc[0].clone();
         for u in &self.updates[position] {
@@ -537,7 +560,7 @@ impl Graph {
                 _ => slot.add_assign(&w.mul(&count)),
             }
         }
-        Some(acc)
+        true
     }
 
     /// What an event with `values` adds to field `u` per trend ending at it (COUNT: one; SUM: its value,
@@ -600,6 +623,17 @@ pub struct Partition<'a> {
     split: Vec<(usize, usize, Parts)>,         // (node, position, parts) of one timestamp, to hold
     substream: Vec<i64>,                       // CONT: the time of every event of the partition, of any type, sorted
     zero: Option<ClassZero>,                   // a time segment's run (`vertical.rs`)
+    blocks: Option<Blocks<'a>>,                // a joint graph's run (`joint.rs`)
+}
+
+/// How a joint graph's aggregate is cut into its graphs' blocks (`joint.rs`), and per event which graphs
+/// match it (bit i: graph i).
+pub struct Blocks<'a> {
+    pub graphs: Vec<&'a Graph>,
+    pub zero: Agg, // the joint graph's zero
+    pub offsets: &'a [usize],
+    pub widths: &'a [usize],
+    pub masks: &'a [u64],
 }
 
 /// How a time segment's run treats window class 0: the windows that start before the segment's first event,
@@ -694,7 +728,41 @@ impl<'a> Partition<'a> {
                 .then(|| EventEdges::new(kernel, kernel.semantics == NEXT)),
             longer: kernel.dominance.then(|| LongerTrends::new(kernel)),
             split: Vec::new(),
+            blocks: None,
         })
+    }
+
+    /// A joint graph's run: each event extends only the blocks of the graphs that match it.
+    pub fn with_blocks(mut self, blocks: Blocks<'a>) -> Self {
+        self.blocks = Some(blocks);
+        self
+    }
+
+    /// `Graph::extend` of event i, on a joint graph block by block: a graph's block is its own extension
+    /// where the event is its, else zero.
+    fn extend_event(&self, i: usize, mut acc: Agg, position: usize, start: bool) -> Option<Agg> {
+        let event = &self.events[i];
+        let Some(blocks) = &self.blocks else {
+            return self
+                .kernel
+                .extend(acc, event, position, start, self.scales, self.keeps_zero());
+        };
+        let mask = blocks.masks[i];
+        let mut any = false;
+        for (b, graph) in blocks.graphs.iter().enumerate() {
+            let range = blocks.offsets[b]..blocks.offsets[b] + blocks.widths[b];
+            if mask >> b & 1 == 1
+                && graph.extend_fields(&mut acc[range.clone()], event, position, start, self.scales, false)
+            {
+                any = true;
+                continue;
+            }
+            // (zero: a word each, MIN and MAX fields their sentinels)
+            for (slot, zero) in acc[range.clone()].iter_mut().zip(&blocks.zero[range]) {
+                *slot = zero.clone();
+            }
+        }
+        any.then_some(acc)
     }
 
     /// CONT: the times of the partition's sub-stream (every event of it, of any type), sorted.
@@ -980,7 +1048,7 @@ impl<'a> Partition<'a> {
                 for &c in &self.classes {
                     let acc = self.predecessors(position, c);
                     let start = self.starts_at(position, c);
-                    if let Some(agg) = kernel.extend(acc, event, position, start, self.scales, self.keeps_zero()) {
+                    if let Some(agg) = self.extend_event(from + i, acc, position, start) {
                         computed.push((from + i, position, c, agg));
                     }
                 }
@@ -1005,7 +1073,7 @@ impl<'a> Partition<'a> {
             }
             for (&c, acc) in self.classes.iter().zip(accs) {
                 let start = self.starts_at(position, c);
-                if let Some(agg) = kernel.extend(acc, event, position, start, self.scales, self.keeps_zero()) {
+                if let Some(agg) = self.extend_event(from + i, acc, position, start) {
                     computed.push((from + i, position, c, agg));
                 }
             }

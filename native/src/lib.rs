@@ -21,6 +21,7 @@ mod edges;
 mod events;
 mod graph;
 mod graphlet;
+mod joint;
 mod negation;
 mod num;
 mod partials;
@@ -40,8 +41,8 @@ use columns::{Bytes, ColumnSpec, Held};
 use edges::{Edge, Expr, Guard};
 use events::{RawEvent, Reader};
 use graph::{
-    gcd, positive_of, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, ENDS, FLOATS, MAX, MIN,
-    NEXT, NONNULL, SUM, TRENDS,
+    gcd, positive_of, Agg, Blocks, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, ENDS, FLOATS,
+    MAX, MIN, NEXT, NONNULL, SUM, TRENDS,
 };
 use negation::Negation;
 use partials::{Function, MemberSpec, PartialColumns, StateSpec};
@@ -216,6 +217,9 @@ impl GraphKernel {
         let mut kinds = Vec::new();
         let mut updates = vec![Vec::new(); n];
         let mut attributes: Vec<String> = Vec::new();
+        // (the edges' attributes numbered first: graphs with one edge predicate number them alike, whatever
+        // they aggregate, and may run as one joint graph: `joint.rs`)
+        let (parsed_edges, edges_into, edges_from) = parse_edges(n, &edges, &mut attributes)?;
         for (i, (kind, positions, attribute, scaled)) in fields.iter().enumerate() {
             let kind = match kind.as_str() {
                 "trends" => TRENDS,
@@ -247,7 +251,6 @@ impl GraphKernel {
         // (a merged template's ends are one per member, each a single type: no position template)
         let several_ends = ends.len() > 1 && member_ends.is_none();
         let positional = places.iter().any(|p| p.len() > 1) || starts.len() > 1 || several_ends || !resets.is_empty();
-        let (parsed_edges, edges_into, edges_from) = parse_edges(n, &edges, &mut attributes)?;
         let dominance = semantics == NEXT && places.iter().any(|p| p.len() > 1);
         if dominance && places.iter().any(|p| p.len() > 64) {
             return Err(PyValueError::new_err(
@@ -542,6 +545,17 @@ struct SetKernel {
     keys_of_type: Vec<Vec<usize>>,         // per type number: the match keys that read it
     pane: i64,                             // gcd of every window's length and slide
     shared: Vec<bool>,                     // per type number: at a Kleene position of two or more queries
+    joints: Vec<Joint>,                    // graphs that may run as one joint graph (`joint.rs`)
+}
+
+/// A joint group as the set kernel runs it: per type number, the roles of its graphs (their union) and per
+/// role the graphs that have it (bit i: the group's graph i); per type number, whether it lies at a Kleene
+/// position under an edge predicate (its bursts are the ones the joint graph shares).
+struct Joint {
+    group: joint::JointGroup,
+    roles: Vec<Vec<Role>>,
+    role_graphs: Vec<Vec<u64>>,
+    kleene: Vec<bool>,
 }
 
 #[pymethods]
@@ -645,6 +659,44 @@ impl SetKernel {
                 }
             }
         }
+        let joints = {
+            let refs: Vec<&Graph> = graphs.iter().map(|g| &g.get().graph).collect();
+            joint::groups(&refs, &attribute_at)
+                .into_iter()
+                .map(|group| {
+                    let mut roles_of: Vec<Vec<Role>> = vec![Vec::new(); n];
+                    let mut role_graphs: Vec<Vec<u64>> = vec![Vec::new(); n];
+                    for (bit, &g) in group.graphs.iter().enumerate() {
+                        for (t, own) in roles[g].iter().enumerate() {
+                            for &role in own {
+                                let r = match roles_of[t].iter().position(|&x| x == role) {
+                                    Some(r) => r,
+                                    None => {
+                                        roles_of[t].push(role);
+                                        role_graphs[t].push(0);
+                                        roles_of[t].len() - 1
+                                    }
+                                };
+                                role_graphs[t][r] |= 1 << bit;
+                            }
+                        }
+                    }
+                    let kleene = roles_of
+                        .iter()
+                        .map(|rs| {
+                            rs.iter()
+                                .any(|r| r.positive().is_some_and(|p| group.graph.kleene_edge_position(p)))
+                        })
+                        .collect();
+                    Joint {
+                        group,
+                        roles: roles_of,
+                        role_graphs,
+                        kleene,
+                    }
+                })
+                .collect()
+        };
         let mut keys_of_type: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (key, by_number) in tests.iter().enumerate() {
             for (t, programs) in by_number.iter().enumerate() {
@@ -666,6 +718,7 @@ impl SetKernel {
             groupings: grouping_of.iter().flatten().map(|&i| i + 1).max().unwrap_or(0),
             grouping_of,
             sums,
+            joints,
         })
     }
 
@@ -983,9 +1036,8 @@ impl SetKernel {
         segment_end: Option<i64>,
     ) -> Option<Outcome> {
         let (matched, any) = self.matched(raw)?;
-        // Each graph's events and what their values are; the graphs the kernel cannot compute exactly.
-        let mut prepared = Vec::new();
-        let mut declined = Vec::new();
+        // The graphs with work here.
+        let mut busy = Vec::new();
         for (g, kernel) in self.graphs.iter().enumerate() {
             let graph = &kernel.get().graph;
             let mine = &matched[self.key_of[g]];
@@ -1007,7 +1059,27 @@ impl SetKernel {
             {
                 continue;
             }
-            match graph.events(raw, mine, &self.roles[g], &self.attribute_at[g]) {
+            busy.push(g);
+        }
+        // Graphs that run as one joint graph here (`joint.rs`): not in time segments, not under GRETA.
+        let joint_runs = match (segment_end, sharing) {
+            (None, Sharing::Static | Sharing::Hamlet) => self.joint_runs(raw, &matched, &busy, sharing),
+            _ => Vec::new(),
+        };
+        // Each other graph's events and what their values are; the graphs the kernel cannot compute exactly.
+        let mut prepared = Vec::new();
+        let mut declined = Vec::new();
+        for &g in &busy {
+            let joint = |run: &JointRun| {
+                run.present
+                    .iter()
+                    .any(|&bit| self.joints[run.joint].group.graphs[bit] == g)
+            };
+            if joint_runs.iter().any(joint) {
+                continue;
+            }
+            let graph = &self.graphs[g].get().graph;
+            match graph.events(raw, &matched[self.key_of[g]], &self.roles[g], &self.attribute_at[g]) {
                 Some((events, scales)) => prepared.push((g, events, scales)),
                 None if whole => return None,
                 None => declined.push(g),
@@ -1041,7 +1113,7 @@ impl SetKernel {
                 partition,
             })
             .collect();
-        let plan = burst::plan(raw, self.pane, &self.shared, &readers, sharing);
+        let mut plan = burst::plan(raw, self.pane, &self.shared, &readers, sharing);
         drop(readers);
         let mut snapshots = 0;
         let mut computed = Vec::new();
@@ -1072,6 +1144,51 @@ impl SetKernel {
                 None => declined.push(*g),
             }
         }
+        for run in &joint_runs {
+            let joint = &self.joints[run.joint];
+            let group = &joint.group;
+            let blocks = Blocks {
+                graphs: group.blocks.iter().collect(),
+                zero: group.graph.zero(),
+                offsets: &group.offsets,
+                widths: &group.widths,
+                masks: &run.masks,
+            };
+            let found = Partition::new(&group.graph, &run.events, &run.scales)
+                .and_then(|partition| partition.with_blocks(blocks).run(&[]));
+            let Some((found, _)) = found else {
+                if whole {
+                    return None;
+                }
+                declined.extend(run.present.iter().map(|&bit| group.graphs[bit]));
+                continue;
+            };
+            // Each graph's runs: its block of the joint finals, where it holds a trend.
+            let mut runs: Vec<Vec<Run>> = vec![Vec::new(); group.graphs.len()];
+            for (member, first, last, agg) in found {
+                let (bit, m) = group.members[member];
+                let block: Agg = agg[group.offsets[bit]..group.offsets[bit] + group.widths[bit]]
+                    .iter()
+                    .cloned()
+                    .collect();
+                if !block[0].is_zero() {
+                    runs[bit].push((m, first, last, block));
+                }
+            }
+            for &bit in &run.present {
+                computed.push((group.graphs[bit], std::mem::take(&mut runs[bit]), run.scales.clone()));
+            }
+            if self.pane > 0 {
+                // (bursts of a type no graphlet shares are not counted by `burst::plan`: they are the joint graph's)
+                for (kind, ..) in burst::bursts(raw, self.pane) {
+                    if joint.kleene[kind] && !self.shared[kind] {
+                        plan.decisions.bursts += 1;
+                        plan.decisions.shared_bursts += 1;
+                    }
+                }
+            }
+            plan.decisions.graphlets += 1;
+        }
         let matched = any.iter().filter(|&&m| m).count();
         Some(Outcome {
             computed,
@@ -1081,6 +1198,56 @@ impl SetKernel {
             snapshots,
             records,
         })
+    }
+
+    /// The joint graphs that run on this partition: per group with two or more `busy` graphs, the union of
+    /// their events with the graphs each is of, where the kernel reads every value exactly, none a float (each
+    /// graph's block is then converted as its own run's would be) and the benefit model (hamlet) says one
+    /// propagation pays.
+    fn joint_runs(&self, raw: &[RawEvent], matched: &[Vec<usize>], busy: &[usize], sharing: Sharing) -> Vec<JointRun> {
+        let mut out = Vec::new();
+        for (j, joint) in self.joints.iter().enumerate() {
+            let group = &joint.group;
+            let mut present = Vec::new();
+            let mut alone = vec![0; group.graphs.len()];
+            let mut bits = vec![0u64; raw.len()];
+            for (bit, &g) in group.graphs.iter().enumerate() {
+                if !busy.contains(&g) {
+                    continue;
+                }
+                present.push(bit);
+                let mine = &matched[self.key_of[g]];
+                alone[bit] = mine.len(); // (one event per matched one: no type at two places, no NOT)
+                for &i in mine {
+                    bits[i] |= 1 << bit;
+                }
+            }
+            if present.len() < 2 {
+                continue;
+            }
+            let indexes: Vec<usize> = (0..raw.len()).filter(|&i| bits[i] != 0).collect();
+            if sharing == Sharing::Hamlet && !joint::pays(group, &alone, indexes.len()) {
+                continue;
+            }
+            let Some((events, scales)) = group.graph.events(raw, &indexes, &joint.roles, &group.attribute_at) else {
+                continue;
+            };
+            if scales.iter().any(|s| s.floats) {
+                continue;
+            }
+            let mut masks = Vec::with_capacity(events.len());
+            for &i in &indexes {
+                masks.extend(joint.role_graphs[raw[i].kind].iter().map(|&graphs| bits[i] & graphs));
+            }
+            out.push(JointRun {
+                joint: j,
+                present,
+                events,
+                masks,
+                scales,
+            });
+        }
+        out
     }
 
     /// A segment record as Python reads it (`hamlet/runtime/vertical.py`): (partition, graph, leading,
@@ -1241,6 +1408,16 @@ impl SetKernel {
         }
         Some((matched, any))
     }
+}
+
+/// One partition's run of a joint graph: the group's graphs among the partition's (bits), the union of their
+/// events, per event the graphs it is of, the scales of their values.
+struct JointRun {
+    joint: usize,
+    present: Vec<usize>,
+    events: Vec<graph::Event>,
+    masks: Vec<u64>,
+    scales: Vec<Scale>,
 }
 
 /// One partition on the set kernel (`SetKernel::compute`).

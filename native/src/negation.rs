@@ -18,6 +18,7 @@ use crate::graph::Event;
 
 /// The template of one negative sub-pattern; `parent` is 0 for the query's positive pattern, else the
 /// number (from 1) of the negation it lies in.
+#[derive(Clone)]
 pub struct Negation {
     pub types: Vec<String>,
     pub is_start: Vec<bool>,           // per position: a match may start there

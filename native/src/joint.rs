@@ -1,0 +1,194 @@
+//! Queries that share a Kleene sub-pattern under an edge predicate, propagated as one graph.
+//!
+//! A burst that meets an edge predicate (`P.price < NEXT(P).price`) cannot be shared through one graphlet
+//! snapshot (`graphlet.rs`): each event's predecessors in earlier bursts are its own (the source events the
+//! predicate admits), so every query would need a snapshot per event (HAMLET Definition 3.11), and each
+//! query still looks its event up in its own ordered index. But the predecessor structure is the same for
+//! every query that has that edge predicate: which earlier events admit an event, and where it ranks, does not
+//! depend on the query. So the graphs of such queries run as one joint graph over the union of their events:
+//! its aggregate is the queries' aggregates side by side (one block per graph), and an event's block of a
+//! graph is that graph's value where the graph matches the event (its type at the position, its local
+//! predicates) and zero elsewhere. Each event is ranked, stepped and committed once, and each ordered-index
+//! node is walked once for all of them; what stays per query is the sum of its block.
+//!
+//! Joint graphs are graphs of the same shape (positions, transitions, edges, windows, attributes) that may
+//! differ in the types at each position, in their local predicates and in their aggregates: what the masks
+//! and the blocks carry. They run under ANY without NOTs (what a block of zeros cannot hold: a NOT's
+//! match depends on the query's own events).
+
+use crate::graph::{Graph, ANY};
+
+/// Per event above this many graphs of one joint graph, their masks would not fit a word.
+pub const MOST_GRAPHS: usize = 64;
+
+/// The step cost of an event in units of one aggregate field added (the setup of its timestamp, its rank
+/// in the ordered index, its commit): the benefit model below weighs the per-graph steps the joint graph
+/// saves against the blocks of zeros it adds for graphs that do not match an event.
+pub const EVENT_COST: usize = 8;
+
+/// Graphs of a set kernel that run as one joint graph.
+pub struct JointGroup {
+    pub graphs: Vec<usize>,           // the set's graph numbers, in order (bit i of a mask: graphs[i])
+    pub graph: Graph,                 // the joint graph: the first's shape, every graph's block of fields
+    pub blocks: Vec<Graph>,           // per graph: itself, its attributes numbered as the joint graph's
+    pub attribute_at: Vec<usize>,     // the joint graph's attribute i is the set's attribute_at[i]
+    pub offsets: Vec<usize>,          // per graph: its block's first field
+    pub widths: Vec<usize>,           // per graph: its block's fields
+    pub members: Vec<(usize, usize)>, // per member of the joint graph: (graph in the group, its member)
+}
+
+/// Whether a graph may run in a joint graph: ANY, no NOTs, no position template, and a Kleene position
+/// whose events meet an edge predicate (elsewhere its bursts are shared through graphlets).
+pub fn eligible(graph: &Graph) -> bool {
+    graph.semantics == ANY
+        && graph.negations.is_empty()
+        && !graph.positional
+        && !graph.event_grained
+        && !graph.dominance
+        && graph.resets.is_empty()
+        && !graph.waits_for_ends()
+        && graph.start_guard.iter().all(Option::is_none)
+        && !graph.members.is_empty()
+        && (0..graph.types.len()).any(|p| graph.kleene_edge_position(p))
+}
+
+/// How many of a graph's attributes its edges read: the first ones (`GraphKernel::new` numbers them first).
+fn edge_attributes(graph: &Graph) -> usize {
+    let mut read = Vec::new();
+    for edge in &graph.edges {
+        edge.predicates.iter().for_each(|p| p.attributes(&mut read));
+        if let Some((_, f, g)) = &edge.index {
+            f.attributes(&mut read);
+            g.attributes(&mut read);
+        }
+    }
+    read.into_iter().max().map_or(0, |a| a + 1)
+}
+
+/// What graphs must share to run jointly: everything but the types at positions, the aggregates (and the
+/// attributes only they read) and the members' aggregates.
+fn shape(graph: &Graph) -> String {
+    let windows: Vec<(i64, i64, i64, i64)> = graph
+        .members
+        .iter()
+        .map(|m| (m.within, m.slide, m.first, m.last))
+        .collect();
+    format!(
+        "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        graph.types.len(),
+        graph.is_start,
+        graph.is_end,
+        graph.end_slot,
+        graph.places,
+        graph.required,
+        graph.predecessors,
+        graph.is_source,
+        graph.edges,
+        graph.edges_into,
+        graph.edges_from,
+        windows,
+    )
+}
+
+/// The joint groups among `graphs` (each eligible, with its attributes at `attribute_at` of the set's),
+/// by shape, of two graphs or more, at most `MOST_GRAPHS` each.
+pub fn groups(graphs: &[&Graph], attribute_at: &[Vec<usize>]) -> Vec<JointGroup> {
+    let mut by_shape: Vec<(String, Vec<usize>)> = Vec::new();
+    for (g, graph) in graphs.iter().enumerate() {
+        if !eligible(graph) {
+            continue;
+        }
+        let key = format!("{}|{:?}", shape(graph), &attribute_at[g][..edge_attributes(graph)]);
+        match by_shape
+            .iter_mut()
+            .find(|(k, members)| *k == key && members.len() < MOST_GRAPHS)
+        {
+            Some((_, members)) => members.push(g),
+            None => by_shape.push((key, vec![g])),
+        }
+    }
+    by_shape
+        .into_iter()
+        .filter(|(_, members)| members.len() > 1)
+        .map(|(_, members)| joint(graphs, attribute_at, members))
+        .collect()
+}
+
+/// The joint graph of `members`: the first's shape, each graph's fields as one block, its updates and
+/// members re-numbered into it. No fast path for ends or running totals: they would add every block where
+/// only the event's graphs may.
+fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], members: Vec<usize>) -> JointGroup {
+    let mut graph = graphs[members[0]].clone();
+    // The joint graph's attributes: the first graph's, then what the others aggregate besides (the edges'
+    // come first in each and are the same); each graph's updates renumbered into them.
+    let mut joint_at = attribute_at[members[0]].clone();
+    let mut blocks = Vec::new();
+    for &g in &members {
+        let mut block = graphs[g].clone();
+        let renumbered: Vec<usize> = attribute_at[g]
+            .iter()
+            .zip(&graphs[g].attributes)
+            .map(|(&at, name)| match joint_at.iter().position(|&a| a == at) {
+                Some(i) => i,
+                None => {
+                    joint_at.push(at);
+                    graph.attributes.push(name.clone());
+                    joint_at.len() - 1
+                }
+            })
+            .collect();
+        for u in block.updates.iter_mut().flatten() {
+            if u.attribute != usize::MAX {
+                u.attribute = renumbered[u.attribute];
+            }
+        }
+        blocks.push(block);
+    }
+    for block in &mut blocks {
+        block.attributes = graph.attributes.clone();
+    }
+    let (mut offsets, mut widths) = (Vec::new(), Vec::new());
+    graph.kinds.clear();
+    graph.updates.iter_mut().for_each(Vec::clear);
+    graph.members.clear();
+    graph.member_slot.clear();
+    let mut joint_members = Vec::new();
+    for (i, own) in blocks.iter().enumerate() {
+        let offset = graph.kinds.len();
+        offsets.push(offset);
+        widths.push(own.kinds.len());
+        graph.kinds.extend(&own.kinds);
+        for (p, updates) in own.updates.iter().enumerate() {
+            graph.updates[p].extend(updates.iter().map(|u| {
+                let mut u = *u;
+                u.field += offset;
+                u
+            }));
+        }
+        for (m, member) in own.members.iter().enumerate() {
+            graph.members.push(*member);
+            graph.member_slot.push(own.member_slot[m]);
+            joint_members.push((i, m));
+        }
+    }
+    graph.count_only = false;
+    graph.final_only.iter_mut().for_each(|f| *f = false);
+    graph.feeds_only.iter_mut().for_each(|f| *f = false);
+    JointGroup {
+        graphs: members,
+        graph,
+        blocks,
+        attribute_at: joint_at,
+        offsets,
+        widths,
+        members: joint_members,
+    }
+}
+
+/// Eq. 7 for a joint graph over one partition: `alone[i]` events of graph i stepped on their own (each a
+/// step and its block's fields), against `together` events each stepped once with every block.
+pub fn pays(group: &JointGroup, alone: &[usize], together: usize) -> bool {
+    let separate: usize = alone.iter().zip(&group.widths).map(|(n, w)| n * (EVENT_COST + w)).sum();
+    let width: usize = group.widths.iter().sum();
+    together * (EVENT_COST + width) < separate
+}
