@@ -89,6 +89,8 @@ impl Num {
 
     pub fn add_assign(&mut self, other: &Num) {
         match (&mut *self, other) {
+            // (a joint graph's blocks of zeros: `joint.rs`; num-bigint would still walk the digits)
+            (_, Num::Small(b)) if b.get() == 0 => {}
             (Num::Small(a), Num::Small(b)) => match a.get().checked_add(b.get()) {
                 Some(s) => *a = Word(s),
                 None => *self = Num::Big(Box::new(BigInt::from(a.get()) + b.get())),
