@@ -16,7 +16,7 @@
 //! and the blocks carry. They run under ANY without NOTs (what a block of zeros cannot hold: a NOT's
 //! match depends on the query's own events).
 
-use crate::graph::{Graph, ANY};
+use crate::graph::{Graph, Role, ANY};
 
 /// Per event above this many graphs of one joint graph, their masks would not fit a word.
 pub const MOST_GRAPHS: usize = 64;
@@ -35,6 +35,12 @@ pub struct JointGroup {
     pub offsets: Vec<usize>,          // per graph: its block's first field
     pub widths: Vec<usize>,           // per graph: its block's fields
     pub members: Vec<(usize, usize)>, // per member of the joint graph: (graph in the group, its member)
+    /// Per type number of the set: the roles of the group's graphs (their union) and per role the graphs
+    /// that have it (bit i: graphs[i]); whether it lies at a Kleene position under an edge predicate (its
+    /// bursts are the ones the joint graph shares).
+    pub roles: Vec<Vec<Role>>,
+    pub role_graphs: Vec<Vec<u64>>,
+    pub kleene: Vec<bool>,
 }
 
 /// Whether a graph may run in a joint graph: ANY, no NOTs, no position template, and a Kleene position
@@ -90,9 +96,9 @@ fn shape(graph: &Graph) -> String {
     )
 }
 
-/// The joint groups among `graphs` (each eligible, with its attributes at `attribute_at` of the set's),
-/// by shape, of two graphs or more, at most `MOST_GRAPHS` each.
-pub fn groups(graphs: &[&Graph], attribute_at: &[Vec<usize>]) -> Vec<JointGroup> {
+/// The joint groups among `graphs` (each eligible, with its attributes at `attribute_at` of the set's and
+/// its roles per type number at `roles`), by shape, of two graphs or more, at most `MOST_GRAPHS` each.
+pub fn groups(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>]) -> Vec<JointGroup> {
     let mut by_shape: Vec<(String, Vec<usize>)> = Vec::new();
     for (g, graph) in graphs.iter().enumerate() {
         if !eligible(graph) {
@@ -110,14 +116,14 @@ pub fn groups(graphs: &[&Graph], attribute_at: &[Vec<usize>]) -> Vec<JointGroup>
     by_shape
         .into_iter()
         .filter(|(_, members)| members.len() > 1)
-        .map(|(_, members)| joint(graphs, attribute_at, members))
+        .map(|(_, members)| joint(graphs, attribute_at, roles, members))
         .collect()
 }
 
 /// The joint graph of `members`: the first's shape, each graph's fields as one block, its updates and
 /// members re-numbered into it. No fast path for ends or running totals: they would add every block where
 /// only the event's graphs may.
-fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], members: Vec<usize>) -> JointGroup {
+fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>], members: Vec<usize>) -> JointGroup {
     let mut graph = graphs[members[0]].clone();
     // The joint graph's attributes: the first graph's, then what the others aggregate besides (the edges'
     // come first in each and are the same); each graph's updates renumbered into them.
@@ -174,7 +180,32 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], members: Vec<usize>) ->
     graph.count_only = false;
     graph.final_only.iter_mut().for_each(|f| *f = false);
     graph.feeds_only.iter_mut().for_each(|f| *f = false);
+    let types = roles.first().map_or(0, Vec::len);
+    let mut joint_roles: Vec<Vec<Role>> = vec![Vec::new(); types];
+    let mut role_graphs: Vec<Vec<u64>> = vec![Vec::new(); types];
+    for (bit, &g) in members.iter().enumerate() {
+        for (t, own) in roles[g].iter().enumerate() {
+            for &role in own {
+                let r = joint_roles[t].iter().position(|&x| x == role).unwrap_or_else(|| {
+                    joint_roles[t].push(role);
+                    role_graphs[t].push(0);
+                    joint_roles[t].len() - 1
+                });
+                role_graphs[t][r] |= 1 << bit;
+            }
+        }
+    }
+    let kleene = joint_roles
+        .iter()
+        .map(|rs| {
+            rs.iter()
+                .any(|r| r.positive().is_some_and(|p| graph.kleene_edge_position(p)))
+        })
+        .collect();
     JointGroup {
+        roles: joint_roles,
+        role_graphs,
+        kleene,
         graphs: members,
         graph,
         blocks,

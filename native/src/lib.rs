@@ -545,17 +545,7 @@ struct SetKernel {
     keys_of_type: Vec<Vec<usize>>,         // per type number: the match keys that read it
     pane: i64,                             // gcd of every window's length and slide
     shared: Vec<bool>,                     // per type number: at a Kleene position of two or more queries
-    joints: Vec<Joint>,                    // graphs that may run as one joint graph (`joint.rs`)
-}
-
-/// A joint group as the set kernel runs it: per type number, the roles of its graphs (their union) and per
-/// role the graphs that have it (bit i: the group's graph i); per type number, whether it lies at a Kleene
-/// position under an edge predicate (its bursts are the ones the joint graph shares).
-struct Joint {
-    group: joint::JointGroup,
-    roles: Vec<Vec<Role>>,
-    role_graphs: Vec<Vec<u64>>,
-    kleene: Vec<bool>,
+    joints: Vec<joint::JointGroup>,        // graphs that may run as one joint graph (`joint.rs`)
 }
 
 #[pymethods]
@@ -661,41 +651,7 @@ impl SetKernel {
         }
         let joints = {
             let refs: Vec<&Graph> = graphs.iter().map(|g| &g.get().graph).collect();
-            joint::groups(&refs, &attribute_at)
-                .into_iter()
-                .map(|group| {
-                    let mut roles_of: Vec<Vec<Role>> = vec![Vec::new(); n];
-                    let mut role_graphs: Vec<Vec<u64>> = vec![Vec::new(); n];
-                    for (bit, &g) in group.graphs.iter().enumerate() {
-                        for (t, own) in roles[g].iter().enumerate() {
-                            for &role in own {
-                                let r = match roles_of[t].iter().position(|&x| x == role) {
-                                    Some(r) => r,
-                                    None => {
-                                        roles_of[t].push(role);
-                                        role_graphs[t].push(0);
-                                        roles_of[t].len() - 1
-                                    }
-                                };
-                                role_graphs[t][r] |= 1 << bit;
-                            }
-                        }
-                    }
-                    let kleene = roles_of
-                        .iter()
-                        .map(|rs| {
-                            rs.iter()
-                                .any(|r| r.positive().is_some_and(|p| group.graph.kleene_edge_position(p)))
-                        })
-                        .collect();
-                    Joint {
-                        group,
-                        roles: roles_of,
-                        role_graphs,
-                        kleene,
-                    }
-                })
-                .collect()
+            joint::groups(&refs, &attribute_at, &roles)
         };
         let mut keys_of_type: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (key, by_number) in tests.iter().enumerate() {
@@ -1070,11 +1026,7 @@ impl SetKernel {
         let mut prepared = Vec::new();
         let mut declined = Vec::new();
         for &g in &busy {
-            let joint = |run: &JointRun| {
-                run.present
-                    .iter()
-                    .any(|&bit| self.joints[run.joint].group.graphs[bit] == g)
-            };
+            let joint = |run: &JointRun| run.present.iter().any(|&bit| self.joints[run.joint].graphs[bit] == g);
             if joint_runs.iter().any(joint) {
                 continue;
             }
@@ -1145,8 +1097,7 @@ impl SetKernel {
             }
         }
         for run in &joint_runs {
-            let joint = &self.joints[run.joint];
-            let group = &joint.group;
+            let group = &self.joints[run.joint];
             let blocks = Blocks {
                 graphs: group.blocks.iter().collect(),
                 zero: group.graph.zero(),
@@ -1181,7 +1132,7 @@ impl SetKernel {
             if self.pane > 0 {
                 // (bursts of a type no graphlet shares are not counted by `burst::plan`: they are the joint graph's)
                 for (kind, ..) in burst::bursts(raw, self.pane) {
-                    if joint.kleene[kind] && !self.shared[kind] {
+                    if group.kleene[kind] && !self.shared[kind] {
                         plan.decisions.bursts += 1;
                         plan.decisions.shared_bursts += 1;
                     }
@@ -1206,8 +1157,7 @@ impl SetKernel {
     /// propagation pays.
     fn joint_runs(&self, raw: &[RawEvent], matched: &[Vec<usize>], busy: &[usize], sharing: Sharing) -> Vec<JointRun> {
         let mut out = Vec::new();
-        for (j, joint) in self.joints.iter().enumerate() {
-            let group = &joint.group;
+        for (j, group) in self.joints.iter().enumerate() {
             let mut present = Vec::new();
             let mut alone = vec![0; group.graphs.len()];
             let mut bits = vec![0u64; raw.len()];
@@ -1229,7 +1179,7 @@ impl SetKernel {
             if sharing == Sharing::Hamlet && !joint::pays(group, &alone, indexes.len()) {
                 continue;
             }
-            let Some((events, scales)) = group.graph.events(raw, &indexes, &joint.roles, &group.attribute_at) else {
+            let Some((events, scales)) = group.graph.events(raw, &indexes, &group.roles, &group.attribute_at) else {
                 continue;
             };
             if scales.iter().any(|s| s.floats) {
@@ -1237,7 +1187,7 @@ impl SetKernel {
             }
             let mut masks = Vec::with_capacity(events.len());
             for &i in &indexes {
-                masks.extend(joint.role_graphs[raw[i].kind].iter().map(|&graphs| bits[i] & graphs));
+                masks.extend(group.role_graphs[raw[i].kind].iter().map(|&graphs| bits[i] & graphs));
             }
             out.push(JointRun {
                 joint: j,
