@@ -11,10 +11,11 @@
 //! predicates) and zero elsewhere. Each event is ranked, stepped and committed once, and each ordered-index
 //! node is walked once for all of them; what stays per query is the sum of its block.
 //!
-//! Joint graphs are graphs of the same shape (positions, transitions, edges, windows, attributes) that may
-//! differ in the types at each position, in their local predicates and in their aggregates: what the masks
-//! and the blocks carry. They run under ANY without NOTs (what a block of zeros cannot hold: a NOT's
-//! match depends on the query's own events).
+//! Joint graphs are graphs of the same shape (positions, transitions, edge predicates and the attributes
+//! they read, windows) that may differ in the types at each position, in their local predicates and in
+//! their aggregates: what the masks and the blocks carry. They run under ANY without NOTs (what a block of
+//! zeros cannot hold: a NOT's match depends on the query's own events), on partitions whose values are
+//! ints (`SetKernel::joint_runs`: each block is converted as its graph's own run would be).
 
 use crate::graph::{Graph, Role, ANY};
 
