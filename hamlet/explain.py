@@ -76,7 +76,7 @@ def _sharing_plan(workload: Workload) -> list[str]:
         "    class one snapshot and a commit. static shares every burst; hamlet one where, over its readers q,",
         "      b + Σ_q (w_q·(t_q + 2) + b·f_q) < Σ_q b·w_q·(t_q + 1 + f_q)   (Eq. 7)",
         "    (b events, w_q window classes, t_q predecessor types of E, f_q aggregate fields read from E)",
-        "  Bursts under an edge predicate (native/src/joint.rs): queries of one shape (positions, transitions,",
+        "  joint graphs (native/src/joint.rs): under an edge predicate, queries of one shape (positions, transitions,",
         "    edge predicates, window) run as one joint graph, each event ranked and stepped once for all, each",
         "    query's aggregate a block of it, zero where the query does not match the event; static always,",
         "    hamlet where, per stream partition, N·(8 + Σ_q w_q) < Σ_q n_q·(8 + w_q)",
