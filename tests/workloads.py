@@ -796,13 +796,14 @@ def int_attributes(draw) -> dict:
 
 
 @st.composite
-def joint_streams(draw, max_events: int = 14) -> list[Event]:
-    """Runs of one type, mostly B, over the types of ``joint_workloads``, ints only but now and then a float."""
+def joint_streams(draw, types: str = "BBBBACDEZ", max_events: int = 14) -> list[Event]:
+    """Runs of one type drawn from ``types`` (repeat one to make it frequent: B), ints only but now and then a
+    float."""
     out: list[Event] = []
     t = 0
     n = draw(st.integers(4, max_events))
     while len(out) < n:
-        event_type = draw(st.sampled_from("BBBBACDEZ"))
+        event_type = draw(st.sampled_from(types))
         for _ in range(draw(st.integers(1, 4))):
             if len(out) == n:
                 break
