@@ -111,7 +111,7 @@ pub fn key_float(key: i128) -> f64 {
 
 /// What one partition's values of an attribute are: ints, floats, and the exponent E of the unit 2^-E in
 /// which every value is whole.
-#[derive(Clone, Copy, Default, PartialEq)]
+#[derive(Clone, Copy, Default)]
 pub struct Scale {
     pub ints: bool,
     pub floats: bool,
