@@ -629,8 +629,8 @@ pub struct Partition<'a> {
 /// How a joint graph's aggregate is cut into its graphs' blocks (`joint.rs`), and per event which graphs
 /// match it (bit i: graph i).
 pub struct Blocks<'a> {
-    pub graphs: Vec<&'a Graph>,
-    pub zero: Agg, // the joint graph's zero
+    pub graphs: &'a [Graph],
+    pub zero: &'a [Num], // the joint graph's zero
     pub offsets: &'a [usize],
     pub widths: &'a [usize],
     pub masks: &'a [u64],

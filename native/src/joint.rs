@@ -17,7 +17,7 @@
 //! zeros cannot hold: a NOT's match depends on the query's own events), on partitions whose values are
 //! ints (`SetKernel::joint_runs`: each block is converted as its graph's own run would be).
 
-use crate::graph::{Graph, Role, ANY};
+use crate::graph::{Agg, Graph, Role, ANY};
 
 /// Per event above this many graphs of one joint graph, their masks would not fit a word.
 pub const MOST_GRAPHS: usize = 64;
@@ -31,6 +31,7 @@ pub const EVENT_COST: usize = 8;
 pub struct JointGroup {
     pub graphs: Vec<usize>,           // the set's graph numbers, in order (bit i of a mask: graphs[i])
     pub graph: Graph,                 // the joint graph: the first's shape, every graph's block of fields
+    pub zero: Agg,                    // the joint graph's zero
     pub blocks: Vec<Graph>,           // per graph: itself, its attributes numbered as the joint graph's
     pub attribute_at: Vec<usize>,     // the joint graph's attribute i is the set's attribute_at[i]
     pub offsets: Vec<usize>,          // per graph: its block's first field
@@ -204,6 +205,7 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
         })
         .collect();
     JointGroup {
+        zero: graph.zero(),
         roles: joint_roles,
         role_graphs,
         kleene,

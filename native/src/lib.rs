@@ -1096,11 +1096,16 @@ impl SetKernel {
                 None => declined.push(*g),
             }
         }
+        let joint_bursts = if joint_runs.is_empty() || self.pane <= 0 {
+            Vec::new()
+        } else {
+            burst::bursts(raw, self.pane)
+        };
         for run in &joint_runs {
             let group = &self.joints[run.joint];
             let blocks = Blocks {
-                graphs: group.blocks.iter().collect(),
-                zero: group.graph.zero(),
+                graphs: &group.blocks,
+                zero: &group.zero,
                 offsets: &group.offsets,
                 widths: &group.widths,
                 masks: &run.masks,
@@ -1129,13 +1134,11 @@ impl SetKernel {
             for &bit in &run.present {
                 computed.push((group.graphs[bit], std::mem::take(&mut runs[bit]), run.scales.clone()));
             }
-            if self.pane > 0 {
-                // (bursts of a type no graphlet shares are not counted by `burst::plan`: they are the joint graph's)
-                for (kind, ..) in burst::bursts(raw, self.pane) {
-                    if group.kleene[kind] && !self.shared[kind] {
-                        plan.decisions.bursts += 1;
-                        plan.decisions.shared_bursts += 1;
-                    }
+            // (bursts of a type no graphlet shares are not counted by `burst::plan`: they are the joint graph's)
+            for &(kind, ..) in &joint_bursts {
+                if group.kleene[kind] && !self.shared[kind] {
+                    plan.decisions.bursts += 1;
+                    plan.decisions.shared_bursts += 1;
                 }
             }
             plan.decisions.graphlets += 1;
