@@ -195,9 +195,10 @@ def events(draw, types: str = TYPES + "Z", max_events: int = 12, min_events: int
 
 
 @st.composite
-def attributes(draw) -> dict:
-    """x, y small ints (x sometimes null, sometimes float); s two strings; g, k two values (g seldom null)."""
-    value = st.one_of(st.integers(0, 4), st.none(), st.sampled_from([0.5, 2.25]))
+def attributes(draw, floats: bool = True) -> dict:
+    """x, y small ints (x sometimes null, with ``floats`` sometimes float); s two strings; g, k two values (g
+    seldom null)."""
+    value = st.one_of(st.integers(0, 4), st.none(), *([st.sampled_from([0.5, 2.25])] if floats else []))
     return {
         "x": draw(value), "y": draw(st.integers(0, 3)), "s": draw(st.sampled_from(["u", "v"])),
         "g": draw(st.sampled_from([1, 2, None])) if draw(st.integers(0, 5)) == 0 else draw(st.sampled_from([1, 2])),
@@ -298,9 +299,11 @@ def sharing_workloads(draw) -> str:
 
 @st.composite
 def bursty_events(draw, types: str = "ABCDEF", max_runs: int = 7, max_events: int | None = None,
-                  min_runs: int = 0) -> list[Event]:  # fmt: skip
+                  min_runs: int = 0, values: st.SearchStrategy[dict] | None = None) -> list[Event]:  # fmt: skip
     """Runs of one type (bursts), mostly B, at increasing times, sometimes sharing a timestamp; at most
-    ``max_events`` (the oracle is exponential in the events of a partition and window)."""
+    ``max_events`` (the oracle is exponential in the events of a partition and window); each event's
+    attributes drawn from ``values`` (default ``attributes()``)."""
+    values = attributes() if values is None else values
     out: list[Event] = []
     t = 0
     for _ in range(draw(st.integers(min_runs, max_runs))):
@@ -309,7 +312,7 @@ def bursty_events(draw, types: str = "ABCDEF", max_runs: int = 7, max_events: in
             if max_events is not None and len(out) == max_events:
                 return out
             t += draw(st.sampled_from([0, 1, 1, 1, 2]))
-            out.append(Event(event_type, t, draw(attributes())))
+            out.append(Event(event_type, t, draw(values)))
     return out
 
 
@@ -787,28 +790,6 @@ def joint_workloads(draw) -> str:
 
 
 @st.composite
-def int_attributes(draw) -> dict:
-    """``attributes`` without floats (a joint graph reads ints: ``SetKernel::joint_runs``)."""
-    return {
-        "x": draw(st.sampled_from([0, 1, 2, 3, 4, None])), "y": draw(st.integers(0, 3)),
-        "g": draw(st.sampled_from([1, 2])), "k": draw(st.sampled_from(["p", "q"])),
-    }  # fmt: skip
-
-
-@st.composite
-def joint_streams(draw, types: str = "BBBBACDEZ", max_events: int = 14) -> list[Event]:
-    """Runs of one type drawn from ``types`` (repeat one to make it frequent: B), ints only but now and then a
-    float."""
-    out: list[Event] = []
-    t = 0
-    n = draw(st.integers(4, max_events))
-    while len(out) < n:
-        event_type = draw(st.sampled_from(types))
-        for _ in range(draw(st.integers(1, 4))):
-            if len(out) == n:
-                break
-            t += draw(st.sampled_from([0, 1, 1, 1, 2]))
-            out.append(
-                Event(event_type, t, draw(int_attributes() if draw(st.integers(0, 9)) else attributes()))
-            )
-    return out
+def mostly_int_attributes(draw) -> dict:
+    """``attributes``, a float one time in ten (a joint graph reads ints: ``SetKernel::joint_runs``)."""
+    return draw(attributes(floats=draw(st.integers(0, 9)) == 0))
