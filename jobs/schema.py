@@ -283,6 +283,9 @@ def temp_view(frame) -> Iterator[str]:  # type: ignore[no-untyped-def]
 
 
 NOT_YET_A_TABLE = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION"  # a concurrent creation, half done
+# The same race seen from the other side: the loser's createIfNotExists found the winner's log and then no
+# table in it (met once in a fresh clone's CI, test_hours_of_one_day_written_at_once_all_commit).
+NOT_FOUND_YET = "DELTA_TABLE_NOT_FOUND"
 
 
 def create_table(spark, path: str, ddl: str, partitions: tuple[str, ...] = ()) -> None:  # type: ignore[no-untyped-def]
@@ -306,4 +309,4 @@ def create_table(spark, path: str, ddl: str, partitions: tuple[str, ...] = ()) -
         builder = builder.partitionedBy(*partitions)
     # Two runs creating the table at once: the loser's retry finds it and leaves it as it is. The loser may
     # also see the winner's files before its first commit: a location "not empty and not a Delta table".
-    retried(builder.execute, f"creating {path}", also=(NOT_YET_A_TABLE,))
+    retried(builder.execute, f"creating {path}", also=(NOT_YET_A_TABLE, NOT_FOUND_YET))
