@@ -828,7 +828,10 @@ impl<'a> Partition<'a> {
                 continue;
             }
             if j == i + 1 && alone.graph == 0 && self.kernel.feeds_only[position] && self.zero.is_none() {
-                self.add_to_running(position);
+                match self.blocks.as_ref().map(|b| b.masks[i]) {
+                    Some(mask) => self.add_to_running_blocks(position, mask),
+                    None => self.add_to_running(position),
+                }
                 i = j;
                 continue;
             }
@@ -1439,6 +1442,56 @@ impl<'a> Partition<'a> {
             }
         }
         self.classes = classes;
+    }
+
+    /// `add_to_running` on a joint graph (`joint.rs`): only the blocks of the graphs in `mask`, the event's;
+    /// the others do not see it. (The joint graph has no `final_only` ends that could wait on these totals.)
+    fn add_to_running_blocks(&mut self, position: usize, mask: u64) {
+        let kernel = self.kernel;
+        let blocks = self.blocks.as_ref().expect("a joint graph's run");
+        let kleene = kernel.predecessors[position].contains(&position);
+        let ranges: Vec<std::ops::Range<usize>> = (0..blocks.graphs.len())
+            .filter(|b| mask >> b & 1 == 1)
+            .map(|b| blocks.offsets[b]..blocks.offsets[b] + blocks.widths[b])
+            .collect();
+        // (the event's own totals out of `running` while the others' are read where they lie)
+        let mut own = std::mem::take(&mut self.running[position]);
+        for &c in &self.classes {
+            let start = self.starts_at(position, c);
+            let others: Vec<&Agg> = kernel.predecessors[position]
+                .iter()
+                .filter(|&&s| s != position)
+                .filter_map(|&s| self.running[s].get(&c))
+                .collect();
+            // (as `add_to_running`: a total is made only where a trend of the event's graphs ends)
+            let mut total = own.remove(&c);
+            let comes = start || ranges.iter().any(|r| others.iter().any(|o| !o[r.start].is_zero()));
+            if total.is_none() && comes {
+                total = Some(blocks.zero.iter().cloned().collect());
+            }
+            let Some(mut t) = total else { continue };
+            for range in &ranges {
+                for f in range.clone() {
+                    let kind = kernel.kinds[f];
+                    let linear = kind != MIN && kind != MAX;
+                    if kleene && linear {
+                        t[f].double();
+                    }
+                    for o in &others {
+                        if linear {
+                            t[f].add_assign(&o[f]);
+                        } else {
+                            extreme(kind, &mut t[f], &o[f]);
+                        }
+                    }
+                }
+                if start {
+                    t[range.start].add_assign(&Num::ONE);
+                }
+            }
+            own.insert(c, t);
+        }
+        self.running[position] = own;
     }
 
     /// An event at a `final_only` position into the finals of every class of its time.

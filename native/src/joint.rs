@@ -123,8 +123,8 @@ pub fn groups(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<R
 }
 
 /// The joint graph of `members`: the first's shape, each graph's fields as one block, its updates and
-/// members re-numbered into it. No fast path for ends or running totals: they would add every block where
-/// only the event's graphs may.
+/// members re-numbered into it. No fast path for ends (`final_only`): their waiting counts would add every
+/// block where only the event's graphs may.
 fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>], members: Vec<usize>) -> JointGroup {
     let mut graph = graphs[members[0]].clone();
     // The joint graph's attributes: the first graph's, then what the others aggregate besides (the edges'
@@ -181,7 +181,10 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
     }
     graph.count_only = false;
     graph.final_only.iter_mut().for_each(|f| *f = false);
-    graph.feeds_only.iter_mut().for_each(|f| *f = false);
+    // (a position that only feeds running totals in every graph: `Partition::add_to_running_blocks`)
+    for (p, f) in graph.feeds_only.iter_mut().enumerate() {
+        *f = blocks.iter().all(|b| b.feeds_only[p]);
+    }
     let types = roles.first().map_or(0, Vec::len);
     let mut joint_roles: Vec<Vec<Role>> = vec![Vec::new(); types];
     let mut role_graphs: Vec<Vec<u64>> = vec![Vec::new(); types];
