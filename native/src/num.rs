@@ -87,10 +87,20 @@ impl Num {
         }
     }
 
+    /// self += other: two machine words inline (most additions: counts of short trends, and a joint graph's
+    /// blocks of zeros, `joint.rs`, which num-bigint would still walk digit by digit), the rest out of line.
+    #[inline]
     pub fn add_assign(&mut self, other: &Num) {
         match (&mut *self, other) {
-            // (a joint graph's blocks of zeros: `joint.rs`; num-bigint would still walk the digits)
             (_, Num::Small(b)) if b.get() == 0 => {}
+            (Num::Small(a), Num::Small(b)) if a.get().checked_add(b.get()).is_some() => *a = Word(a.get() + b.get()),
+            _ => self.add_assign_wide(other),
+        }
+    }
+
+    #[inline(never)]
+    fn add_assign_wide(&mut self, other: &Num) {
+        match (&mut *self, other) {
             (Num::Small(a), Num::Small(b)) => match a.get().checked_add(b.get()) {
                 Some(s) => *a = Word(s),
                 None => *self = Num::Big(Box::new(BigInt::from(a.get()) + b.get())),
@@ -129,6 +139,10 @@ impl Num {
 
     pub fn mul(&self, other: &Num) -> Num {
         match (self, other) {
+            // (two 64-bit factors never overflow i128: no call to the checked 128-bit multiplication)
+            (Num::Small(a), Num::Small(b)) if i64::try_from(a.get()).is_ok() && i64::try_from(b.get()).is_ok() => {
+                Num::from(a.get() * b.get())
+            }
             (Num::Small(a), Num::Small(b)) => match a.get().checked_mul(b.get()) {
                 Some(p) => Num::from(p),
                 None => Num::from_big(BigInt::from(a.get()) * b.get()),
