@@ -23,9 +23,13 @@ use crate::graph::{Agg, Graph, Role, ANY};
 pub const MOST_GRAPHS: usize = 64;
 
 /// The step cost of an event in units of one aggregate field added (the setup of its timestamp, its rank
-/// in the ordered index, its commit): the benefit model below weighs the per-graph steps the joint graph
-/// saves against the blocks of zeros it adds for graphs that do not match an event.
+/// in the ordered index, its commit), and a field of zeros in halves of one: the benefit model below weighs
+/// the per-graph steps the joint graph saves against the blocks of zeros it carries for the graphs that do
+/// not match an event. Fitted on 48 workloads of the shape (`bench/joint_calibration.py`: 2 to 20
+/// queries, each matching 5 % to all of the bursts' events, counts of a few digits and of thousands):
+/// the pairs (E, Z) with the least time lost lie along Z ≈ E/16, and (8, 1/2) is one of them.
 pub const EVENT_COST: usize = 8;
+const ZERO_HALVES: usize = 1;
 
 /// Graphs of a set kernel that run as one joint graph.
 pub struct JointGroup {
@@ -43,6 +47,8 @@ pub struct JointGroup {
     pub roles: Vec<Vec<Role>>,
     pub role_graphs: Vec<Vec<u64>>,
     pub kleene: Vec<bool>,
+    /// Per type number: whether each of its roles is at a position that only feeds running totals (`pays`).
+    pub quiet: Vec<bool>,
 }
 
 /// Whether a graph may run in a joint graph: ANY, no NOTs, no position template, and a Kleene position
@@ -207,7 +213,12 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
                 .any(|r| r.positive().is_some_and(|p| graph.kleene_edge_position(p)))
         })
         .collect();
+    let quiet = joint_roles
+        .iter()
+        .map(|rs| rs.iter().all(|r| r.positive().is_some_and(|p| graph.feeds_only[p])))
+        .collect();
     JointGroup {
+        quiet,
         zero: graph.zero(),
         roles: joint_roles,
         role_graphs,
@@ -223,9 +234,20 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
 }
 
 /// Eq. 7 for a joint graph over one partition: `alone[i]` events of graph i stepped on their own (each a
-/// step and its block's fields), against `together` events each stepped once with every block.
-pub fn pays(group: &JointGroup, alone: &[usize], together: usize) -> bool {
+/// step and its block's fields), against each event of `together` (its type number, the graphs it matches)
+/// stepped once: its graphs' blocks, and the other blocks as zeros, but at a position that only feeds
+/// running totals, where it adds to its graphs' blocks alone (`Partition::add_to_running_blocks`).
+pub fn pays(group: &JointGroup, alone: &[usize], together: impl Iterator<Item = (usize, u64)>) -> bool {
     let separate: usize = alone.iter().zip(&group.widths).map(|(n, w)| n * (EVENT_COST + w)).sum();
     let width: usize = group.widths.iter().sum();
-    together * (EVENT_COST + width) < separate
+    let mut joint = 0;
+    for (kind, mask) in together {
+        let matched: usize = (0..group.widths.len())
+            .filter(|b| mask >> b & 1 == 1)
+            .map(|b| group.widths[b])
+            .sum();
+        let zeros = if group.quiet[kind] { 0 } else { width - matched };
+        joint += 2 * (EVENT_COST + matched) + ZERO_HALVES * zeros;
+    }
+    joint < 2 * separate
 }

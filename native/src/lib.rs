@@ -1179,7 +1179,8 @@ impl SetKernel {
                 continue;
             }
             let indexes: Vec<usize> = (0..raw.len()).filter(|&i| bits[i] != 0).collect();
-            if sharing == Sharing::Hamlet && !joint::pays(group, &alone, indexes.len()) {
+            let together = indexes.iter().map(|&i| (raw[i].kind, bits[i]));
+            if sharing == Sharing::Hamlet && !joint::pays(group, &alone, together) {
                 continue;
             }
             let Some((events, scales)) = group.graph.events(raw, &indexes, &group.roles, &group.attribute_at) else {
