@@ -47,6 +47,12 @@ def test_csv_values_times_and_nulls():
         ("event_type,event_time\nA,1\n,2\n", "e.csv:3", "event_type is empty"),
         # (the loader of the events table rejects the row: the engine took "B\x00" for a type no query names)
         ("event_type,event_time\nA,1\nB\x00,2\n", "e.csv:3", "event_type 'B\\x00' holds a NUL byte"),
+        # (and an attribute's: the loader quarantines the row, so the engine must not count it either)
+        (
+            "event_type,event_time,driver\nA,1,d1\nB,2,d\x001\n",
+            "e.csv:3, column 3",
+            "driver holds a NUL byte",
+        ),
         ("event_type,event_time\nA,1\nB,\n", "e.csv:3, column 2", "event_time is empty"),
         (
             "event_type,event_time\nA,1\nB,yesterday\n",
@@ -315,13 +321,17 @@ def test_a_columnar_file_that_cannot_be_read_is_an_error_not_a_traceback(tmp_pat
             {"event_type": ["A", " B\x00 ", "B"], "event_time": [1, 2, 3]},
             "row 2: event_type 'B\\x00' holds a NUL byte",
         ),
+        (
+            {"event_type": ["A", "B"], "event_time": [1, 2], "driver": ["d1", "d\x001"]},
+            "row 2: driver holds a NUL byte",
+        ),
         ({"event_type": ["A", "B"], "event_time": [1.0, float("nan")]}, "row 2: event_time is empty"),
         (
             {"event_type": ["A", "B"], "event_time": [10**12, 2]},
             "row 1: event_time 1000000000000 lies outside the years 1 to 9999 (-62135596800 to 253402300799 s)",
         ),
     ],
-    ids=["null-type", "blank-type", "nul-type", "nan-time", "far-time"],
+    ids=["null-type", "blank-type", "nul-type", "nul-attribute", "nan-time", "far-time"],
 )
 def test_a_bad_row_of_a_columnar_file_names_the_file_and_its_row_from_1(
     tmp_path, capsys, suffix, columns, message
