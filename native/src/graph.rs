@@ -446,15 +446,6 @@ impl Graph {
         }
     }
 
-    /// a += a (MIN and MAX fields as they are), the digits doubled where they lie.
-    pub fn double(&self, a: &mut Agg) {
-        for (x, &kind) in a.iter_mut().zip(&self.kinds) {
-            if kind != MIN && kind != MAX {
-                x.double();
-            }
-        }
-    }
-
     /// a += n · b (MIN and MAX fields by their extreme, which n copies of b do not move).
     pub fn add_times(&self, a: &mut Agg, b: &Agg, n: u64) {
         if n == 1 {
@@ -828,10 +819,7 @@ impl<'a> Partition<'a> {
                 continue;
             }
             if j == i + 1 && alone.graph == 0 && self.kernel.feeds_only[position] && self.zero.is_none() {
-                match self.blocks.as_ref().map(|b| b.masks[i]) {
-                    Some(mask) => self.add_to_running_blocks(position, mask),
-                    None => self.add_to_running(position),
-                }
+                self.add_to_running(position, self.blocks.as_ref().map(|b| b.masks[i]));
                 i = j;
                 continue;
             }
@@ -1408,68 +1396,36 @@ impl<'a> Partition<'a> {
 
     /// An event at a `feeds_only` position alone at its time, in every class of it: its aggregate is its
     /// predecessors' (and one if it starts a trend), t + o at a Kleene position (t its own running total, o
-    /// the others'), o elsewhere; committed, t becomes 2t + o, or t + o.
-    fn add_to_running(&mut self, position: usize) {
+    /// the others'), o elsewhere; committed, t becomes 2t + o, or t + o. On a joint graph (`joint.rs`) only
+    /// the blocks of the graphs in the event's `mask` see it: the others' events it is not.
+    fn add_to_running(&mut self, position: usize, mask: Option<u64>) {
         let kernel = self.kernel;
         let kleene = kernel.predecessors[position].contains(&position);
+        let ranges: Vec<std::ops::Range<usize>> = match (&self.blocks, mask) {
+            (Some(blocks), Some(mask)) => (0..blocks.graphs.len())
+                .filter(|b| mask >> b & 1 == 1)
+                .map(|b| blocks.offsets[b]..blocks.offsets[b] + blocks.widths[b])
+                .collect(),
+            _ => vec![0..kernel.kinds.len()],
+        };
         let classes = std::mem::take(&mut self.classes);
         for &c in &classes {
             if !self.ends.is_empty() {
                 self.settle_ends(Some((position, c)));
             }
             let start = self.starts_at(position, c);
-            // (t out of its map while the others are added to it where they lie: no copy of theirs either)
+            // (t out of its map while the others are added to it where they lie: no copy of theirs)
             let mut total = self.running[position].remove(&c);
-            if kleene {
-                if let Some(t) = total.as_mut() {
-                    kernel.double(t);
-                }
-            }
-            for &s in kernel.predecessors[position].iter().filter(|&&s| s != position) {
-                if let Some(o) = self.running[s].get(&c) {
-                    match total.as_mut() {
-                        Some(t) => kernel.add(t, o),
-                        None => total = Some(o.clone()),
-                    }
-                }
-            }
-            if start {
-                total.get_or_insert_with(|| kernel.zero())[0].add_assign(&Num::ONE);
-            }
-            // (a total is there only where trends end: none came, none is made)
-            if let Some(t) = total {
-                self.running[position].insert(c, t);
-            }
-        }
-        self.classes = classes;
-    }
-
-    /// `add_to_running` on a joint graph (`joint.rs`): only the blocks of the graphs in `mask`, the event's;
-    /// the others do not see it. (The joint graph has no `final_only` ends that could wait on these totals.)
-    fn add_to_running_blocks(&mut self, position: usize, mask: u64) {
-        let kernel = self.kernel;
-        let blocks = self.blocks.as_ref().expect("a joint graph's run");
-        let kleene = kernel.predecessors[position].contains(&position);
-        let ranges: Vec<std::ops::Range<usize>> = (0..blocks.graphs.len())
-            .filter(|b| mask >> b & 1 == 1)
-            .map(|b| blocks.offsets[b]..blocks.offsets[b] + blocks.widths[b])
-            .collect();
-        // (the event's own totals out of `running` while the others' are read where they lie)
-        let mut own = std::mem::take(&mut self.running[position]);
-        for &c in &self.classes {
-            let start = self.starts_at(position, c);
             let others: Vec<&Agg> = kernel.predecessors[position]
                 .iter()
                 .filter(|&&s| s != position)
                 .filter_map(|&s| self.running[s].get(&c))
                 .collect();
-            // (as `add_to_running`: a total is made only where a trend of the event's graphs ends)
-            let mut total = own.remove(&c);
-            let comes = start || ranges.iter().any(|r| others.iter().any(|o| !o[r.start].is_zero()));
-            if total.is_none() && comes {
-                total = Some(blocks.zero.iter().cloned().collect());
+            // (a total is there only where trends end: none came, none is made)
+            if total.is_none() && !start && !ranges.iter().any(|r| others.iter().any(|o| !o[r.start].is_zero())) {
+                continue;
             }
-            let Some(mut t) = total else { continue };
+            let t = total.get_or_insert_with(|| kernel.zero());
             for range in &ranges {
                 for f in range.clone() {
                     let kind = kernel.kinds[f];
@@ -1489,9 +1445,11 @@ impl<'a> Partition<'a> {
                     t[range.start].add_assign(&Num::ONE);
                 }
             }
-            own.insert(c, t);
+            if let Some(t) = total {
+                self.running[position].insert(c, t);
+            }
         }
-        self.running[position] = own;
+        self.classes = classes;
     }
 
     /// An event at a `final_only` position into the finals of every class of its time.
