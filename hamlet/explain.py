@@ -77,11 +77,12 @@ def _sharing_plan(workload: Workload) -> list[str]:
         "      b + Σ_q (w_q·(t_q + 2) + b·f_q) < Σ_q b·w_q·(t_q + 1 + f_q)   (Eq. 7)",
         "    (b events, w_q window classes, t_q predecessor types of E, f_q aggregate fields read from E)",
         "  joint graphs (native/src/joint.rs): under an edge predicate, queries of one shape (positions, transitions,",
-        "    edge predicates, window) run as one joint graph, each event ranked and stepped once for all, each",
+        "    edge predicates; any windows) run as one joint graph, each event ranked and stepped once for all, each",
         "    query's aggregate a block of it, zero where the query does not match the event; static always,",
-        "    hamlet where, per stream partition, Σ_e (8 + m_e + z_e/2) < Σ_q n_q·(8 + w_q)",
-        "    (n_q the events of query q, w_q its aggregate fields; e an event of any of them, m_e the fields of",
-        "    the queries it matches, z_e the others' as zeros, none where it only feeds running totals)",
+        "    hamlet where, per stream partition, C·Σ_e (8 + m_e + z_e/2) < Σ_q C_q·n_q·(8 + w_q)",
+        "    (n_q the events of query q, w_q its aggregate fields, C_q the window classes an event of it falls",
+        "    into, C those of any of the queries' windows; e an event of any of them, m_e the fields of the",
+        "    queries it matches, z_e the others' as zeros, none where it only feeds running totals)",
     ]
     for s in workload.sharable_query_sets():
         queries = [workload.query(name) for name in s.queries]

@@ -763,8 +763,8 @@ JOINT_EDGES = [
 @st.composite
 def joint_workloads(draw) -> str:
     """2–5 queries of one shape around B+ under one edge predicate (``native/src/joint.rs``: they run as one
-    joint graph), each with its own types around B, local predicates, aggregates; mostly one window and
-    one partitioning for all (what a joint graph needs), sometimes not."""
+    joint graph), each with its own types around B, local predicates, aggregates; mostly one window for
+    all, sometimes one of its own (a joint graph steps the union of their window classes)."""
     shape = draw(st.sampled_from(JOINT_SHAPES))
     edge = draw(st.sampled_from(JOINT_EDGES))
     window = draw(windows())

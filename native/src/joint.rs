@@ -12,8 +12,9 @@
 //! node is walked once for all of them; what stays per query is the sum of its block.
 //!
 //! Joint graphs are graphs of the same shape (positions, transitions, edge predicates and the attributes
-//! they read, windows) that may differ in the types at each position, in their local predicates and in
-//! their aggregates: what the masks and the blocks carry. They run under ANY without NOTs (what a block of
+//! they read) that may differ in the types at each position, in their local predicates, in their aggregates
+//! (what the masks and the blocks carry) and in their windows (the joint graph steps every window class of
+//! any of them; each query reads its own windows' classes). They run under ANY without NOTs (what a block of
 //! zeros cannot hold: a NOT's match depends on the query's own events), on partitions whose values are
 //! ints (`SetKernel::joint_runs`: each block is converted as its graph's own run would be).
 
@@ -49,6 +50,9 @@ pub struct JointGroup {
     pub kleene: Vec<bool>,
     /// Per type number: whether each of its roles is at a position that only feeds running totals (`pays`).
     pub quiet: Vec<bool>,
+    /// Per graph, and for the joint graph: the window classes an event falls into, at most (`pays`).
+    pub classes: Vec<usize>,
+    pub joint_classes: usize,
 }
 
 /// Whether a graph may run in a joint graph: ANY, no NOTs, no position template, and a Kleene position
@@ -80,15 +84,12 @@ fn edge_attributes(graph: &Graph) -> usize {
 }
 
 /// What graphs must share to run jointly: everything but the types at positions, the aggregates (and the
-/// attributes only they read) and the members' aggregates.
+/// attributes only they read), the members and their windows (the joint graph steps the union of their
+/// window classes: a block's value in a class does not depend on whose window made it one, `pays` weighs
+/// the classes a graph takes on).
 fn shape(graph: &Graph) -> String {
-    let windows: Vec<(i64, i64, i64, i64)> = graph
-        .members
-        .iter()
-        .map(|m| (m.within, m.slide, m.first, m.last))
-        .collect();
     format!(
-        "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
         graph.types.len(),
         graph.is_start,
         graph.is_end,
@@ -100,7 +101,6 @@ fn shape(graph: &Graph) -> String {
         graph.edges,
         graph.edges_into,
         graph.edges_from,
-        windows,
     )
 }
 
@@ -185,6 +185,12 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
             joint_members.push((i, m));
         }
     }
+    graph.windows.clear();
+    for member in &graph.members {
+        if !graph.windows.contains(member) {
+            graph.windows.push(*member);
+        }
+    }
     graph.count_only = false;
     graph.final_only.iter_mut().for_each(|f| *f = false);
     // (a position that only feeds running totals in every graph: `Partition::add_to_running_blocks`)
@@ -219,6 +225,8 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
         .collect();
     JointGroup {
         quiet,
+        classes: members.iter().map(|&g| classes(graphs[g])).collect(),
+        joint_classes: classes(&graph),
         zero: graph.zero(),
         roles: joint_roles,
         role_graphs,
@@ -237,8 +245,12 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
 /// step and its block's fields), against each event of `together` (its type number, the graphs it matches)
 /// stepped once: its graphs' blocks, and the other blocks as zeros, but at a position that only feeds
 /// running totals, where it adds to its graphs' blocks alone (`Partition::add_to_running_blocks`).
+/// Each step is paid per window class the event falls into: a graph's `classes`, the joint graph's those of
+/// every window of its graphs.
 pub fn pays(group: &JointGroup, alone: &[usize], together: impl Iterator<Item = (usize, u64)>) -> bool {
-    let separate: usize = alone.iter().zip(&group.widths).map(|(n, w)| n * (EVENT_COST + w)).sum();
+    let separate: usize = (0..alone.len())
+        .map(|b| alone[b] * group.classes[b] * (EVENT_COST + group.widths[b]))
+        .sum();
     let width: usize = group.widths.iter().sum();
     let mut joint = 0;
     for (kind, mask) in together {
@@ -249,5 +261,25 @@ pub fn pays(group: &JointGroup, alone: &[usize], together: impl Iterator<Item = 
         let zeros = if group.quiet[kind] { 0 } else { width - matched };
         joint += 2 * (EVENT_COST + matched) + ZERO_HALVES * zeros;
     }
-    joint < 2 * separate
+    joint * group.joint_classes < 2 * separate
 }
+
+/// The window classes an event of `graph` falls into, at most: the distinct starts of the windows that hold
+/// time 0, where every window's grid meets (two windows that start together are one class; consecutive ones
+/// with no event between their starts are one too, which both sides of `pays` gain alike). Counted up to
+/// `MOST_CLASSES`: a century sliding by a microsecond would be 3·10^15.
+fn classes(graph: &Graph) -> usize {
+    let mut starts = Vec::new();
+    for m in &graph.windows {
+        let mut start = 0;
+        while start > -m.within && starts.len() < MOST_CLASSES {
+            starts.push(start);
+            start -= m.slide.max(1);
+        }
+    }
+    starts.sort_unstable();
+    starts.dedup();
+    starts.len().max(1)
+}
+
+const MOST_CLASSES: usize = 1 << 16;
