@@ -360,17 +360,18 @@ def test_queries_of_one_shape_under_one_edge_predicate_share_every_burst_in_one_
 
 
 def test_queries_of_one_shape_in_windows_of_their_own_run_as_one_joint_graph():
-    """Three queries SEQ(S_k, P+) under one edge predicate, each in its own window (one over the stream, 8 s
-    sliding by 4, 12 s sliding by 6): static runs them as one joint graph over the union of their window
-    classes (a block's value in a class does not depend on whose window made it one), and every strategy
-    gives the oracle's rows in each query's own windows."""
+    """Three queries SEQ(S_k, P+) under one edge predicate, each in its own window (8 s and 12 s sliding by 4,
+    16 s tumbling): one joint graph over the union of their window classes steps less than three graphs
+    (`joint::merge_windows`: per event 3 classes of 8 + 6 fields against 2 · (8 + 4), 3 · (8 + 1) and 8 + 1),
+    and a block's value in a class does not depend on whose window made it one: every strategy gives the
+    oracle's rows in each query's own windows."""
     from hamlet import Event, evaluate
     from hamlet.stats import EvaluationStats
 
     text = (
-        "q0: RETURN COUNT(*), SUM(P.v) PATTERN SEQ(S0, P+) WHERE P.price < NEXT(P).price WITHIN 1000\n"
-        "q1: RETURN COUNT(*) PATTERN SEQ(S1, P+) WHERE P.price < NEXT(P).price AND P.v > 2 WITHIN 8 SLIDE 4\n"
-        "q2: RETURN COUNT(*) PATTERN SEQ(S2, P+) WHERE P.price < NEXT(P).price AND P.v > 4 WITHIN 12 SLIDE 6\n"
+        "q0: RETURN COUNT(*), SUM(P.v) PATTERN SEQ(S0, P+) WHERE P.price < NEXT(P).price WITHIN 8 SLIDE 4\n"
+        "q1: RETURN COUNT(*) PATTERN SEQ(S1, P+) WHERE P.price < NEXT(P).price AND P.v > 2 WITHIN 12 SLIDE 4\n"
+        "q2: RETURN COUNT(*) PATTERN SEQ(S2, P+) WHERE P.price < NEXT(P).price AND P.v > 4 WITHIN 16\n"
     )
     stream, t = [], 0
     for period, prices in enumerate([[3, 5, 4, 6, 8, 7], [2, 9, 10, 1, 11, 12]]):
@@ -382,19 +383,22 @@ def test_queries_of_one_shape_in_windows_of_their_own_run_as_one_joint_graph():
             t += 1
     workload = parse_workload(text)
     expected = evaluate_bruteforce(workload, stream)
-    # (q1 in [0, 8) by hand: S1 at 1, then its Ps at 4, 5, 6 with prices 5, 4, 6: 5 / 4 / 6 / 5 6 / 4 6)
+    # (by hand: q0 in [-4, 4) is S0 at 0 and the P at 3, whose v is 0; q2 in [0, 16) has Ps of prices 4, 6,
+    # 2, 9: from the first S2 the rising runs 4 / 6 / 2 / 9 / 4 6 / 4 9 / 6 9 / 2 9 / 4 6 9, from the second
+    # 2 / 9 / 2 9: 12)
     assert [(r.query, int(r.window_start), r.value) for r in expected] == [
-        ("q0", 0, 630), ("q0", 0, 12700), ("q1", 0, 5), ("q1", 8, 4), ("q2", -6, 1), ("q2", 0, 3), ("q2", 6, 15)
+        ("q0", -4, 1), ("q0", -4, 0), ("q0", 0, 23), ("q0", 0, 192), ("q0", 8, 8), ("q0", 8, 55),
+        ("q1", -4, 5), ("q1", 0, 11), ("q1", 4, 4), ("q1", 8, 19), ("q2", 0, 12),
     ]  # fmt: skip
     shared = {}
     for strategy in STRATEGIES:
         stats = EvaluationStats()
         assert evaluate(workload, stream, strategy, stats) == expected, strategy
         shared[strategy] = (stats.bursts, stats.shared_bursts)
-    # (the Ps in 2-second panes, gcd of the windows: 7 bursts. hamlet weighs each step by the window classes
-    # an event falls into: jointly 3, the windows that hold time 0 starting at 0, -4 and -6 s; alone 1, 2 and
-    # 2. In halves of a field 447 · 3 against 2 · (14 · 12 + 11 · 2 · 9 + 8 · 2 · 9) = 1020: it declines)
-    assert shared == {"greta": (0, 0), "static": (7, 7), "hamlet": (0, 0)}
+    # (the Ps in 4-second panes, gcd of the windows: 5 bursts. hamlet weighs each step by the window classes
+    # an event falls into: jointly 3, the windows that hold time 0 starting at 0, -4 and -8 s; alone 2, 3 and
+    # 1. In halves of a field 447 · 3 = 1341 against 2 · (14 · 2 · 12 + 11 · 3 · 9 + 8 · 1 · 9) = 1410: shared)
+    assert shared == {"greta": (0, 0), "static": (5, 5), "hamlet": (5, 5)}
     check_table(workload, stream, expected)
 
 

@@ -18,7 +18,7 @@
 //! zeros cannot hold: a NOT's match depends on the query's own events), on partitions whose values are
 //! ints (`SetKernel::joint_runs`: each block is converted as its graph's own run would be).
 
-use crate::graph::{Agg, Graph, Role, ANY};
+use crate::graph::{Agg, Graph, Member, Role, ANY};
 
 /// Per event above this many graphs of one joint graph, their masks would not fit a word.
 pub const MOST_GRAPHS: usize = 64;
@@ -105,27 +105,80 @@ fn shape(graph: &Graph) -> String {
 }
 
 /// The joint groups among `graphs` (each eligible, with its attributes at `attribute_at` of the set's and
-/// its roles per type number at `roles`), by shape, of two graphs or more, at most `MOST_GRAPHS` each.
+/// its roles per type number at `roles`): by shape, and within a shape by windows, as far as one joint
+/// graph over two windows' graphs steps less than one each (`merge_windows`); of two graphs or more, at most
+/// `MOST_GRAPHS` each.
 pub fn groups(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>]) -> Vec<JointGroup> {
-    let mut by_shape: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut by_shape: Vec<(String, Vec<Vec<usize>>)> = Vec::new();
     for (g, graph) in graphs.iter().enumerate() {
         if !eligible(graph) {
             continue;
         }
         let key = format!("{}|{:?}", shape(graph), &attribute_at[g][..edge_attributes(graph)]);
-        match by_shape
+        let at = match by_shape.iter().position(|(k, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                by_shape.push((key, Vec::new()));
+                by_shape.len() - 1
+            }
+        };
+        let by_windows = &mut by_shape[at].1;
+        match by_windows
             .iter_mut()
-            .find(|(k, members)| *k == key && members.len() < MOST_GRAPHS)
+            .find(|members| graphs[members[0]].windows == graph.windows)
         {
-            Some((_, members)) => members.push(g),
-            None => by_shape.push((key, vec![g])),
+            Some(members) => members.push(g),
+            None => by_windows.push(vec![g]),
         }
     }
-    by_shape
-        .into_iter()
-        .filter(|(_, members)| members.len() > 1)
-        .map(|(_, members)| joint(graphs, attribute_at, roles, members))
-        .collect()
+    let mut out = Vec::new();
+    for (_, mut by_windows) in by_shape {
+        merge_windows(graphs, &mut by_windows);
+        for mut members in by_windows {
+            members.sort_unstable();
+            out.extend(
+                members
+                    .chunks(MOST_GRAPHS)
+                    .filter(|chunk| chunk.len() > 1)
+                    .map(|chunk| joint(graphs, attribute_at, roles, chunk.to_vec())),
+            );
+        }
+    }
+    out
+}
+
+/// Groups of one shape in windows of their own, merged two at a time while one joint graph steps less than
+/// the two: per event, each of its window classes takes a step and every block's fields (a block of one
+/// window in a joint graph of another is stepped in that one's classes too: ten queries in a tumbling window
+/// and ten sliding through ten classes are cheaper as two joint graphs, three tumbling windows as one).
+fn merge_windows(graphs: &[&Graph], groups: &mut Vec<Vec<usize>>) {
+    let cost = |members: &[usize]| {
+        let mut windows = Vec::new();
+        for &g in members {
+            for w in &graphs[g].windows {
+                if !windows.contains(w) {
+                    windows.push(*w);
+                }
+            }
+        }
+        let width: usize = members.iter().map(|&g| graphs[g].kinds.len()).sum();
+        classes(&windows) * (EVENT_COST + width)
+    };
+    loop {
+        let mut best: Option<(usize, usize, usize)> = None; // (steps saved, i, j)
+        for i in 0..groups.len() {
+            for j in i + 1..groups.len() {
+                let apart = cost(&groups[i]) + cost(&groups[j]);
+                let together = cost(&[groups[i].as_slice(), groups[j].as_slice()].concat());
+                if together < apart && best.is_none_or(|(saved, ..)| apart - together > saved) {
+                    best = Some((apart - together, i, j));
+                }
+            }
+        }
+        let Some((_, i, j)) = best else { break };
+        let merged = groups.remove(j);
+        groups[i].extend(merged);
+    }
 }
 
 /// The joint graph of `members`: the first's shape, each graph's fields as one block, its updates and
@@ -225,8 +278,8 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
         .collect();
     JointGroup {
         quiet,
-        classes: members.iter().map(|&g| classes(graphs[g])).collect(),
-        joint_classes: classes(&graph),
+        classes: members.iter().map(|&g| classes(&graphs[g].windows)).collect(),
+        joint_classes: classes(&graph.windows),
         zero: graph.zero(),
         roles: joint_roles,
         role_graphs,
@@ -264,13 +317,13 @@ pub fn pays(group: &JointGroup, alone: &[usize], together: impl Iterator<Item = 
     joint * group.joint_classes < 2 * separate
 }
 
-/// The window classes an event of `graph` falls into, at most: the distinct starts of the windows that hold
-/// time 0, where every window's grid meets (two windows that start together are one class; consecutive ones
+/// The window classes an event falls into under `windows`, at most: the distinct starts of the windows that
+/// hold time 0, where every window's grid meets (two windows that start together are one class; consecutive ones
 /// with no event between their starts are one too, which both sides of `pays` gain alike). Counted up to
 /// `MOST_CLASSES`: a century sliding by a microsecond would be 3·10^15.
-fn classes(graph: &Graph) -> usize {
+fn classes(windows: &[Member]) -> usize {
     let mut starts = Vec::new();
-    for m in &graph.windows {
+    for m in windows {
         let mut start = 0;
         while start > -m.within && starts.len() < MOST_CLASSES {
             starts.push(start);
