@@ -1,6 +1,6 @@
 """The two workloads of issue 16, greta / static / hamlet in one run (strategies interleaved, best CPU s).
 
-    .venv/bin/python bench/issue16_workloads.py [--machines 200] [--periods 300] [--repeat 3] [--table]
+    .venv/bin/python bench/issue16_workloads.py [--machines 200] [--periods 300] [--repeat 3] [--table] [--windows]
 
 ``machines``: 200 machines, each an hour of two cycles ``Start``, a burst of 40 ``Load`` readings, then
 ``End`` or ``Alert``; 30 queries ``SEQ(Start, Load+, End)`` / ``SEQ(Start, Load+, Alert)``, all partitioned
@@ -54,12 +54,22 @@ def machines_stream(machines: int) -> list[Event]:
     return sorted(events, key=lambda e: e.time)
 
 
-def prices_workload() -> str:
+def prices_workload(windows: tuple[str, ...] = ("100000000",)) -> str:
+    """The twenty queries, query k in the window ``windows[k % len(windows)]``."""
     return "\n".join(
         f"q{k}: RETURN COUNT(*) PATTERN SEQ(S{k}, P+) WHERE P.price < NEXT(P).price AND P.v > {k * 5} "
-        f"WITHIN 100000000"
+        f"WITHIN {windows[k % len(windows)]}"
         for k in range(20)
     )
+
+
+# ``--windows``: the prices queries spread over windows of their own (a joint graph steps the classes of all
+# of them: ``joint::merge_windows`` keeps a tumbling and a sliding window's queries apart)
+WINDOW_MIXES = {
+    "3 tumbling": ("100000000", "50000000", "20000000"),
+    "2000/1000, 3000/1000": ("2000 SLIDE 1000", "3000 SLIDE 1000"),
+    "1000, 600/60": ("1000", "600 SLIDE 60"),
+}
 
 
 def prices_stream(periods: int) -> list[Event]:
@@ -89,15 +99,24 @@ def main() -> None:
     parser.add_argument(
         "--table", action="store_true", help="Arrow in, partial states out (hamlet.evaluate_table)"
     )
+    parser.add_argument(
+        "--windows", action="store_true", help="also prices with its queries in mixed windows"
+    )
     args = parser.parse_args()
     print(f"# {machine()}; {load()} at the start")
     print(
         "| workload | events | strategy | CPU s | × greta | shared bursts | identical |\n|---|---|---|---|---|---|---|"
     )
-    for name, text, events in (
+    runs = [
         ("machines", machines_workload(), machines_stream(args.machines)),
         ("prices", prices_workload(), prices_stream(args.periods)),
-    ):
+    ]
+    if args.windows:
+        runs += [
+            (f"prices, {mix}", prices_workload(w), prices_stream(args.periods))
+            for mix, w in WINDOW_MIXES.items()
+        ]
+    for name, text, events in runs:
         results = measure_all(
             parse_workload(text), events, ["greta", "static", "hamlet"], args.repeat, args.table
         )

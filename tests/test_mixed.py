@@ -318,6 +318,8 @@ def cli_rows(tmp: str, text: str, events_path: str, strategy: str) -> list[dict]
     with open(out_path, encoding="utf-8") as f:
         found = [json.loads(line) for line in f]
     for row in found:
+        if row["value"] in ("inf", "-inf") and row["aggregate"].startswith(("SUM", "AVG")):
+            row["value"] = float(row["value"])  # (a sum beyond double range, as the CLI writes it: README)
         value = row["value"]
         kind = "zero" if value == 0 and row["aggregate"].startswith(("MIN", "MAX")) else type(value).__name__
         row["kind"] = kind
