@@ -306,11 +306,12 @@ pub fn pays(group: &JointGroup, alone: &[usize], together: impl Iterator<Item = 
         .sum();
     let width: usize = group.widths.iter().sum();
     let mut joint = 0;
-    for (kind, mask) in together {
-        let matched: usize = (0..group.widths.len())
-            .filter(|b| mask >> b & 1 == 1)
-            .map(|b| group.widths[b])
-            .sum();
+    for (kind, mut mask) in together {
+        let mut matched = 0;
+        while mask != 0 {
+            matched += group.widths[mask.trailing_zeros() as usize];
+            mask &= mask - 1;
+        }
         let zeros = if group.quiet[kind] { 0 } else { width - matched };
         joint += 2 * (EVENT_COST + matched) + ZERO_HALVES * zeros;
     }
