@@ -312,50 +312,64 @@ def test_queries_of_one_shape_under_one_edge_predicate_equal_bruteforce(text, da
     check(text, data.draw(stream))
 
 
-def test_queries_of_one_shape_under_one_edge_predicate_share_every_burst_in_one_joint_graph():
-    """Issue 16's rising prices, small: five queries SEQ(S_k, P+) under P.price < NEXT(P).price, each with its
-    own threshold on P.v. No graphlet can take a P burst (each P meets the edge predicate on its own), so
-    static and hamlet run the five graphs as one joint graph: both P bursts shared, the oracle's rows."""
-    from hamlet import Event, evaluate
-    from hamlet.stats import EvaluationStats
+def rising_prices(starts: int, value=lambda period, i: (i * 3 + period * 5) % 11) -> list:
+    """Two periods of S0 .. S<starts - 1>, then six Ps whose prices rise and fall, one event a second; a P's v
+    is ``value(period, i)`` (the joint graphs' tests' stream)."""
+    from hamlet import Event
 
-    text = "\n".join(
-        f"q{k}: RETURN COUNT(*), SUM(P.v) PATTERN SEQ(S{k}, P+) WHERE P.price < NEXT(P).price AND P.v > {k * 2} "
-        "WITHIN 1000"
-        for k in range(5)
-    )
     stream, t = [], 0
     for period, prices in enumerate([[3, 5, 4, 6, 8, 7], [2, 9, 10, 1, 11, 12]]):
-        for k in range(5):
+        for k in range(starts):
             stream.append(Event(f"S{k}", t))
             t += 1
         for i, price in enumerate(prices):
-            stream.append(Event("P", t, {"price": price, "v": (i * 3 + period * 5) % 11}))
+            stream.append(Event("P", t, {"price": price, "v": value(period, i)}))
             t += 1
-    workload = parse_workload(text)
-    expected = evaluate_bruteforce(workload, stream)
-    # (q4's by hand: its Ps are 6 and 12, so S4, 6 / S4, 6, 12 / S4, 12, and the second S4, 12)
-    assert [r.value for r in expected if r.aggregate == "COUNT(*)"] == [174, 126, 54, 10, 4]
+    return stream
+
+
+def shared_bursts(workload, stream, expected, table: bool = True) -> dict[str, tuple[int, int]]:
+    """Per strategy, the bursts it counted and those it shared; each strategy's rows are ``expected``, on the
+    Events path and (``table``) on the table path."""
+    from hamlet import evaluate
+    from hamlet.stats import EvaluationStats
+
     shared = {}
     for strategy in STRATEGIES:
         stats = EvaluationStats()
         assert evaluate(workload, stream, strategy, stats) == expected, strategy
         shared[strategy] = (stats.bursts, stats.shared_bursts)
+    if table:
+        check_table(workload, stream, expected)
+    return shared
+
+
+def test_queries_of_one_shape_under_one_edge_predicate_share_every_burst_in_one_joint_graph():
+    """Issue 16's rising prices, small: five queries SEQ(S_k, P+) under P.price < NEXT(P).price, each with its
+    own threshold on P.v. No graphlet can take a P burst (each P meets the edge predicate on its own), so
+    static and hamlet run the five graphs as one joint graph: both P bursts shared, the oracle's rows."""
+    text = "\n".join(
+        f"q{k}: RETURN COUNT(*), SUM(P.v) PATTERN SEQ(S{k}, P+) WHERE P.price < NEXT(P).price AND P.v > {k * 2} "
+        "WITHIN 1000"
+        for k in range(5)
+    )
+    stream = rising_prices(5)
+    workload = parse_workload(text)
+    expected = evaluate_bruteforce(workload, stream)
+    # (q4's by hand: its Ps are 6 and 12, so S4, 6 / S4, 6, 12 / S4, 12, and the second S4, 12)
+    assert [r.value for r in expected if r.aggregate == "COUNT(*)"] == [174, 126, 54, 10, 4]
+    shared = shared_bursts(workload, stream, expected)
     # (hamlet weighs it by `joint::pays`, in halves of a field: the five graphs alone take 40 events of 8 + 4
     # each, 960; jointly the ten S events add to their own block, 10 · 2 · (8 + 4), and the ten Ps that any
     # graph matches (30 matches in all) step once with the others' blocks as zeros, Σ 2 · (8 + 4m) + (20 - 4m)
     # = 480: 720, so it shares both bursts too)
     assert shared == {"greta": (0, 0), "static": (2, 2), "hamlet": (2, 2)}
-    check_table(workload, stream, expected)
-    # Twenty periods, every P above every threshold: hamlet shares every burst too.
+    # Twenty periods, every P above every threshold: hamlet shares every burst too, with greta's rows.
+    from hamlet import Event, evaluate
+
     long = [Event(e.type, e.time + 11 * n, {**e.attributes, "v": 9} if e.type == "P" else {})
             for n in range(0, 20, 2) for e in stream]  # fmt: skip
-    rows = {}
-    for strategy in STRATEGIES:
-        stats = EvaluationStats()
-        rows[strategy] = evaluate(workload, long, strategy, stats)
-        shared[strategy] = (stats.bursts, stats.shared_bursts)
-    assert rows["static"] == rows["greta"] and rows["hamlet"] == rows["greta"]
+    shared = shared_bursts(workload, long, evaluate(workload, long, "greta"), table=False)
     assert shared == {"greta": (0, 0), "static": (20, 20), "hamlet": (20, 20)}
 
 
@@ -365,22 +379,12 @@ def test_queries_of_one_shape_in_windows_of_their_own_run_as_one_joint_graph():
     (`joint::merge_windows`: per event 3 classes of 8 + 6 fields against 2 · (8 + 4), 3 · (8 + 1) and 8 + 1),
     and a block's value in a class does not depend on whose window made it one: every strategy gives the
     oracle's rows in each query's own windows."""
-    from hamlet import Event, evaluate
-    from hamlet.stats import EvaluationStats
-
     text = (
         "q0: RETURN COUNT(*), SUM(P.v) PATTERN SEQ(S0, P+) WHERE P.price < NEXT(P).price WITHIN 8 SLIDE 4\n"
         "q1: RETURN COUNT(*) PATTERN SEQ(S1, P+) WHERE P.price < NEXT(P).price AND P.v > 2 WITHIN 12 SLIDE 4\n"
         "q2: RETURN COUNT(*) PATTERN SEQ(S2, P+) WHERE P.price < NEXT(P).price AND P.v > 4 WITHIN 16\n"
     )
-    stream, t = [], 0
-    for period, prices in enumerate([[3, 5, 4, 6, 8, 7], [2, 9, 10, 1, 11, 12]]):
-        for k in range(3):
-            stream.append(Event(f"S{k}", t))
-            t += 1
-        for i, price in enumerate(prices):
-            stream.append(Event("P", t, {"price": price, "v": (i * 3 + period * 5) % 11}))
-            t += 1
+    stream = rising_prices(3)
     workload = parse_workload(text)
     expected = evaluate_bruteforce(workload, stream)
     # (by hand: q0 in [-4, 4) is S0 at 0 and the P at 3, whose v is 0; q2 in [0, 16) has Ps of prices 4, 6,
@@ -390,16 +394,11 @@ def test_queries_of_one_shape_in_windows_of_their_own_run_as_one_joint_graph():
         ("q0", -4, 1), ("q0", -4, 0), ("q0", 0, 23), ("q0", 0, 192), ("q0", 8, 8), ("q0", 8, 55),
         ("q1", -4, 5), ("q1", 0, 11), ("q1", 4, 4), ("q1", 8, 19), ("q2", 0, 12),
     ]  # fmt: skip
-    shared = {}
-    for strategy in STRATEGIES:
-        stats = EvaluationStats()
-        assert evaluate(workload, stream, strategy, stats) == expected, strategy
-        shared[strategy] = (stats.bursts, stats.shared_bursts)
+    shared = shared_bursts(workload, stream, expected)
     # (the Ps in 4-second panes, gcd of the windows: 5 bursts. hamlet weighs each step by the window classes
     # an event falls into: jointly 3, the windows that hold time 0 starting at 0, -4 and -8 s; alone 2, 3 and
     # 1. In halves of a field 447 · 3 = 1341 against 2 · (14 · 2 · 12 + 11 · 3 · 9 + 8 · 1 · 9) = 1410: shared)
     assert shared == {"greta": (0, 0), "static": (5, 5), "hamlet": (5, 5)}
-    check_table(workload, stream, expected)
 
 
 def test_queries_of_one_shape_that_match_disjoint_events_are_not_joined_by_hamlet():
@@ -408,31 +407,16 @@ def test_queries_of_one_shape_that_match_disjoint_events_are_not_joined_by_hamle
     them anyway; hamlet weighs it (`joint::pays`, in halves of a field: per P 2 · (8 + 1) + 2 zeros against
     2 · (8 + 1) alone, the S events alike) and runs the three graphs on their own. Both give the oracle's
     rows."""
-    from hamlet import Event, evaluate
-    from hamlet.stats import EvaluationStats
-
     text = "\n".join(
         f"q{k}: RETURN COUNT(*) PATTERN SEQ(S{k}, P+) WHERE P.price < NEXT(P).price AND P.v >= {10 * k} "
         f"AND P.v < {10 * k + 10} WITHIN 1000"
         for k in range(3)
     )
-    stream, t = [], 0
-    for prices in ([3, 5, 4, 6, 8, 7], [2, 9, 10, 1, 11, 12]):
-        for k in range(3):
-            stream.append(Event(f"S{k}", t))
-            t += 1
-        for i, price in enumerate(prices):
-            stream.append(Event("P", t, {"price": price, "v": 10 * (i % 3) + i}))
-            t += 1
+    stream = rising_prices(3, lambda period, i: 10 * (i % 3) + i)
     workload = parse_workload(text)
     expected = evaluate_bruteforce(workload, stream)
     # (by hand: q0's Ps have prices 3, 6 | 2, 1: from the first S0 the rising runs 3 / 6 / 3 6 / 2 / 1, from
     # the second 2 / 1, so 7; q1's 5, 8 | 9, 11 and q2's 4, 7 | 10, 12 rise throughout: 15 + 3 each)
     assert [r.value for r in expected] == [7, 18, 18]
-    shared = {}
-    for strategy in STRATEGIES:
-        stats = EvaluationStats()
-        assert evaluate(workload, stream, strategy, stats) == expected, strategy
-        shared[strategy] = (stats.bursts, stats.shared_bursts)
+    shared = shared_bursts(workload, stream, expected)
     assert shared == {"greta": (0, 0), "static": (2, 2), "hamlet": (0, 0)}
-    check_table(workload, stream, expected)
