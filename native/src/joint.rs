@@ -152,6 +152,9 @@ pub fn groups(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<R
 /// window in a joint graph of another is stepped in that one's classes too: ten queries in a tumbling window
 /// and ten sliding through ten classes are cheaper as two joint graphs, three tumbling windows as one).
 fn merge_windows(graphs: &[&Graph], groups: &mut Vec<Vec<usize>>) {
+    if groups.len() > MOST_WINDOWS {
+        return; // (each window its own joint graph: the pairs to weigh grow with the square)
+    }
     let cost = |members: &[usize]| {
         let mut windows = Vec::new();
         for &g in members {
@@ -321,7 +324,8 @@ pub fn pays(group: &JointGroup, alone: &[usize], together: impl Iterator<Item = 
 /// The window classes an event falls into under `windows`, at most: the distinct starts of the windows that
 /// hold time 0, where every window's grid meets (two windows that start together are one class; consecutive ones
 /// with no event between their starts are one too, which both sides of `pays` gain alike). Counted up to
-/// `MOST_CLASSES`: a century sliding by a microsecond would be 3·10^15.
+/// `MOST_CLASSES`: a century sliding by a microsecond would be 3·10^15, and beyond a thousand classes
+/// an event's steps are many whichever the count.
 fn classes(windows: &[Member]) -> usize {
     let mut starts = Vec::new();
     for m in windows {
@@ -336,4 +340,7 @@ fn classes(windows: &[Member]) -> usize {
     starts.len().max(1)
 }
 
-const MOST_CLASSES: usize = 1 << 16;
+const MOST_CLASSES: usize = 1 << 10;
+
+/// Above this many distinct windows among the graphs of one shape, `merge_windows` leaves each its own.
+const MOST_WINDOWS: usize = 16;
