@@ -249,7 +249,7 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
     }
     graph.count_only = false;
     graph.final_only.iter_mut().for_each(|f| *f = false);
-    // (a position that only feeds running totals in every graph: `Partition::add_to_running_blocks`)
+    // (a position that only feeds running totals in every graph: `Partition::add_to_running`)
     for (p, f) in graph.feeds_only.iter_mut().enumerate() {
         *f = blocks.iter().all(|b| b.feeds_only[p]);
     }
@@ -300,7 +300,7 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
 /// Eq. 7 for a joint graph over one partition: `alone[i]` events of graph i stepped on their own (each a
 /// step and its block's fields), against each event of `together` (its type number, the graphs it matches)
 /// stepped once: its graphs' blocks, and the other blocks as zeros, but at a position that only feeds
-/// running totals, where it adds to its graphs' blocks alone (`Partition::add_to_running_blocks`).
+/// running totals, where it adds to its graphs' blocks alone (`Partition::add_to_running`).
 /// Each step is paid per window class the event falls into: a graph's `classes`, the joint graph's those of
 /// every window of its graphs.
 pub fn pays(group: &JointGroup, alone: &[usize], together: impl Iterator<Item = (usize, u64)>) -> bool {
@@ -322,10 +322,10 @@ pub fn pays(group: &JointGroup, alone: &[usize], together: impl Iterator<Item = 
 }
 
 /// The window classes an event falls into under `windows`, at most: the distinct starts of the windows that
-/// hold time 0, where every window's grid meets (two windows that start together are one class; consecutive ones
-/// with no event between their starts are one too, which both sides of `pays` gain alike). Counted up to
-/// `MOST_CLASSES`: a century sliding by a microsecond would be 3·10^15, and beyond a thousand classes
-/// an event's steps are many whichever the count.
+/// hold time 0, where every window's grid meets (two windows that start together are one class; consecutive
+/// ones with no event between their starts are one too, which both sides of `pays` gain alike). Counted up
+/// to `MOST_CLASSES`: a century sliding by a microsecond would be 3·10^15, and beyond a thousand classes an
+/// event's steps are many whichever the count.
 fn classes(windows: &[Member]) -> usize {
     let mut starts = Vec::new();
     for m in windows {
