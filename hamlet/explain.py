@@ -12,7 +12,9 @@ from hamlet.analysis.template import canonical, merge_ends
 from hamlet.analysis.windows import seconds_text
 from hamlet.analysis.workload import Workload, sharing_obstacle
 from hamlet.errors import shown_char, source_lines
+from hamlet.runtime.aggregates import FloatColumns, algebra_for
 from hamlet.runtime.dominance import dominance_applies
+from hamlet.runtime.greta import greta_plan
 from hamlet.runtime.native import event_grained, graphlet_obstacle, kernel_obstacle, predicates_obstacle
 from hamlet.runtime.partition import graph_key, merge_obstacle, merged_groups
 
@@ -105,6 +107,8 @@ def _sharing_plan(workload: Workload) -> list[str]:
                     out.append(
                         _graphlets(workload, f"{pattern}, its {event_type} bursts", event_type, sharers)
                     )
+        joint = "; ".join(f"{{{', '.join(names)}}}" for names in _joint_graphs(queries)) or "none"
+        out.append(f"    {{{', '.join(s.queries)}}}: joint graphs (static; hamlet where they pay): {joint}")
         graphs: dict[tuple, list[str]] = {}
         for q in queries:
             graphs.setdefault(graph_key(q), []).append(q.name)
@@ -114,6 +118,19 @@ def _sharing_plan(workload: Workload) -> list[str]:
         )
         out.extend(_merged_templates(list(graphs.values()), queries))
     return out
+
+
+def _joint_graphs(queries: list[AnalyzedQuery]) -> list[list[str]]:
+    """The queries of each joint graph the compiled set kernel forms (``native/src/joint.rs``: it alone decides
+    which graphs have one shape, and which windows join), from the set's plan as static and hamlet compile it."""
+    floats = FloatColumns([])
+    plan = greta_plan(
+        queries, {q.name: algebra_for(q, floats) for q in queries}, share_graphs=True, native=True
+    )
+    if plan.compiled_set is None:
+        return []
+    graphs = plan.compiled_set.graphs
+    return [[n for g in group for n in graphs[g].names] for group in plan.compiled_set.kernel.joint_groups()]
 
 
 def _graphlets(workload: Workload, what: str, event_type: str, sharers: Sequence[str]) -> str:

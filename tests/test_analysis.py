@@ -184,6 +184,30 @@ def test_explain_says_how_next_runs_on_a_position_template():
     )
 
 
+def test_explain_names_the_joint_graphs_the_kernel_forms():
+    """Queries of one shape under one edge predicate: one joint graph (native/src/joint.rs), across windows
+    where one graph steps less than one per window: two tumbling windows join; a window sliding through ten
+    classes stays apart from them. Queries without an edge predicate share their bursts in graphlets."""
+    from hamlet.explain import explain
+
+    def joint_line(windows: list[str]) -> str:
+        rising = [
+            f"q{k}: RETURN COUNT(*) PATTERN SEQ(S{k}, P+) WHERE P.price < NEXT(P).price WITHIN {window}"
+            for k, window in enumerate(windows)
+        ]
+        plain = [f"q{k}: RETURN COUNT(*) PATTERN SEQ(S{k}, P+) WITHIN 100" for k in (8, 9)]
+        text = "\n".join(rising + plain)
+        (line,) = [
+            line for line in explain(parse_workload(text)).splitlines() if "joint graphs (static" in line
+        ]
+        return line.split(": joint graphs (static; hamlet where they pay): ")[1]
+
+    assert joint_line(["100", "100", "100"]) == "{q0, q1, q2}"
+    assert joint_line(["100", "600", "100", "600"]) == "{q0, q1, q2, q3}"
+    assert joint_line(["100", "600 SLIDE 60", "100", "600 SLIDE 60"]) == "{q0, q2}; {q1, q3}"
+    assert joint_line(["100"]) == "none"  # (one query of that shape: nothing to join)
+
+
 def test_explain_gives_each_reason_a_burst_is_stepped_once_with_the_queries_it_holds_for():
     from hamlet.explain import explain
 

@@ -939,6 +939,11 @@ impl SetKernel {
             .find_map(|g| vertical::obstacle(&g.get().graph).map(String::from))
     }
 
+    /// The set's joint graphs (`joint.rs`): per joint graph, the numbers of the graphs it runs as one.
+    fn joint_groups(&self) -> Vec<Vec<usize>> {
+        self.joints.iter().map(|group| group.graphs.clone()).collect()
+    }
+
     /// What `run` summed, and the sums cleared: (graph, member, group, linear, [(window, value)]), a
     /// value being the change of the sum at that window for a linear aggregate (Python prefix-sums them),
     /// else the window's sum; values as Python holds aggregates.
