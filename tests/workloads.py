@@ -207,8 +207,10 @@ def attributes(draw, floats: bool = True) -> dict:
 
 
 def table_of(stream: list[Event]) -> pa.Table:
-    """A stream as the Spark job hands it to the engine: type, a timestamp (seconds), attribute columns."""
+    """A stream as the Spark job hands it to the engine: type, a timestamp (seconds), attribute columns (the
+    generators' x, y, s, g, k, then any other the stream's events hold)."""
     names = ["x", "y", "s", "g", "k"]
+    names += sorted({a for e in stream for a in e.attributes} - set(names))
     columns = {
         "event_type": pa.array([e.type for e in stream], pa.string()),
         "event_time": pa.array([round(e.time * 1_000_000) for e in stream], pa.int64()).cast(
