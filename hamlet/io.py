@@ -254,7 +254,7 @@ def _refuse_nul_bytes(table: pa.Table, path: str) -> None:
     """An ``EventError`` naming the first row of a text attribute that holds a NUL byte, as the CSV reader
     names its line and the loader of the events table quarantines such a row (``jobs/load_events.py``): the
     same file gives the same rows by every path. (``event_type`` is ``checked``'s, with its own message.)"""
-    import pyarrow.compute as pc
+    from hamlet.runtime.columnar import first_nul_row
 
     for field in table.schema:
         kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
@@ -262,9 +262,8 @@ def _refuse_nul_bytes(table: pa.Table, path: str) -> None:
             pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)
         ):
             continue
-        nul = pc.match_substring(table.column(field.name).cast(pa.large_string()), "\x00")
-        if pc.any(nul).as_py():
-            row = pc.index(nul, True).as_py()
+        row = first_nul_row(table.column(field.name).cast(pa.large_string()))
+        if row is not None:
             raise EventError(f"{field.name} holds a NUL byte", where=f"{path}, row {row + 1}")
 
 

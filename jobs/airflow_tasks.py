@@ -116,10 +116,13 @@ class DataDocsLink(BaseOperatorLink):
 
 def _rendered_workload(operator: Any) -> str:
     """The workload name in a task's rendered arguments (the ad hoc DAG's Param, when the task ran): the
-    ``--workload`` of spark-submit, or the ``.hamlet`` file among a Python task's arguments."""
+    ``--workload`` of spark-submit or of the job's arguments in a Python task (``[spark] server = true``), or
+    the ``.hamlet`` file among a Python task's arguments."""
+    op_args = getattr(operator, "op_args", None) or []
     args = [str(a) for a in (getattr(operator, "application_args", None) or [])]
+    args += [str(a) for argv in op_args if isinstance(argv, list) for a in argv]
     values = args[args.index("--workload") + 1 :][:1] if "--workload" in args else []
-    values += [str(a) for a in (getattr(operator, "op_args", None) or [])]
+    values += [str(a) for a in op_args if not isinstance(a, list)]
     found = [v for v in values if v.endswith(".hamlet") and "{{" not in v]
     return Path(found[0]).stem if found else ""
 

@@ -159,11 +159,16 @@ def _types(column: pa.ChunkedArray, where: str) -> pa.ChunkedArray:
     blank = pc.equal(types, "")
     if pc.any(blank).as_py():
         raise EventError(f"{TYPE} is empty", where=_row(where, pc.index(blank, True).as_py()))
-    nul = pc.match_substring(types, "\x00")
-    if pc.any(nul).as_py():
-        row = pc.index(nul, True).as_py()
+    row = first_nul_row(types)
+    if row is not None:
         raise EventError(f"{TYPE} {types[row].as_py()!r} holds a NUL byte", where=_row(where, row))
     return types
+
+
+def first_nul_row(column: pa.ChunkedArray) -> int | None:
+    """The 0-based index of a text column's first value that holds a NUL byte, or None."""
+    row: int = pc.index(pc.match_substring(column, "\x00"), True).as_py()
+    return row if row >= 0 else None
 
 
 def _row(where: str, index: int) -> str:

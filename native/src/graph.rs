@@ -8,6 +8,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyTuple};
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
 use std::collections::VecDeque;
 
 use crate::dominance::{LongerTrends, Parts};
@@ -1401,12 +1402,13 @@ impl<'a> Partition<'a> {
     fn add_to_running(&mut self, position: usize, mask: Option<u64>) {
         let kernel = self.kernel;
         let kleene = kernel.predecessors[position].contains(&position);
-        let ranges: Vec<std::ops::Range<usize>> = match (&self.blocks, mask) {
+        // (on the stack: this runs once per event that feeds running totals)
+        let ranges: SmallVec<[std::ops::Range<usize>; 4]> = match (&self.blocks, mask) {
             (Some(blocks), Some(mask)) => (0..blocks.graphs.len())
                 .filter(|b| mask >> b & 1 == 1)
                 .map(|b| blocks.offsets[b]..blocks.offsets[b] + blocks.widths[b])
                 .collect(),
-            _ => vec![0..kernel.kinds.len()],
+            _ => smallvec::smallvec![0..kernel.kinds.len()],
         };
         let classes = std::mem::take(&mut self.classes);
         for &c in &classes {
@@ -1416,7 +1418,7 @@ impl<'a> Partition<'a> {
             let start = self.starts_at(position, c);
             // (t out of its map while the others are added to it where they lie: no copy of theirs)
             let mut total = self.running[position].remove(&c);
-            let others: Vec<&Agg> = kernel.predecessors[position]
+            let others: SmallVec<[&Agg; 4]> = kernel.predecessors[position]
                 .iter()
                 .filter(|&&s| s != position)
                 .filter_map(|&s| self.running[s].get(&c))
@@ -1445,6 +1447,7 @@ impl<'a> Partition<'a> {
                     t[range.start].add_assign(&Num::ONE);
                 }
             }
+            drop(others);
             if let Some(t) = total {
                 self.running[position].insert(c, t);
             }

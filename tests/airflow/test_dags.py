@@ -198,18 +198,19 @@ def test_every_task_links_to_its_runs_data_docs_and_its_workloads_report(dags):
         assert {t.task_id: sorted(t.extra_links) for t in served.tasks} == {
             t.task_id: ["Data Docs (input)", "Data Docs (output)", "Report"] for t in dag.tasks
         }
-        # the ad hoc DAG's workload is a Param: its links are made from the task's rendered arguments
-        rendered = type(
-            "Rendered", (), {"application_args": ["--workload", "conf/workloads/factory_sensors.hamlet"]}
-        )()
-        links = [
-            link.get_link(rendered, ti_key=key) for link in dag.get_task("aggregate").operator_extra_links
-        ]
-        assert links == [
-            "http://127.0.0.1:8080/hamlet/data_docs/factory_sensors/scheduled__2026-01-05T01_00_00_00_00/events/index.html",
-            "http://127.0.0.1:8080/hamlet/data_docs/factory_sensors/scheduled__2026-01-05T01_00_00_00_00/trend_aggregates/index.html",
-            f"http://127.0.0.1:8080/hamlet/{report}",
-        ]
+        # the ad hoc DAG's workload is a Param: its links are made from the task's rendered arguments, those
+        # of spark-submit or (``[spark] server = true``) the job's arguments of the Python task
+        argv = ["--workload", "conf/workloads/factory_sensors.hamlet", "--start", "2026-01-05T01:00:00+00:00"]
+        for arguments in ({"application_args": argv}, {"op_args": [argv]}):
+            rendered = type("Rendered", (), arguments)()
+            links = [
+                link.get_link(rendered, ti_key=key) for link in dag.get_task("aggregate").operator_extra_links
+            ]
+            assert links == [
+                "http://127.0.0.1:8080/hamlet/data_docs/factory_sensors/scheduled__2026-01-05T01_00_00_00_00/events/index.html",
+                "http://127.0.0.1:8080/hamlet/data_docs/factory_sensors/scheduled__2026-01-05T01_00_00_00_00/trend_aggregates/index.html",
+                f"http://127.0.0.1:8080/hamlet/{report}",
+            ], arguments
 
 
 def test_the_plugin_serves_only_files_inside_its_folders(config, tmp_path):

@@ -1,7 +1,9 @@
 """End to end through Airflow's own processes: the API server, the scheduler and the DAG processor of the
 venv's ``airflow`` run on 127.0.0.1 with the test environment (tests/airflow/conftest.py); the ad hoc DAG is
 unpaused and triggered through the REST API as the UI does it (``logical_date: null`` and the Params as
-conf), and its rows must equal those of a direct run of the Spark job.
+conf), and its rows must equal those of a direct run of the Spark job. Its Spark tasks run as clients of one
+Spark Connect server (``[spark] server = true``) that the first of them starts, as a team that runs the
+pipeline all day would set it; test_pipeline.py runs the default, a JVM per task.
 
 No triggerer: the ad hoc DAG has no deferrable task (SparkSubmitOperator and the @task functions run in the
 LocalExecutor's workers). Every process is started in its own session (process group) and stopped at the
@@ -11,6 +13,10 @@ end, its children included; the test asserts that none is left.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +25,7 @@ from urllib.parse import quote
 
 import pytest
 import requests
-from services import AirflowApi, api_environment, api_server, free_port, started
+from services import AirflowApi, Service, api_environment, api_server, free_port, started
 
 pytestmark = pytest.mark.slow  # end to end: Airflow's API server, scheduler and DAG processor
 
@@ -28,9 +34,13 @@ WORKLOAD = "conf/workloads/rideshare_trips.hamlet"
 START, END = "2026-01-05T09:00:00+00:00", "2026-01-05T10:00:00+00:00"
 CONF = {"workload": WORKLOAD, "start": START, "end": END, "strategy": "hamlet"}
 TASKS = {"check_params", "validate_events", "aggregate", "verify_commit", "validate_aggregates"}
+SERVER = "\n[spark]\nserver = true\n"
+SPARK_SERVER_STOP = [sys.executable, "-m", "jobs.spark_server", "stop"]
+ROOT = Path(__file__).resolve().parents[2]
+JVM_START = "Using incubator modules"  # every JVM prints it when it starts
 COLUMNS = ["query", "window_start", "window_end", "group_key", "aggregate", "value_exact"]
 # Generous: 2 cores shared with other jobs. Measured at a load of 4-5: healthy after 10-12 s, the run
-# 3.5-6 min (each validation task and the Spark job start a JVM of their own: 1-2 min each).
+# 3.5-6 min with a JVM per task (1-2 min each); idle, 86 s with a JVM per task.
 HEALTH_TIMEOUT = 240
 DAG_TIMEOUT = 240
 RUN_TIMEOUT = 600
@@ -41,6 +51,10 @@ RUN_TIMEOUT = 600
 
 class Airflow(AirflowApi):
     """The running Airflow, and the ad hoc DAG's runs."""
+
+    def __init__(self, base: str, home: Path, services: list[Service], env: dict[str, str]) -> None:
+        super().__init__(base, home, services)
+        self.env = env
 
     def task_instances(self, run_id: str) -> list[dict[str, Any]]:
         body = self.api("GET", f"/dags/{DAG_ID}/dagRuns/{quote(run_id, safe='')}/taskInstances")
@@ -81,25 +95,45 @@ class Airflow(AirflowApi):
 
 @pytest.fixture
 def airflow(airflow_home: Path, clean_events: str, tmp_path: Path) -> Iterator[Airflow]:
-    """API server, scheduler and DAG processor on a free port of 127.0.0.1; stopped (and checked to be
-    gone) at the end, whatever happened."""
-    port = free_port()
+    """API server, scheduler and DAG processor on a free port of 127.0.0.1, the pipeline's settings those of
+    the other tests with ``[spark] server = true`` (tests/airflow/test_pipeline.py runs the default, a JVM per
+    task); stopped (and checked to be gone) at the end, whatever happened, the Spark Connect server too."""
+    port, spark_port = free_port(), free_port()
+    conf = tmp_path / "pipeline.toml"
+    conf.write_text(
+        Path(os.environ["HAMLET_PIPELINE_CONF"]).read_text(encoding="utf-8") + SERVER, encoding="utf-8"
+    )
     env = {
         **api_environment(port),
+        "HAMLET_PIPELINE_CONF": str(conf),
+        "HAMLET_SPARK_SERVER_PORT": str(spark_port),
         "AIRFLOW__CORE__PARALLELISM": "2",
         "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": "2",
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "10",
     }
+    env.pop("HAMLET_SPARK_REMOTE", None)
     commands = {
         "api-server": api_server(port),
         "scheduler": ["scheduler"],
         "dag-processor": ["dag-processor"],
     }
-    with started(commands, env, tmp_path) as services:
-        yield Airflow(f"http://127.0.0.1:{port}", airflow_home, services)
+    try:
+        with started(commands, env, tmp_path) as services:
+            yield Airflow(f"http://127.0.0.1:{port}", airflow_home, services, env)
+    finally:  # (the test stops it and checks; this is for a test that failed before)
+        subprocess.run(SPARK_SERVER_STOP, env=env, cwd=ROOT, capture_output=True, timeout=120, check=False)
+        shutil.rmtree(ROOT / "var" / "spark-server" / str(spark_port), ignore_errors=True)
 
 
 # -------------------------------------------------------------------------------------------------- the test
+
+
+def gone(pid: int) -> bool:
+    """No process ``pid``, or only its zombie."""
+    try:
+        return "\nState:\tZ" in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
 
 
 def window_rows(table: str, run_id: str | None = None) -> list[tuple[str, ...]]:
@@ -197,6 +231,27 @@ def test_the_adhoc_dag_triggered_through_the_rest_api_equals_the_spark_job(confi
 
     rows = window_rows(config.output_table, run_id)
     assert rows == reference
+
+    # [spark] server = true: the first Spark task started the Spark Connect server, the later two joined it,
+    # and no task started a JVM (the server is the run's one Spark application).
+    logs = {
+        task: airflow.task_log(run_id, task, 1)
+        for task in ("validate_events", "aggregate", "validate_aggregates")
+    }
+    assert "spark-server: started (pid " in logs["validate_events"], logs["validate_events"][-3000:]
+    for task, log in logs.items():
+        assert JVM_START not in log, log[-3000:]
+        assert f"{task} rideshare_trips [2026-01-05T09:00Z, 2026-01-05T10:00Z): " in log, log[-3000:]
+        if task != "validate_events":
+            assert "spark-server: running (pid " in log, log[-3000:]
+    stopped = subprocess.run(SPARK_SERVER_STOP, env=airflow.env, cwd=ROOT, capture_output=True, text=True,
+                             timeout=120, check=False)  # fmt: skip
+    assert stopped.stdout.startswith("spark-server: stopped (pid "), stopped.stdout + stopped.stderr
+    pid = int(stopped.stdout.split("(pid ")[1].split(")")[0])
+    assert gone(pid)
+    status = subprocess.run([*SPARK_SERVER_STOP[:-1], "status"], env=airflow.env, cwd=ROOT, capture_output=True,
+                            text=True, timeout=60, check=False)  # fmt: skip
+    assert (status.returncode, status.stdout.strip()) == (1, "spark-server: not running")
 
     # Extra Links: the run's Data Docs and the reports, served by the API server (plugins/) to logged-in users
     links = airflow.api("GET", f"{path}/taskInstances/aggregate/links")["extra_links"]

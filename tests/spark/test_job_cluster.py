@@ -136,22 +136,39 @@ def test_the_workers_python_cannot_run_the_engine():
         assert done.returncode == 1 and f"No module named '{module}'" in done.stderr
 
 
-def test_the_job_on_a_standalone_cluster_equals_the_local_run(
+# The trips workload with one query more: one stream partition (no GROUP-BY, no equivalence), issue 19's shape,
+# which the cluster run cuts into time segments.
+HOT_PARTITION_QUERY = """
+hot: RETURN COUNT(*), SUM(T.duration), AVG(T.speed) PATTERN SEQ(Request R, Travel T+, NOT Pickup P)
+    WITHIN 30 min SLIDE 5 min
+"""
+
+
+def test_the_job_on_a_standalone_cluster_equals_the_local_run_hot_partition_cut_in_time_segments(
     spark, cluster, events_table, workload_file, tmp_path
 ):
+    """One application on the cluster (each costs a minute here): the shipped environment, --master, and a hot
+    stream partition whose segments run as tasks on both workers' executors and compose to the rows of the
+    local run, which runs every partition whole."""
     from pyspark.testing import assertDataFrameEqual
 
     from jobs.aggregate import main
 
-    args = ["--workload", str(workload_file), "--start", START.isoformat(), "--end", END.isoformat(),
+    workload = tmp_path / "trips_and_hot.hamlet"
+    workload.write_text(workload_file.read_text(encoding="utf-8") + HOT_PARTITION_QUERY, encoding="utf-8")
+    args = ["--workload", str(workload), "--start", START.isoformat(), "--end", END.isoformat(),
             "--events-table", events_table, "--workload-name", "trips"]  # fmt: skip
-    assert main([*args, "--output-table", str(tmp_path / "local")]) == 0
+    assert (
+        main([*args, "--output-table", str(tmp_path / "local"), "--segment-events", "0", "--run-id", "local"])
+        == 0
+    )
     # spark-submit (its own --master stays local) running the job with the job's --master pointing at the
     # cluster: covers both the spark-submit entry point and --master. `hamlet aggregate` is the same main().
     submit = str(Path(sys.executable).parent / "spark-submit")
     done = run([submit, "--master", "local[1]", "jobs/aggregate.py", *args, "--output-table",
-                str(tmp_path / "cluster"), "--master", cluster["url"]], PYSPARK_PYTHON=sys.executable)  # fmt: skip
-    assert "rows written" in done.stdout
+                str(tmp_path / "cluster"), "--segment-events", "50", "--run-id", "cluster", "--master", cluster["url"]],
+               PYSPARK_PYTHON=sys.executable)  # fmt: skip
+    assert "rows written" in done.stdout and "time segments" in done.stdout, done.stdout[-3000:]
 
     # The executors imported the compiled engine from the shipped archive, unpacked in the worker's folder for
     # this application, with the archive's Python: not from the driver's .venv, not the worker's Python.
@@ -169,8 +186,14 @@ def test_the_job_on_a_standalone_cluster_equals_the_local_run(
     columns = ["workload", "query", "window_start", "window_end", "group", "group_key", "aggregate", "value",
                "value_exact", "strategy", "window_end_date"]  # fmt: skip
     local = spark.read.format("delta").load(str(tmp_path / "local")).select(*columns)
-    assert local.count() > 100
+    assert local.where(local.query == "hot").count() > 20 and local.where(local.query != "hot").count() > 100
     assertDataFrameEqual(spark.read.format("delta").load(str(tmp_path / "cluster")).select(*columns), local)
+    # run_stats (beside both outputs): the hot query's set whole in the local run, in >= 4 segments (2 per
+    # core) on the cluster; the trips sets' partitions (a few events each) are never cut.
+    stats = spark.read.format("delta").load(str(tmp_path / "run_stats")).collect()
+    segments = {(r.run_id, tuple(r.queries)): r.engine_stats["segments"] for r in stats}
+    assert segments.pop(("cluster", ("hot",))) >= 4 and segments.pop(("local", ("hot",))) == 0
+    assert set(segments.values()) == {0} and len(segments) == 4, segments
 
     # It ran on the cluster: the master lists the finished application, its executors ran on the worker.
     with urllib.request.urlopen(f"{cluster['ui']}/json/", timeout=10) as response:
@@ -179,41 +202,6 @@ def test_the_job_on_a_standalone_cluster_equals_the_local_run(
     assert finished == ["hamlet-aggregate"], state  # this test runs first: the one application so far
     assert [w["state"] for w in state["workers"]] == ["ALIVE"] * WORKERS
     assert len(list(cluster["base"].glob("work*/app-*/*/stderr"))) == WORKERS  # an executor on each worker
-
-
-# One stream partition (no GROUP-BY, no equivalence): issue 19's shape, cut into time segments.
-HOT_PARTITION_WORKLOAD = """
-hot: RETURN COUNT(*), SUM(T.duration), AVG(T.speed) PATTERN SEQ(Request R, Travel T+, NOT Pickup P)
-    WITHIN 30 min SLIDE 5 min
-"""
-
-
-def test_a_hot_partition_in_time_segments_on_the_cluster_equals_the_local_run_whole(
-    spark, cluster, events_table, tmp_path
-):
-    # The segments run as tasks on both workers' executors and compose to the rows of the partition run whole.
-    from pyspark.testing import assertDataFrameEqual
-
-    from jobs.aggregate import main
-
-    workload = tmp_path / "hot.hamlet"
-    workload.write_text(HOT_PARTITION_WORKLOAD, encoding="utf-8")
-    args = ["--workload", str(workload), "--start", START.isoformat(), "--end", END.isoformat(),
-            "--events-table", events_table, "--workload-name", "hot"]  # fmt: skip
-    assert main([*args, "--output-table", str(tmp_path / "whole"), "--segment-events", "0"]) == 0
-    submit = str(Path(sys.executable).parent / "spark-submit")
-    done = run([submit, "--master", "local[1]", "jobs/aggregate.py", *args, "--output-table",
-                str(tmp_path / "segments"), "--segment-events", "50", "--master", cluster["url"]],
-               PYSPARK_PYTHON=sys.executable)  # fmt: skip
-    assert "time segments" in done.stdout, done.stdout[-3000:]
-    columns = ["query", "window_start", "window_end", "aggregate", "value", "value_exact"]
-    whole = spark.read.format("delta").load(str(tmp_path / "whole")).select(*columns)
-    assert whole.count() > 20
-    assertDataFrameEqual(spark.read.format("delta").load(str(tmp_path / "segments")).select(*columns), whole)
-    # run_stats (beside both outputs): the whole run in one call, the other in >= 4 segments (2 per core).
-    stats = spark.read.format("delta").load(str(tmp_path / "run_stats")).collect()
-    segments = sorted(r.engine_stats["segments"] for r in stats)
-    assert segments[0] == 0 and segments[1] >= 4 and len(segments) == 2, segments
 
 
 def test_executors_without_the_engine_fail_at_once_with_one_clear_error(cluster, events_table, workload_file,

@@ -1,13 +1,10 @@
-"""One long-lived Spark Connect server (``jobs/spark_server.py``) started on 127.0.0.1, the input gate and the
-job run against it as separate processes (``HAMLET_SPARK_REMOTE``, as the pipeline's tasks do with
-``[spark] server = true``): the same rows as the local run, the run's statistics committed, no JVM started by
-the clients, and the server stopped by its PID."""
+"""One long-lived Spark Connect server (``jobs/spark_server.py``) on 127.0.0.1, the input gate and the job run
+against it as separate processes (``HAMLET_SPARK_REMOTE``, as the pipeline's tasks do with ``[spark] server =
+true``): the same rows as the local run, the run's statistics committed, no JVM started by the clients."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -15,7 +12,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from spark_env import ROOT, free_port, pipeline_conf
+from spark_env import ROOT, pipeline_conf
 from spark_env import START as EVENTS_START
 
 from jobs.schema import NOT_YET_A_TABLE
@@ -37,86 +34,65 @@ def run(command: list[str], env: dict[str, str], status: int = 0) -> subprocess.
     return done
 
 
-def alive(pid: int) -> bool:
-    status = Path(f"/proc/{pid}/status")
-    return status.exists() and "\nState:\tZ" not in status.read_text()
-
-
 def test_the_gate_and_the_job_over_one_spark_connect_server_equal_the_local_run(
-    spark, events_table, workload_file, tmp_path
+    spark, spark_server, events_table, workload_file, tmp_path
 ):
+    """The run's one server (tests/spark/conftest.py); starting one where it runs joins it. (A task starting
+    it, and stopping it by its PID: tests/airflow/test_rest_e2e.py.)"""
     from pyspark.testing import assertDataFrameEqual
 
     from jobs.aggregate import main
     from jobs.pipeline import load_config
     from jobs.validate import validate_events
 
-    port = free_port()
-    env = {**os.environ, "HAMLET_ENV": "test", "HAMLET_SPARK_SERVER_PORT": str(port)}
     server = [sys.executable, "-m", "jobs.spark_server"]
-    started = run([*server, "start"], env)
-    assert (
-        started.stdout.startswith("spark-server: started (pid ")
-        and f"at sc://127.0.0.1:{port}" in started.stdout
+    port = spark_server["HAMLET_SPARK_SERVER_PORT"]
+    status = run([*server, "status"], spark_server).stdout.strip()
+    running = re.fullmatch(rf"spark-server: running \(pid (\d+)\) at sc://127\.0\.0\.1:{port}", status)
+    assert running, status
+    pid = int(running[1])
+    assert run([*server, "start"], spark_server).stdout.startswith(f"spark-server: running (pid {pid})")
+
+    # The input gate (Great Expectations on Spark) as a client, against the same gate in this process.
+    conf = pipeline_conf(
+        tmp_path / "pipeline.toml", events_table, workload_file, tmp_path / "remote", server=True
     )
-    pid = int(started.stdout.split("(pid ")[1].split(")")[0])
-    try:
-        assert run([*server, "start"], env).stdout.startswith(
-            f"spark-server: running (pid {pid})"
-        )  # idempotent
-        remote = {**env, "HAMLET_SPARK_REMOTE": f"sc://127.0.0.1:{port}"}
+    gate = run([HAMLET, "validate", "events", "--start", START.isoformat(), "--end", END.isoformat(),
+                "--run-id", "remote", "--conf", str(conf)], spark_server)  # fmt: skip
+    local_conf = pipeline_conf(
+        tmp_path / "local.toml", events_table, workload_file, tmp_path / "local", server=True
+    )
+    local_gate = validate_events(load_config(local_conf), START, END, "local", spark=spark)
+    assert local_gate.rows > 100
+    expected = f"{local_gate.rows} rows in, {local_gate.bad_rows} quarantined, "
+    assert expected in gate.stdout.splitlines()[-1], gate.stdout
+    assert JVM_START not in gate.stderr
 
-        # The input gate (Great Expectations on Spark) as a client, against the same gate in this process.
-        conf = pipeline_conf(
-            tmp_path / "pipeline.toml", events_table, workload_file, tmp_path / "remote", server=True
-        )
-        gate = run([HAMLET, "validate", "events", "--start", START.isoformat(), "--end", END.isoformat(),
-                    "--run-id", "remote", "--conf", str(conf)], remote)  # fmt: skip
-        local_conf = pipeline_conf(
-            tmp_path / "local.toml", events_table, workload_file, tmp_path / "local", server=True
-        )
-        local_gate = validate_events(load_config(local_conf), START, END, "local", spark=spark)
-        assert local_gate.rows > 100
-        expected = f"{local_gate.rows} rows in, {local_gate.bad_rows} quarantined, "
-        assert expected in gate.stdout.splitlines()[-1], gate.stdout
-        assert JVM_START not in gate.stderr
-
-        # The job as a client: the same rows as the local run, its statistics committed.
-        args = ["--workload", str(workload_file), "--start", START.isoformat(), "--end", END.isoformat(),
-                "--events-table", events_table, "--workload-name", "trips"]  # fmt: skip
-        assert main([*args, "--output-table", str(tmp_path / "local" / "out")]) == 0
-        job = run([HAMLET, "aggregate", *args, "--output-table", str(tmp_path / "remote" / "out"),
-                   "--run-id", "remote-run"], remote)  # fmt: skip
-        assert "rows written" in job.stdout and JVM_START not in job.stderr
-        columns = ["workload", "query", "window_start", "window_end", "group", "group_key", "aggregate", "value",
-                   "value_exact", "strategy", "window_end_date"]  # fmt: skip
-        local = spark.read.format("delta").load(str(tmp_path / "local" / "out")).select(*columns)
-        assert local.count() > 100
-        assertDataFrameEqual(
-            spark.read.format("delta").load(str(tmp_path / "remote" / "out")).select(*columns), local
-        )
-        stats = spark.read.format("delta").load(str(tmp_path / "remote" / "run_stats")).collect()
-        assert {(r.run_id, r.status) for r in stats} == {("remote-run", "committed")}
-        assert len({r.output_version for r in stats}) == 1 and stats[0].output_version is not None
-
-        assert (
-            run([*server, "status"], env).stdout.strip()
-            == f"spark-server: running (pid {pid}) at sc://127.0.0.1:{port}"
-        )
-    finally:
-        stopped = run([*server, "stop"], env)
-    assert stopped.stdout.strip() == f"spark-server: stopped (pid {pid})"
-    assert not alive(pid)
-    assert run([*server, "status"], env, status=1).stdout.strip() == "spark-server: not running"
-    shutil.rmtree(ROOT / "var" / "spark-server" / str(port))  # its PID file and log (kept when a test fails)
+    # The job as a client: the same rows as the local run, its statistics committed.
+    args = ["--workload", str(workload_file), "--start", START.isoformat(), "--end", END.isoformat(),
+            "--events-table", events_table, "--workload-name", "trips"]  # fmt: skip
+    assert main([*args, "--output-table", str(tmp_path / "local" / "out")]) == 0
+    job = run([HAMLET, "aggregate", *args, "--output-table", str(tmp_path / "remote" / "out"),
+               "--run-id", "remote-run"], spark_server)  # fmt: skip
+    assert "rows written" in job.stdout and JVM_START not in job.stderr
+    columns = ["workload", "query", "window_start", "window_end", "group", "group_key", "aggregate", "value",
+               "value_exact", "strategy", "window_end_date"]  # fmt: skip
+    local = spark.read.format("delta").load(str(tmp_path / "local" / "out")).select(*columns)
+    assert local.count() > 100
+    assertDataFrameEqual(
+        spark.read.format("delta").load(str(tmp_path / "remote" / "out")).select(*columns), local
+    )
+    stats = spark.read.format("delta").load(str(tmp_path / "remote" / "run_stats")).collect()
+    assert {(r.run_id, r.status) for r in stats} == {("remote-run", "committed")}
+    assert len({r.output_version for r in stats}) == 1 and stats[0].output_version is not None
 
 
 def test_hours_of_one_day_committed_at_once_over_spark_connect_are_retried(spark, spark_server, events_table,
                                                                            workload_file, tmp_path):  # fmt: skip
-    """Four hourly jobs of one day at once, each a Connect client process (concurrent backfill runs with
+    """Three hourly jobs of one day at once, each a Connect client process (concurrent backfill runs with
     ``[spark] server = true``): their commits to the same window_end_date partition conflict on the server,
-    the clients get Delta's conflicts (not Connect's UnknownException) and commit again; the four together
-    equal one local run over the four hours."""
+    the clients get Delta's conflicts (not Connect's UnknownException) and commit again; the three together
+    equal one local run over the three hours."""
     from pyspark.testing import assertDataFrameEqual
 
     from jobs.aggregate import build_parser, make_plan, run
@@ -126,7 +102,7 @@ def test_hours_of_one_day_committed_at_once_over_spark_connect_are_retried(spark
                 "--events-table", events_table, "--output-table", str(output), "--strategy", "greta"]  # fmt: skip
 
     output, whole = tmp_path / "connect" / "trend_aggregates", tmp_path / "whole" / "trend_aggregates"
-    hours = [EVENTS_START + timedelta(hours=h) for h in range(5)]
+    hours = [EVENTS_START + timedelta(hours=h) for h in range(4)]
     jobs = [subprocess.Popen([HAMLET, "aggregate", *argv(start, end, output), "--run-id", f"hour-{start:%H}"],
                              env=spark_server, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True) for start, end in pairwise(hours)]  # fmt: skip
