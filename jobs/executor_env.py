@@ -84,6 +84,7 @@ def build(wheel: Path) -> Path:
           "--no-input", *pins, str(wheel)])  # fmt: skip
     # pip and setuptools of a fresh venv are not needed by the workers: leaving them out saves ~15 MB.
     _run([str(env / "bin" / "python"), "-m", "pip", "uninstall", "-qq", "-y", "pip"])
+    _drop_unused(env)
     partial = dist / f"{ARCHIVE}.tmp"
     partial.unlink(missing_ok=True)
     _run([str(Path(sys.executable).parent / "venv-pack"), "--prefix", str(env), "--output", str(partial),
@@ -92,6 +93,18 @@ def build(wheel: Path) -> Path:
     partial.replace(target)
     shutil.rmtree(env)
     return target
+
+
+def _drop_unused(env: Path) -> None:
+    """The libraries' own test suites and Arrow's C++ headers and sources, which no worker imports: each
+    executor fetches and unpacks the archive, and they are about a sixth of it (17 of 108 MB packed)."""
+    for site in env.glob("lib/python*/site-packages"):
+        for library in LIBRARIES:
+            for tests in sorted((site / library).rglob("tests"), reverse=True):
+                if tests.is_dir():
+                    shutil.rmtree(tests)
+        for folder in ("include", "src"):
+            shutil.rmtree(site / "pyarrow" / folder, ignore_errors=True)
 
 
 def _run(command: list[str]) -> None:

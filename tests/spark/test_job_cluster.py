@@ -182,6 +182,12 @@ def test_the_job_on_a_standalone_cluster_equals_the_local_run_hot_partition_cut_
     assert Path(python) == unpacked / "bin" / "python"
     assert Path(native).parent == unpacked / "lib" / "python3.11" / "site-packages" / "hamlet_native"
     assert Path(native).name == "__init__.py" and ".venv" not in native
+    # (packed without what no worker imports: the libraries' tests, Arrow's headers)
+    site = unpacked / "lib" / "python3.11" / "site-packages"
+    assert (site / "pandas" / "core").is_dir() and (site / "pyarrow" / "compute.py").is_file()
+    assert not any(
+        (site / p).exists() for p in ("pandas/tests", "numpy/_core/tests", "pyarrow/tests", "pyarrow/include")
+    )
 
     columns = ["workload", "query", "window_start", "window_end", "group", "group_key", "aggregate", "value",
                "value_exact", "strategy", "window_end_date"]  # fmt: skip
