@@ -3,7 +3,13 @@ one such run for real and checks that a backfill finds it."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def hour(h: int) -> datetime:
@@ -32,3 +38,24 @@ def test_the_demo_runs_are_the_runs_the_scheduler_makes_for_its_hours():
         datetime(2026, 1, 6, 1, tzinfo=UTC),
     )
     assert scheduled_runs(dag, hour(0), 0) == []
+
+
+def test_the_demo_quiets_airflows_bookkeeping_and_keeps_the_tasks_summaries():
+    """In a process of its own, as scripts/demo runs (Airflow reads its configuration when first imported): the
+    loggers of the task runner and the models at WARNING, spark-submit's relayed output (the aggregate task's
+    summary) at INFO."""
+    code = (
+        "from jobs.demo import quiet_bookkeeping\n"
+        "quiet_bookkeeping()\n"
+        "import airflow, structlog\n"
+        "structlog.get_logger('task').info('runner-line')\n"
+        "structlog.get_logger('airflow.models.dagrun.DagRun').info('dagrun-line')\n"
+        "structlog.get_logger('airflow.task.hooks.airflow.providers.apache.spark.hooks.spark_submit.SparkSubmitHook')"
+        ".info('summary-line')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "AIRFLOW__LOGGING__NAMESPACE_LEVELS"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "summary-line" in out and "runner-line" not in out and "dagrun-line" not in out, out
