@@ -420,3 +420,25 @@ def test_queries_of_one_shape_that_match_disjoint_events_are_not_joined_by_hamle
     assert [r.value for r in expected] == [7, 18, 18]
     shared = shared_bursts(workload, stream, expected)
     assert shared == {"greta": (0, 0), "static": (2, 2), "hamlet": (0, 0)}
+
+
+def test_a_joint_graph_reads_no_attribute_of_another_members_end_type():
+    """Found by the deep run of ``test_multi_query_workloads_equal_bruteforce``: two queries of one shape whose
+    trends end in D+ and G+ run as one joint graph, whose end place carries q1's AVG(G.x). A D event, of which
+    no query reads an attribute, was read for that update too: the kernel panicked (index out of bounds) on
+    the Events path. Each B set of (SEQ(B+, C))+ ({B1}, {B2}, {B1, B2}: 3 >= 2) before C3, then D+ (D4, D6, both)
+    or G+ (G5, G7, both): 9 trends each; q1's G values summed over them 3 · (4 + 6 + 10) = 60 of 12 Gs."""
+    workload = parse_workload(
+        "q0: RETURN COUNT(*) PATTERN SEQ((SEQ(B+, C))+, D+) WHERE B.x >= NEXT(B).x WITHIN 100\n"
+        "q1: RETURN COUNT(*), AVG(G.x) PATTERN SEQ((SEQ(B+, C))+, G+) WHERE B.x >= NEXT(B).x WITHIN 100"
+    )
+    from hamlet import Event
+
+    stream = [Event("B", 1, {"x": 3}), Event("B", 2, {"x": 2}), Event("C", 3, {}), Event("D", 4, {}),
+              Event("G", 5, {"x": 4}), Event("D", 6, {}), Event("G", 7, {"x": 6})]  # fmt: skip
+    expected = evaluate_bruteforce(workload, stream)
+    assert [(r.query, r.aggregate, r.value) for r in expected] == [
+        ("q0", "COUNT(*)", 9), ("q1", "COUNT(*)", 9), ("q1", "AVG(G.x)", 5.0)
+    ]  # fmt: skip
+    # (static and hamlet alike run the two as one joint graph: one of the two bursts shared)
+    assert shared_bursts(workload, stream, expected) == {"greta": (0, 0), "static": (2, 1), "hamlet": (2, 1)}

@@ -271,7 +271,12 @@ impl Graph {
                     if u.attribute == usize::MAX {
                         continue;
                     }
-                    let value = e.values[attribute_at[u.attribute]].number().ok()?;
+                    // (no value: a joint graph's update of another member's type at this place, which the
+                    // reader did not read for this type; that member's block never sees the event: `joint.rs`)
+                    let value = match e.values.get(attribute_at[u.attribute]) {
+                        Some(raw) => raw.number().ok()?,
+                        None => None,
+                    };
                     if let Some(v) = value {
                         scales[u.attribute].add(v);
                     }
