@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 import pytest
 import requests
-from services import AirflowApi, Service, api_environment, api_server, free_port, started
+from services import AirflowApi, Service, alive, api_environment, api_server, free_port, started
 
 pytestmark = pytest.mark.slow  # end to end: Airflow's API server, scheduler and DAG processor
 
@@ -35,7 +35,7 @@ START, END = "2026-01-05T09:00:00+00:00", "2026-01-05T10:00:00+00:00"
 CONF = {"workload": WORKLOAD, "start": START, "end": END, "strategy": "hamlet"}
 TASKS = {"check_params", "validate_events", "aggregate", "verify_commit", "validate_aggregates"}
 SERVER = "\n[spark]\nserver = true\n"
-SPARK_SERVER_STOP = [sys.executable, "-m", "jobs.spark_server", "stop"]
+SPARK_SERVER = [sys.executable, "-m", "jobs.spark_server"]
 ROOT = Path(__file__).resolve().parents[2]
 JVM_START = "Using incubator modules"  # every JVM prints it when it starts
 COLUMNS = ["query", "window_start", "window_end", "group_key", "aggregate", "value_exact"]
@@ -121,19 +121,13 @@ def airflow(airflow_home: Path, clean_events: str, tmp_path: Path) -> Iterator[A
         with started(commands, env, tmp_path) as services:
             yield Airflow(f"http://127.0.0.1:{port}", airflow_home, services, env)
     finally:  # (the test stops it and checks; this is for a test that failed before)
-        subprocess.run(SPARK_SERVER_STOP, env=env, cwd=ROOT, capture_output=True, timeout=120, check=False)
+        subprocess.run(
+            [*SPARK_SERVER, "stop"], env=env, cwd=ROOT, capture_output=True, timeout=120, check=False
+        )
         shutil.rmtree(ROOT / "var" / "spark-server" / str(spark_port), ignore_errors=True)
 
 
 # -------------------------------------------------------------------------------------------------- the test
-
-
-def gone(pid: int) -> bool:
-    """No process ``pid``, or only its zombie."""
-    try:
-        return "\nState:\tZ" in Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return True
 
 
 def window_rows(table: str, run_id: str | None = None) -> list[tuple[str, ...]]:
@@ -244,12 +238,12 @@ def test_the_adhoc_dag_triggered_through_the_rest_api_equals_the_spark_job(confi
         assert f"{task} rideshare_trips [2026-01-05T09:00Z, 2026-01-05T10:00Z): " in log, log[-3000:]
         if task != "validate_events":
             assert "spark-server: running (pid " in log, log[-3000:]
-    stopped = subprocess.run(SPARK_SERVER_STOP, env=airflow.env, cwd=ROOT, capture_output=True, text=True,
+    stopped = subprocess.run([*SPARK_SERVER, "stop"], env=airflow.env, cwd=ROOT, capture_output=True, text=True,
                              timeout=120, check=False)  # fmt: skip
     assert stopped.stdout.startswith("spark-server: stopped (pid "), stopped.stdout + stopped.stderr
     pid = int(stopped.stdout.split("(pid ")[1].split(")")[0])
-    assert gone(pid)
-    status = subprocess.run([*SPARK_SERVER_STOP[:-1], "status"], env=airflow.env, cwd=ROOT, capture_output=True,
+    assert not alive([], {pid})  # (its zombie counts as gone)
+    status = subprocess.run([*SPARK_SERVER, "status"], env=airflow.env, cwd=ROOT, capture_output=True,
                             text=True, timeout=60, check=False)  # fmt: skip
     assert (status.returncode, status.stdout.strip()) == (1, "spark-server: not running")
 
