@@ -1452,7 +1452,7 @@ impl<'a> Partition<'a> {
                     t[range.start].add_assign(&Num::ONE);
                 }
             }
-            drop(others);
+            drop(others); // (its borrow of the running totals ends here, before t goes back among them)
             if let Some(t) = total {
                 self.running[position].insert(c, t);
             }
