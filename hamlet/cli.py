@@ -8,6 +8,7 @@ import sys
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
+import hamlet_native
 import pyarrow as pa
 
 from hamlet.analysis.attributes import check_attributes
@@ -239,6 +240,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: the shell's status for SIGINT, no traceback
         print("interrupted", file=sys.stderr)
         return 130
+    except (Exception, hamlet_native.PanicException) as e:  # a bug of ours, not the input's: say so, briefly
+        print(
+            f"error: internal error in hamlet ({type(e).__name__}: {e}); please report it with the command, "
+            "the workload and the events",
+            file=sys.stderr,
+        )
+        return 70  # EX_SOFTWARE
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import os
 import sys
 from contextlib import contextmanager
 
+import hamlet_native
 import pytest
 
 from hamlet import EventError
@@ -794,3 +795,31 @@ def test_a_bound_raised_past_what_the_machine_holds_is_an_error_not_a_traceback(
         command, check=False, capture_output=True, text=True, timeout=120, preexec_fn=capped
     )
     assert (done.returncode, done.stderr) == (1, "error: out of memory\n")
+
+
+@pytest.mark.parametrize(
+    "bug",
+    [
+        lambda: hamlet_native.PanicException("index out of bounds: the len is 0 but the index is 0"),
+        lambda: ZeroDivisionError("division by zero"),
+    ],
+    ids=["kernel panic", "python bug"],
+)
+def test_a_bug_of_ours_is_a_one_line_internal_error_not_a_traceback(tmp_path, capsys, monkeypatch, bug):
+    """No input is known to reach one (each found was fixed, with its regression test): this is the net for the
+    next. A kernel panic arrives as PyO3's PanicException, a BaseException that ``except Exception`` misses."""
+    import hamlet.cli
+
+    def evaluate(*args, **kwargs):
+        raise bug()
+
+    monkeypatch.setattr(hamlet.cli, "evaluate", evaluate)
+    (tmp_path / "w.hamlet").write_text(WORKLOAD)
+    (tmp_path / "e.csv").write_text("event_type,event_time,v,k\nA,1,2,1\nB,2,3,1\n")
+    args = ["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv")]
+    assert main(args) == 70
+    message = f"{type(bug()).__name__}: {bug()}"
+    assert capsys.readouterr().err == (
+        f"error: internal error in hamlet ({message}); please report it with the command, the workload and the "
+        "events\n"
+    )
