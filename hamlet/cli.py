@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: the shell's status for SIGINT, no traceback
         print("interrupted", file=sys.stderr)
         return 130
-    except (Exception, hamlet_native.PanicException) as e:  # a bug of ours, not the input's: say so, briefly
+    except (Exception, hamlet_native.PanicException) as e:  # noqa: BLE001 (a bug of ours: said briefly)
         print(
             f"error: internal error in hamlet ({type(e).__name__}: {e}); please report it with the command, "
             "the workload and the events",

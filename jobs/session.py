@@ -63,12 +63,18 @@ ALWAYS = {
 
 
 def driver_java_options(given: str | None) -> str:
-    """The driver JVM's options: the project's log4j2 settings added to ``given``, unless ``given`` names a
-    log4j2 configuration of its own (a user debugging Spark)."""
+    """The driver JVM's options: ``given``, then the project's log4j2 settings unless ``given`` names a log4j2
+    configuration of its own (a user debugging Spark), and the setup's class archive (``jobs/jvm_archive.py``)
+    unless ``given`` says how to share classes itself."""
+    from jobs import jvm_archive
+
     given = (given or "").strip()
-    if "log4j2.configurationFile" in given or "log4j.configurationFile" in given:
-        return given
-    return f"{given} -Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}".strip()
+    options = [given]
+    if "log4j2.configurationFile" not in given and "log4j.configurationFile" not in given:
+        options.append(f"-Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}")
+    if not any(flag in given for flag in ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit")):
+        options.append(jvm_archive.java_options())
+    return " ".join(filter(None, options))
 
 
 def _parse_pairs(text: str) -> dict[str, str]:

@@ -1,5 +1,8 @@
-# The compiled graph kernel (src/lib.rs); hamlet/runtime/native.py is its one user.
+# The compiled graph kernel (src/lib.rs); hamlet/runtime/native.py is its one user (the CLI names its panics).
 from typing import Any
+
+# A panic of the kernel as PyO3 raises it: a bug of ours, never the input's (a BaseException).
+class PanicException(BaseException): ...
 
 class GraphKernel:
     def __init__(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs import jvm_archive
 from jobs.jars import MANIFEST, JarsMissing, Manifest, delta_package, jar_paths, resolve
 from jobs.session import LOG4J_CONF, ROOT, driver_java_options, submit_options
 from jobs.summary import Summary
@@ -63,13 +64,46 @@ def test_sessions_name_the_jars_by_path_and_log_with_the_project_settings(spark)
     assert conf.get("spark.jars.packages") is None and conf.get("spark.jars.ivy") is None
     # Spark puts its module options (--add-opens ...) first
     assert conf.get("spark.driver.extraJavaOptions").endswith(
-        f" -Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}"
+        f" -Dlog4j2.configurationFile={LOG4J_CONF.as_uri()} {jvm_archive.java_options()}"
     )
+
+
+def test_driver_options_add_the_project_logging_and_class_archive_unless_given_their_own(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("HAMLET_VAR_DIR", str(tmp_path))
+    log4j = f"-Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}"
     # a user's own log4j2 file wins; other options keep theirs and get the project's logging
     assert driver_java_options("-Dlog4j2.configurationFile=file:/mine.properties") == (
         "-Dlog4j2.configurationFile=file:/mine.properties"
     )
-    assert driver_java_options("-Xss4m") == f"-Xss4m -Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}"
+    assert driver_java_options("-Xss4m") == f"-Xss4m {log4j}"  # (no archive dumped: a setup without Java)
+    archive = tmp_path / "jvm" / "spark-driver.jsa"
+    archive.parent.mkdir()
+    archive.write_bytes(b"")
+    sharing = f"-XX:SharedArchiveFile={archive} -Xlog:cds*=off"
+    assert driver_java_options(None) == f"{log4j} {sharing}"
+    assert driver_java_options("-Dlog4j2.configurationFile=file:/mine.properties") == (
+        f"-Dlog4j2.configurationFile=file:/mine.properties {sharing}"
+    )
+    # a user's own class sharing (or none) wins, and the archive's dump must not map the archive it replaces
+    assert driver_java_options("-Xshare:off") == f"-Xshare:off {log4j}"
+    assert (
+        driver_java_options("-XX:ArchiveClassesAtExit=/tmp/a.jsa")
+        == f"-XX:ArchiveClassesAtExit=/tmp/a.jsa {log4j}"
+    )
+
+
+@pytest.mark.slow  # starts the test run's JVM
+def test_the_session_jvm_maps_the_class_archive_the_setup_dumped(spark):
+    """The archive is the JVM's to validate (its build, the class path): mapped means it passed, and the
+    driver started without parsing the classes it holds (jobs/jvm_archive.py)."""
+    from pyspark import SparkContext
+
+    archive = jvm_archive.archive_path()
+    assert archive.is_file(), "scripts/bootstrap dumps it"
+    maps = Path(f"/proc/{SparkContext._gateway.proc.pid}/maps").read_text()
+    assert f" {archive}\n" in maps
 
 
 @pytest.mark.slow  # starts the test run's JVM
