@@ -5,7 +5,8 @@
 A driver JVM with Spark and Delta parses and verifies some ten thousand classes before it does any work; mapped
 from an archive, they are ready at once: an empty PySpark job with Delta starts in 8–9 s instead of 12–13 here
 (bench/results/startup.md). Every driver the project starts (a job's session, the Airflow task's
-spark-submit, the Spark Connect server) names the archive through ``jobs.session.driver_java_options``.
+spark-submit, the Spark Connect server) names the archive through ``jobs.session.driver_java_options``, and
+so do the executors of a cluster (a node without the file, or with another JDK, starts them as before).
 
 The archive is the JVM's own dynamic one (``-XX:ArchiveClassesAtExit``): the classes one small Delta and Arrow
 job loaded, dumped when its JVM exits. A JVM of another build, or with another class path, cannot map it and
@@ -32,9 +33,17 @@ def archive_path() -> Path:
 
 
 def java_options() -> str:
-    """The driver options that map the archive, or nothing where the setup dumped none."""
+    """The JVM options that map the archive, or nothing where the setup dumped none."""
     path = archive_path()
     return f"-XX:SharedArchiveFile={path} {QUIET}" if path.is_file() else ""
+
+
+def with_archive(given: str) -> str:
+    """``given`` JVM options, with the archive's unless they say how to share classes themselves (a user's
+    ``-Xshare:off``, the dump's own ``ArchiveClassesAtExit``, which must not map the archive it replaces)."""
+    if any(flag in given for flag in ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit")):
+        return given
+    return " ".join(filter(None, [given, java_options()]))
 
 
 def build() -> None:

@@ -35,6 +35,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobs import jvm_archive
+
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
@@ -50,6 +52,7 @@ def var_dir() -> Path:
 
 LOG4J_CONF = ROOT / "conf" / "spark" / "log4j2.properties"
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+EXECUTOR_JAVA_OPTIONS = "spark.executor.extraJavaOptions"
 
 
 # Whatever the settings say: times in UTC, Delta, and Arrow refusing lossy conversions (PITFALLS: overflow
@@ -66,15 +69,10 @@ def driver_java_options(given: str | None) -> str:
     """The driver JVM's options: ``given``, then the project's log4j2 settings unless ``given`` names a log4j2
     configuration of its own (a user debugging Spark), and the setup's class archive (``jobs/jvm_archive.py``)
     unless ``given`` says how to share classes itself."""
-    from jobs import jvm_archive
-
     given = (given or "").strip()
-    options = [given]
     if "log4j2.configurationFile" not in given and "log4j.configurationFile" not in given:
-        options.append(f"-Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}")
-    if not any(flag in given for flag in ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit")):
-        options.append(jvm_archive.java_options())
-    return " ".join(filter(None, options))
+        given = f"{given} -Dlog4j2.configurationFile={LOG4J_CONF.as_uri()}".strip()
+    return jvm_archive.with_archive(given)
 
 
 def _parse_pairs(text: str) -> dict[str, str]:
@@ -191,6 +189,9 @@ def build_session(app_name: str = "hamlet", master: str | None = None, conf: Map
     values.update(ALWAYS)
     if not local:
         python = _executor_python(values, env)
+        values[EXECUTOR_JAVA_OPTIONS] = jvm_archive.with_archive(
+            values.get(EXECUTOR_JAVA_OPTIONS, "").strip()
+        )
     values.update({"spark.pyspark.python": python, "spark.executorEnv.PYSPARK_PYTHON": python})
     if SparkContext._active_spark_context is not None:
         # This process has its session (a test run, the demo's tasks, a notebook): no JVM setting can change

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from jobs import jvm_archive
+
 pytestmark = pytest.mark.slow  # end to end: a standalone Spark master and worker
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,8 +90,8 @@ def cluster(tmp_path_factory):
         "SPARK_LOG_DIR": str(base),
         "SPARK_WORKER_DIR": str(base / "work"),
         # The master and workers of a test: the Java options conf/spark/test.toml gives the drivers (client
-        # compiler only)
-        "SPARK_DAEMON_JAVA_OPTS": settings(env="test")[1][JAVA_OPTIONS],
+        # compiler only) and the class archive; Spark's own logging, whose lines wait_for reads
+        "SPARK_DAEMON_JAVA_OPTS": jvm_archive.with_archive(settings(env="test")[1][JAVA_OPTIONS]),
     }
     port, master_ui = free_port(), free_port()
     master_log = base / "master.log"
@@ -207,7 +209,13 @@ def test_the_job_on_a_standalone_cluster_equals_the_local_run_hot_partition_cut_
     finished = [app["name"] for app in state["completedapps"]]
     assert finished == ["hamlet-aggregate"], state  # this test runs first: the one application so far
     assert [w["state"] for w in state["workers"]] == ["ALIVE"] * WORKERS
-    assert len(list(cluster["base"].glob("work*/app-*/*/stderr"))) == WORKERS  # an executor on each worker
+    executors = list(cluster["base"].glob("work*/app-*/*/stderr"))
+    assert len(executors) == WORKERS  # an executor on each worker
+    # Each started with the setup's class archive (jobs/jvm_archive.py), which a JVM of Spark's class path maps:
+    # the master, whose class path the workers give their executors too, has it mapped.
+    archive = jvm_archive.archive_path()
+    assert all(f"-XX:SharedArchiveFile={archive}" in path.read_text() for path in executors)
+    assert f" {archive}\n" in Path(f"/proc/{cluster['master'].pid}/maps").read_text()
 
 
 def test_executors_without_the_engine_fail_at_once_with_one_clear_error(cluster, events_table, workload_file,
