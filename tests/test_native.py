@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from functools import partial
 from types import MappingProxyType
@@ -31,11 +33,18 @@ from workloads import (
 )
 
 from hamlet import STRATEGIES, Event, evaluate, parse_workload
-from hamlet.api import evaluate_table, evaluate_with, finalize_table, prepare
+from hamlet.api import evaluate_table, evaluate_with, finalize_table, prepare, to_events
+from hamlet.errors import EventError
 from hamlet.runtime.aggregates import algebra_for
 from hamlet.runtime.graph import PartitionClasses
 from hamlet.runtime.greta import GraphGroup, graph_groups, run_greta, run_partition
-from hamlet.runtime.native import event_grained, kernel_obstacle, predicates_obstacle, set_kernel_for
+from hamlet.runtime.native import (
+    event_grained,
+    kernel_obstacle,
+    plain_events,
+    predicates_obstacle,
+    set_kernel_for,
+)
 from hamlet.runtime.partition import groupings, matched_events, partition_stream
 from hamlet.stats import EvaluationStats
 
@@ -892,3 +901,71 @@ def test_lone_ends_and_kleene_events_count_past_128_bits_exactly(strategy):
     with python_graphs_refused():
         (row,) = evaluate(text, events, strategy)
     assert row.value == expected and expected.bit_length() == 271
+
+
+class _Kind(str):
+    pass
+
+
+class _Attributes(dict):
+    pass
+
+
+class _Amount(Decimal):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class _OtherEvent:
+    type: str
+    time: int
+    attributes: dict
+
+
+ENGINE_READY = [Event("A", 1, {"v": 1, "w": 2.5, "s": "x", "n": None, "b": True}), Event("B", 1, {})]
+
+
+@pytest.mark.parametrize(
+    ("departure", "event", "read_as"),
+    [
+        ("a subclass of str as the type", Event(_Kind("A"), 2, {"v": 1}), Event("A", 2, {"v": 1})),
+        ("a space before the type", Event(" A", 2, {"v": 1}), Event("A", 2, {"v": 1})),
+        ("a tab after the type", Event("A\t", 2, {"v": 1}), Event("A", 2, {"v": 1})),
+        ("a float time", Event("A", 2.5, {"v": 1}), Event("A", 2.5, {"v": 1})),
+        ("a Decimal value", Event("A", 2, {"v": 1, "d": Decimal("1.5")}), Event("A", 2, {"v": 1, "d": 1.5})),
+        ("a subclass of Decimal as a value", Event("A", 2, {"d": _Amount(2)}), Event("A", 2, {"d": 2})),
+        # (read as they are: the kernel hands such a partition to Python, which reads any mapping)
+        ("attributes in a subclass of dict", Event("A", 2, _Attributes(v=1)), None),
+        ("attributes in a read-only mapping", Event("A", 2, MappingProxyType({"v": 1})), None),
+        ("a lone surrogate in the type", Event("A\ud800", 2, {"v": 1}), None),
+        ("an empty type", Event("", 2, {"v": 1}), "event 3: event_type is empty"),
+        ("a NUL in the type", Event("A\x00B", 2, {"v": 1}), "event 3: event_type 'A\\x00B' holds a NUL byte"),
+        ("a bool time", Event("A", True, {"v": 1}),
+         "event 3: event_time True is neither a number of seconds nor a datetime"),
+        ("another class with the same fields", _OtherEvent("A", 2, {"v": 1}),
+         "event 3: expected an Event or a mapping, found _OtherEvent"),
+    ],
+)  # fmt: skip
+def test_only_plain_events_pass_to_the_engine_as_they_are(departure, event, read_as):
+    """``to_events`` passes a list of plain ``Event``s on as the very list (the compiled check,
+    ``native/src/events.rs``'s ``plain_events``). One event that departs from what the engine reads, first
+    or last, takes the path that reads each event: as the event it stands for (``read_as``; None: as it is),
+    or refused with the event named."""
+    assert plain_events(ENGINE_READY) is True
+    assert to_events(ENGINE_READY) is ENGINE_READY
+    assert plain_events([event, *ENGINE_READY]) is False, departure
+    assert plain_events([*ENGINE_READY, event]) is False, departure
+    if isinstance(read_as, str):
+        with pytest.raises(EventError) as refused:
+            to_events([*ENGINE_READY, event])
+        assert str(refused.value) == read_as
+        return
+    read = to_events([*ENGINE_READY, event])
+    assert read[:2] == ENGINE_READY
+    if read_as is None:
+        assert read[2] is event
+    else:
+        assert (read[2], type(read[2].type), type(read[2].attributes)) == (read_as, str, dict)
+        assert [type(v) for v in read[2].attributes.values()] == [
+            type(v) for v in read_as.attributes.values()
+        ]

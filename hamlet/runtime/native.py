@@ -50,6 +50,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Protocol
 
@@ -59,7 +60,7 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import Negation, SubPattern
 from hamlet.analysis.template import Template
 from hamlet.analysis.windows import Window
-from hamlet.events import MICROS, Event
+from hamlet.events import MICROS, TYPE_SPACE, Event
 from hamlet.language.nodes import (
     Arithmetic,
     AttributeRef,
@@ -85,6 +86,13 @@ except ImportError as missing:  # never a silently slower engine: say what to bu
 
 UNBOUNDED = 1 << 62  # window indexes of an unclipped window: every k
 TIME_LIMIT = 1 << 60  # the kernel's times and windows are whole microseconds below it (native/src/events.rs)
+
+
+def plain_events(events: list[Any]) -> bool:
+    """Whether ``events`` are already what the engine reads (``hamlet.api.to_events`` passes them on as they
+    are): exactly ``Event``s with a plain type (a str, not empty, no space around it, no NUL), an int time
+    and a dict of attributes without a Decimal. Checked in one compiled pass (``native/src/events.rs``)."""
+    return bool(hamlet_native.plain_events(events, Event, TYPE_SPACE, Decimal))
 
 
 class NativeGraph:

@@ -1399,6 +1399,7 @@ fn hamlet_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GraphKernel>()?;
     m.add_class::<SetKernel>()?;
     m.add_class::<segments::SegmentCosts>()?;
+    m.add_function(wrap_pyfunction!(events::plain_events, m)?)?;
     // A panic reaches Python as this BaseException; named here so the CLI can tell a bug of ours from the input's.
     m.add("PanicException", m.py().get_type::<pyo3::panic::PanicException>())?;
     Ok(())
