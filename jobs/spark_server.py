@@ -115,9 +115,11 @@ def _start(wait_seconds: float) -> str:
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     log = folder / "server.log"
     with log.open("w") as out:
-        # A session of its own (setsid): the task or shell that started it may end, the server stays.
-        process = subprocess.Popen(command(), stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-                                   start_new_session=True)  # fmt: skip
+        # A session of its own (setsid): the task or shell that started it may end, the server stays. None of
+        # its starter's streams either: an Airflow task's stdin is its supervisor's channel, which waits for
+        # it to close; a server holding it kept the task that started it running until the server stopped.
+        process = subprocess.Popen(command(), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                   env=env, cwd=ROOT, start_new_session=True)  # fmt: skip
     (folder / "pid").write_text(f"{process.pid}\n")
     deadline = time.monotonic() + wait_seconds
     while time.monotonic() < deadline:

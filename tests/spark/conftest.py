@@ -82,7 +82,9 @@ def spark_server(tmp_path_factory):
         "HAMLET_SPARK_CONF": f"{JAVA_OPTIONS}=",
     }
     server = [sys.executable, "-m", "jobs.spark_server"]
-    subprocess.run([*server, "start"], env=env, cwd=ROOT, capture_output=True, timeout=300, check=True)
+    # (started with a pipe for stdin, as an Airflow task's supervisor gives its task one)
+    subprocess.run([*server, "start"], env=env, cwd=ROOT, input="", capture_output=True, text=True, timeout=300,
+                   check=True)  # fmt: skip
     yield {**env, "HAMLET_SPARK_REMOTE": f"sc://127.0.0.1:{port}"}
     subprocess.run([*server, "stop"], env=env, cwd=ROOT, capture_output=True, timeout=120, check=True)
     shutil.rmtree(ROOT / "var" / "spark-server" / str(port), ignore_errors=True)

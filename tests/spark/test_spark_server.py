@@ -4,6 +4,7 @@ true``): the same rows as the local run, the run's statistics committed, no JVM 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -146,3 +147,13 @@ def test_two_workloads_runs_of_one_hour_keep_their_own_run_stats_over_spark_conn
     assert sorted(tuple(s) for s in stats.collect()) == [
         ("first", 0, "committed"), ("first", 1, "committed"), ("second", 0, "committed"), ("second", 1, "committed")
     ]  # fmt: skip
+
+
+def test_the_server_keeps_none_of_the_streams_of_the_process_that_started_it(spark_server):
+    """The server reads nothing and writes its log: an Airflow task's stdin is its supervisor's channel, which
+    waits for every holder to close it. A server that inherited it kept the task that started it running (a
+    LocalExecutor slot busy) until the server stopped: 57 s of the REST test's run."""
+    state = ROOT / "var" / "spark-server" / spark_server["HAMLET_SPARK_SERVER_PORT"]
+    pid = int((state / "pid").read_text(encoding="utf-8"))
+    streams = [Path(os.readlink(f"/proc/{pid}/fd/{fd}")) for fd in (0, 1, 2)]
+    assert streams == [Path("/dev/null"), state / "server.log", state / "server.log"]
