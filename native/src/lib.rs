@@ -13,6 +13,15 @@
 //! summed, a time that is not a whole number of microseconds: `events::micros`) makes a graph decline the partition, and the caller runs it on the
 //! Python engine.
 
+// mimalloc for the kernel's own allocations (Python's and Arrow's keep theirs): a stream partition's graph,
+// vectors and maps are many small short-lived allocations, 16 % of the 1M-event job's engine CPU seconds
+// with glibc's malloc (bench/results/job_throughput.md). Its v2 line (the v3 line's per-thread heap slots
+// clash with another mimalloc in the process, such as pyarrow's: mimalloc#1327) and thread-local storage
+// for a library that is dlopen'ed (the initial-exec model can fail to load: "cannot allocate memory in
+// static TLS block").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod burst;
 mod columns;
 mod crossed;
