@@ -132,7 +132,7 @@ pub fn plain_events(
             return Ok(false);
         }
         let Ok(text) = kind.cast::<PyString>()?.to_str() else {
-            return Ok(false); // (a lone surrogate: the slow path names it)
+            return Ok(false); // (a lone surrogate, which no UTF-8 holds: the slow path reads it as it is)
         };
         let spaced = |c: Option<char>| c.is_none_or(|c| space.contains(c));
         if spaced(text.chars().next()) || spaced(text.chars().next_back()) || text.contains('\0') {
