@@ -18,6 +18,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def maps_class_archive(pid: int) -> bool:
+    """Whether the JVM of ``pid`` has the setup's class archive mapped (``jobs/jvm_archive.py``): the JVM
+    validates it against its build and class path before it maps it."""
+    from jobs import jvm_archive
+
+    return f" {jvm_archive.archive_path()}\n" in Path(f"/proc/{pid}/maps").read_text()
+
+
 def cell(value) -> str:
     """A CSV cell that ``hamlet evaluate`` reads back as the same value (floats keep their '.')."""
     if value is None:

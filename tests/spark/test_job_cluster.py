@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -21,24 +20,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from spark_env import ROOT, free_port, maps_class_archive
 
 from jobs import jvm_archive
 
 pytestmark = pytest.mark.slow  # end to end: a standalone Spark master and worker
 
-ROOT = Path(__file__).resolve().parents[2]
 # The interpreter the venv was made from: Python 3.11 without the project's packages.
 BARE_PYTHON = str(Path(sys._base_executable).resolve())
 START, END = datetime(2026, 1, 5, 8, tzinfo=UTC), datetime(2026, 1, 5, 9, tzinfo=UTC)
 
 
 WORKERS = 2
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(log: Path, text: str, process: subprocess.Popen, seconds: float = 90) -> None:
@@ -215,7 +208,7 @@ def test_the_job_on_a_standalone_cluster_equals_the_local_run_hot_partition_cut_
     # the master, whose class path the workers give their executors too, has it mapped.
     archive = jvm_archive.archive_path()
     assert all(f"-XX:SharedArchiveFile={archive}" in path.read_text() for path in executors)
-    assert f" {archive}\n" in Path(f"/proc/{cluster['master'].pid}/maps").read_text()
+    assert maps_class_archive(cluster["master"].pid)
 
 
 def test_executors_without_the_engine_fail_at_once_with_one_clear_error(cluster, events_table, workload_file,
