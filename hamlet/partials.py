@@ -32,8 +32,22 @@ def int_text(value: int) -> str:
     return int_text(high) + int_text(low).zfill(half)
 
 
+_I128 = 1 << 127
+
+
+def state_int_text(value: int) -> str:
+    """An integer as a partial state writes it (the kernel's ``Num::to_text`` too): decimal within 128 bits,
+    beyond them hexadecimal (``0x…``, ``-0x…``). Hexadecimal is linear to write and to read back, where the
+    decimal digits of a count of thousands of them are quadratic both ways; the decimal digits a user reads
+    are written once, for the final value (``int_text``)."""
+    return str(value) if -_I128 <= value < _I128 else hex(value)
+
+
 def int_from_text(text: str) -> int:
-    """The inverse of ``int_text``: any number of digits, without lifting the interpreter's limit."""
+    """The inverse of ``int_text`` and ``state_int_text``: any number of digits, without lifting the
+    interpreter's limit (which does not apply to hexadecimal)."""
+    if "x" in text[:3]:
+        return int(text, 16)
     if len(text) < _SAFE_DIGITS:
         return int(text)
     if text.startswith("-"):
@@ -176,14 +190,14 @@ class AggregateState:
     def to_text(self) -> str:
         """The state as one line of JSON with every digit (``from_text`` reads it back equal): the Spark job
         carries partial states between its stages as text, since counts exceed every fixed-width type.
-        Integers are written as decimal strings, so no JSON reader meets a number it cannot hold."""
+        Integers are written as strings (``state_int_text``), so no JSON reader meets a number it cannot hold."""
         if isinstance(self.extreme, Unorderable):
             raise EvaluationError(self.extreme.error[1])
         total = self.total
-        fields = [self.function, int_text(self.count), int_text(total.numerator), int_text(total.denominator),
-                  self.floats, self.extreme]  # fmt: skip
+        fields = [self.function, state_int_text(self.count), state_int_text(total.numerator),
+                  state_int_text(total.denominator), state_int_text(self.floats), self.extreme]  # fmt: skip
         if self.function == "PAIRS":
-            fields.append([int_text(n) for n in self.pairs])
+            fields.append([state_int_text(n) for n in self.pairs])
         return json.dumps(fields, ensure_ascii=False)
 
     @classmethod
@@ -191,7 +205,13 @@ class AggregateState:
         function, count, numerator, denominator, floats, extreme, *rest = json.loads(text)
         total = Fraction(int_from_text(numerator), int_from_text(denominator))
         pairs = tuple(int_from_text(n) for n in rest[0]) if rest else (0, 0, 0)
-        return cls(function, int_from_text(count), total, floats, extreme, pairs)  # type: ignore[arg-type]
+        return cls(function, int_from_text(count), total, _floats(floats), extreme, pairs)  # type: ignore[arg-type]
+
+
+def _floats(field: int | str) -> int:
+    """A state's count of float values: text (as ``to_text`` writes it: as a JSON number it could exceed what
+    JSON readers take, 4,300 digits in Python), or a number (as earlier versions wrote it)."""
+    return int_from_text(field) if isinstance(field, str) else field
 
 
 def merged_text_states(texts: Sequence[str]) -> AggregateState:
@@ -223,7 +243,7 @@ def merged_text_states(texts: Sequence[str]) -> AggregateState:
             whole += int_from_text(fields[2])
         else:
             fraction += Fraction(int_from_text(fields[2]), int_from_text(fields[3]))
-        floats += fields[4]
+        floats += _floats(fields[4])
     return AggregateState(function, count, fraction + whole, floats)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from fractions import Fraction
 
@@ -12,7 +13,7 @@ from workloads import events, position_patterns, queries, types_of, workloads
 
 from hamlet import parse_workload
 from hamlet.api import evaluate, evaluate_partials, finalize
-from hamlet.partials import AggregateState, int_from_text, int_text, merged_text_states
+from hamlet.partials import AggregateState, int_from_text, int_text, merged_text_states, state_int_text
 
 
 @given(workloads(), st.data())
@@ -135,6 +136,37 @@ def test_aggregate_state_text_round_trip_keeps_every_digit_under_the_default_lim
             assert back == state and type(back.extreme) is type(state.extreme)
         for value in (0, -1, 10**3999, 10**4000, -(7**9000), 2**30000 + 1):
             assert int_from_text(int_text(value)) == value
+    finally:
+        sys.set_int_max_str_digits(previous)
+
+
+def test_a_float_count_past_json_readers_limit_round_trips_and_merges():
+    """A SUM over floats counts its float values per trend: over a long burst that count passes the 4,300
+    digits Python reads from a JSON number. States write it as text (hexadecimal past 128 bits) and still read
+    the JSON numbers earlier versions wrote."""
+    previous = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(4300)
+    try:
+        many = 3**20000  # ~9,500 digits
+        state = AggregateState("SUM", count=many, total=Fraction(1, 2) * many, floats=many)
+        text = state.to_text()
+        assert json.loads(text)[4] == hex(many)
+        assert AggregateState.from_text(text) == state
+        assert merged_text_states([text, text]) == state.merge(state)
+        assert AggregateState.from_text('["SUM", "3", "3", "2", 3, null]') == AggregateState(
+            "SUM", count=3, total=Fraction(3, 2), floats=3
+        )
+        assert merged_text_states(
+            ['["SUM", "3", "3", "2", 3, null]', AggregateState("SUM", count=1, total=1).to_text()]
+        ) == (AggregateState("SUM", count=4, total=Fraction(5, 2), floats=3))
+        assert [state_int_text(v) for v in (0, -1, 2**127 - 1, -(2**127), 2**127, -(2**127) - 1)] == [
+            "0",
+            "-1",
+            str(2**127 - 1),
+            str(-(2**127)),
+            "0x8" + "0" * 31,
+            "-0x8" + "0" * 30 + "1",
+        ]
     finally:
         sys.set_int_max_str_digits(previous)
 

@@ -181,16 +181,19 @@ impl Num {
         Num::from_big(self.big() << bits as usize)
     }
 
-    /// Every decimal digit.
+    /// The value as a partial state writes it (`hamlet.partials.state_int_text`): decimal within i128, beyond
+    /// it hexadecimal (`0x…`, `-0x…`). Both ways linear, where the decimal digits of a count of thousands of
+    /// them are quadratic to write here and to read back in Python (which refuses past 4,300 digits); the
+    /// decimal digits a user reads are written once, for the final value.
     pub fn to_text(&self) -> String {
-        match self {
-            Num::Small(x) => x.get().to_string(),
-            Num::Big(x) => x.to_string(),
+        match self.small() {
+            Some(x) => x.to_string(),
+            None => hex_text(&self.big()),
         }
     }
 
-    /// self · 2^-exponent as a reduced fraction (numerator, denominator), each as decimal text: how
-    /// `AggregateState` writes a sum (a `Fraction`).
+    /// self · 2^-exponent as a reduced fraction (numerator, denominator), each as `to_text` writes an
+    /// integer: how `AggregateState` writes a sum (a `Fraction`).
     pub fn ratio_text(&self, exponent: u32) -> (String, String) {
         if self.is_zero() {
             return ("0".to_owned(), "1".to_owned());
@@ -202,13 +205,13 @@ impl Num {
         let shift = zeros.min(exponent);
         let numerator = match self {
             Num::Small(x) => (x.get() >> shift).to_string(),
-            Num::Big(x) => (&**x >> shift as usize).to_string(),
+            Num::Big(x) => Num::from_big(&**x >> shift as usize).to_text(),
         };
         let denominator = exponent - shift;
         let denominator = if denominator < 127 {
             (1i128 << denominator).to_string()
         } else {
-            (BigInt::from(1) << denominator as usize).to_string()
+            hex_text(&(BigInt::from(1) << denominator as usize))
         };
         (numerator, denominator)
     }
@@ -219,6 +222,12 @@ impl Num {
             Num::Big(x) => (**x).clone().into_pyobject(py)?.into_any(),
         })
     }
+}
+
+/// `0x` and the hexadecimal digits (`-0x` below zero), as Python's `hex` writes an int.
+fn hex_text(x: &BigInt) -> String {
+    let sign = if x.sign() == num_bigint::Sign::Minus { "-" } else { "" };
+    format!("{sign}0x{}", x.magnitude().to_str_radix(16))
 }
 
 #[cfg(test)]
@@ -272,10 +281,22 @@ mod tests {
         assert_eq!(text(&Num::ZERO, 1074), ("0".into(), "1".into()));
         let (n, d) = text(&Num::from(3).shl(200), 1074);
         assert_eq!(n, "3");
-        assert_eq!(d, (BigInt::from(1) << 874usize).to_string());
-        assert_eq!(
-            Num::from(1).shl(130).to_text(),
-            (BigInt::from(1) << 130usize).to_string()
-        );
+        assert_eq!(d, format!("0x4{}", "0".repeat(218))); // 2^874
+        let (n, d) = text(&Num::from(3).shl(200), 4);
+        assert_eq!(n, format!("0x3{}", "0".repeat(49))); // 3 · 2^196
+        assert_eq!(d, "1");
+    }
+
+    #[test]
+    fn writes_integers_beyond_i128_in_hexadecimal() {
+        let mut max = Num::from(i128::MAX);
+        assert_eq!(max.to_text(), i128::MAX.to_string());
+        assert_eq!(Num::from(i128::MIN).to_text(), i128::MIN.to_string());
+        max.add_assign(&Num::ONE);
+        assert_eq!(max.to_text(), format!("0x8{}", "0".repeat(31)));
+        assert_eq!(max.neg().to_text(), i128::MIN.to_string()); // -2^127: in i128, though held big
+        max.add_assign(&Num::ONE);
+        assert_eq!(max.neg().to_text(), format!("-0x8{}1", "0".repeat(30)));
+        assert_eq!(Num::from(1).shl(130).to_text(), format!("0x4{}", "0".repeat(32)));
     }
 }

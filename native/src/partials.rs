@@ -1,5 +1,5 @@
 //! The partial aggregates of a set's summed windows as Arrow columns, each state written exactly as
-//! `hamlet.partials.AggregateState.to_text` writes it (one line of JSON, every integer as decimal text), so
+//! `hamlet.partials.AggregateState.to_text` writes it (one line of JSON, every integer as `Num::to_text`), so
 //! the Spark job's second stage merges the kernel's rows and Python's alike.
 
 use crate::graph::Graph;
@@ -165,7 +165,7 @@ fn write_state(out: &mut Vec<u8>, state: &StateSpec, agg: &[Num], sums: &GraphSu
     let name = state.function.name();
     let text = match state.function {
         Function::Count => format!(
-            "[\"{name}\", \"{}\", \"0\", \"1\", 0, null]",
+            "[\"{name}\", \"{}\", \"0\", \"1\", \"0\", null]",
             agg[state.fields[0]].to_text()
         ),
         Function::Min | Function::Max => {
@@ -190,18 +190,18 @@ fn write_state(out: &mut Vec<u8>, state: &StateSpec, agg: &[Num], sums: &GraphSu
                     }
                 }
             };
-            format!("[\"{name}\", \"0\", \"0\", \"1\", 0, {extreme}]")
+            format!("[\"{name}\", \"0\", \"0\", \"1\", \"0\", {extreme}]")
         }
         Function::Pairs => {
             let [p, q, both] = [0, 1, 2].map(|i| agg[state.fields[i]].to_text());
-            format!("[\"{name}\", \"0\", \"0\", \"1\", 0, null, [\"{p}\", \"{q}\", \"{both}\"]]")
+            format!("[\"{name}\", \"0\", \"0\", \"1\", \"0\", null, [\"{p}\", \"{q}\", \"{both}\"]]")
         }
         Function::Sum | Function::Avg => {
             let (sum, nonnull, floats) = (state.fields[0], state.fields[1], state.fields[2]);
             let (_, exponent) = sums.field_unit(sum);
             let (numerator, denominator) = agg[sum].ratio_text(exponent);
             format!(
-                "[\"{name}\", \"{}\", \"{numerator}\", \"{denominator}\", {}, null]",
+                "[\"{name}\", \"{}\", \"{numerator}\", \"{denominator}\", \"{}\", null]",
                 agg[nonnull].to_text(),
                 agg[floats].to_text()
             )
