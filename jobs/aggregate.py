@@ -60,7 +60,6 @@ from jobs.schema import (
     sql_string,
     table_attributes,
     table_location,
-    temp_view,
     timestamp_sql,
 )
 from jobs.session import is_remote
@@ -671,7 +670,7 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
     seconds = {"read": read_seconds, "write": 0.0, "total": time.perf_counter() - started}
     stats_rows = [_stats_row(plan, s, events_read, seconds, computed_at) for s in _sets(groups)]
     # Stats first, as pending: a run killed right after its output commit still leaves its statistics.
-    _append_stats(spark, plan, stats_rows)
+    _pending_stats(spark, plan, stats_rows)
     # userMetadata lets the pipeline check that this very run committed (jobs.pipeline.verify_commit).
     metadata = commit_metadata(plan.run_id, plan.workload_name, plan.start, plan.end)
     writer = output.write.format("delta").mode("overwrite").option("replaceWhere", replace_where(plan))
@@ -692,8 +691,12 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
     return RunResult(plan, events_read, rows_written, seconds, groups, stats_rows, quarantined)
 
 
-def _append_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -> None:
-    """This run's stats rows, as pending, in one commit (before the output's)."""
+def _pending_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -> None:
+    """This run's stats rows, as pending, in one commit (before the output's). It replaces whatever rows of this
+    run and workload the table holds: a retried task (the same run id) leaves its attempt's rows only. An
+    overwrite with ``replaceWhere``, not a MERGE: no join to plan and run on the JVM's first write, about a
+    second less per run (bench/results/startup.md), and one code path in a classic and a Spark Connect session.
+    ``mergeSchema``: a run_stats table made before status and output_version existed gains them."""
     if not rows:
         return
     from pyspark.sql.types import StructType
@@ -702,25 +705,15 @@ def _append_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -
 
     schema = StructType.fromDDL(RUN_STATS_DDL)
     assert isinstance(schema, StructType)
-    from delta.tables import DeltaTable
-
-    frame = spark.createDataFrame(rows, schema)  # type: ignore[call-overload]
-    # A merge, not an append: a retried task (the same run id) replaces its earlier attempt's rows. Schema
-    # evolution: a run_stats table made before status and output_version existed gains them.
-    if is_remote(spark):  # delta.tables needs a server plugin over Spark Connect; Delta's SQL does the same
-        with temp_view(frame) as view:
-            statement = (f"MERGE WITH SCHEMA EVOLUTION INTO {delta_sql(plan.stats_table)} t USING {view} s "
-                         "ON t.run_id = s.run_id AND t.workload = s.workload AND t.query_set = s.query_set "
-                         "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")  # fmt: skip
-            retried(lambda: spark.sql(statement), f"merging into {plan.stats_table}")
-        return
-    merge = (
-        DeltaTable.forPath(spark, plan.stats_table).alias("t")
-        # (workload too: the hourly DAGs of two workloads give their runs of one hour the same run id)
-        .merge(frame.alias("s"), "t.run_id = s.run_id AND t.workload = s.workload AND t.query_set = s.query_set")
-        .withSchemaEvolution().whenMatchedUpdateAll().whenNotMatchedInsertAll()
-    )  # fmt: skip
-    retried(merge.execute, f"merging into {plan.stats_table}")
+    this_run = f"run_id = {sql_string(plan.run_id)} AND workload = {sql_string(plan.workload_name)}"
+    writer = (
+        spark.createDataFrame(rows, schema)  # type: ignore[call-overload]
+        .write.format("delta")
+        .mode("overwrite")
+        .option("replaceWhere", this_run)
+        .option("mergeSchema", "true")
+    )
+    retried(lambda: writer.save(plan.stats_table), f"writing {plan.stats_table}")
 
 
 def _output_version(spark: SparkSession, plan: Plan, metadata: str) -> int | None:

@@ -79,11 +79,14 @@ def test_a_run_killed_right_after_its_output_commit_leaves_its_statistics(spark,
 
 def test_a_run_stats_table_of_the_old_schema_gains_the_status_columns(spark, events_table, workload_file,
                                                                       tmp_path):  # fmt: skip
+    from pyspark.sql import functions as F
+
     from jobs.aggregate import build_parser, make_plan, run
     from jobs.schema import RUN_STATS_DDL, create_table
 
     stats_table = str(tmp_path / "run_stats")
-    create_table(spark, stats_table, RUN_STATS_DDL.replace(", status STRING, output_version BIGINT", ""))
+    old_schema = RUN_STATS_DDL.replace(", status STRING, output_version BIGINT", "")
+    create_table(spark, stats_table, old_schema)
     start, end = START + timedelta(hours=2), START + timedelta(hours=3)
     argv = ["--workload", str(workload_file), "--start", start.isoformat(), "--end", end.isoformat(),
             "--events-table", events_table, "--output-table", str(tmp_path / "out"), "--run-id", "old-schema"]  # fmt: skip
@@ -91,6 +94,27 @@ def test_a_run_stats_table_of_the_old_schema_gains_the_status_columns(spark, eve
     rows = spark.read.format("delta").load(stats_table).collect()
     assert sorted((r.query_set, r.status, r.output_version) for r in rows) == [(0, "committed", 1),
                                                                                (1, "committed", 1)]  # fmt: skip
+    # A retry of the run (the same run id) replaces every row of the run and workload, of query sets it no
+    # longer has too (the workload file changed between the attempts); other runs' and workloads' rows stay.
+    table = spark.read.format("delta").load(stats_table)
+    strays = [("old-schema", "trips", 7), ("old-schema", "other_workload", 0), ("another-run", "trips", 0)]
+    for run_id, workload, query_set in strays:
+        stray = (
+            table.where("query_set = 0")
+            .limit(1)
+            .withColumns(
+                {"run_id": F.lit(run_id), "workload": F.lit(workload), "query_set": F.lit(query_set)}
+            )
+        )
+        stray.write.format("delta").mode("append").save(stats_table)
+    run(spark, make_plan(build_parser().parse_args(argv)))
+    rows = spark.read.format("delta").load(stats_table).collect()
+    assert sorted((r.run_id, r.workload, r.query_set, r.status, r.output_version) for r in rows) == [
+        ("another-run", "trips", 0, "committed", 1),
+        ("old-schema", "other_workload", 0, "committed", 1),
+        ("old-schema", "trips", 0, "committed", 2),
+        ("old-schema", "trips", 1, "committed", 2),
+    ]
 
 
 def test_hours_of_one_day_written_at_once_all_commit(spark, events_table, workload_file, tmp_path, capfd):
