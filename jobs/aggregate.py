@@ -694,8 +694,8 @@ def run(spark: SparkSession, plan: Plan) -> RunResult:
 def _pending_stats(spark: SparkSession, plan: Plan, rows: list[dict[str, Any]]) -> None:
     """This run's stats rows, as pending, in one commit (before the output's). It replaces whatever rows of this
     run and workload the table holds: a retried task (the same run id) leaves its attempt's rows only. An
-    overwrite with ``replaceWhere``, not a MERGE: no join to plan and run on the JVM's first write, about a
-    second less per run (bench/results/startup.md), and one code path in a classic and a Spark Connect session.
+    overwrite with ``replaceWhere``, not a MERGE: no join to plan and run on the JVM's first write (0.2–1 s,
+    bench/results/startup.md), and one code path in a classic and a Spark Connect session.
     ``mergeSchema``: a run_stats table made before status and output_version existed gains them."""
     if not rows:
         return

@@ -1187,10 +1187,6 @@ impl SetKernel {
         })
     }
 
-    /// The joint graphs that run on this partition: per group with two or more `busy` graphs, the union of
-    /// their events with the graphs each is of, where the kernel reads every value exactly, none a float (each
-    /// graph's block is then converted as its own run's would be) and the benefit model (hamlet) says one
-    /// propagation pays.
     /// Graph g's events among those its key matched (`kinds`: their type numbers, `present`: which types are
     /// there): the ones of types it reads, or all of them as they are when it reads every type there.
     fn graph_events<'m>(&self, g: usize, matched: &'m [usize], kinds: &[u32], present: &[bool]) -> Cow<'m, [usize]> {
@@ -1205,6 +1201,10 @@ impl SetKernel {
         Cow::Owned(mine.map(|(&i, _)| i).collect())
     }
 
+    /// The joint graphs that run on this partition: per group with two or more `busy` graphs, the union of
+    /// their events with the graphs each is of, where the kernel reads every value exactly, none a float (each
+    /// graph's block is then converted as its own run's would be) and the benefit model (hamlet) says one
+    /// propagation pays.
     fn joint_runs(&self, raw: &[RawEvent], matched: &[Vec<usize>], busy: &[usize], sharing: Sharing) -> Vec<JointRun> {
         let mut out = Vec::new();
         for (j, group) in self.joints.iter().enumerate() {
