@@ -6,7 +6,7 @@
 Generates two hours of rideshare events (``--rate`` per hour, seed 2021) into a temporary Delta table (not
 timed), then times, each as its own process (wall clock, Python start-up and JVM included):
 
-- ``empty``: ``jobs.session.build_session`` (Delta configured), an empty Delta table written, stopped;
+- ``empty``: ``jobs.session.build_session`` (Delta configured), a new empty Delta table written, stopped;
 - ``hamlet aggregate``: ``conf/workloads/rideshare_trips.hamlet`` over the second hour (its read-ahead
   reaches into the first), as a user runs it;
 - ``spark-submit``: the same job as the Airflow task ``aggregate`` starts it (``jobs/aggregate.py`` with
@@ -18,7 +18,8 @@ them: each Spark task starting its own JVM (``[spark] server = false``), and eac
 Spark Connect server (``[spark] server = true``: ``jobs/spark_server.py``, started before the untimed round,
 its CPU seconds during a run added to the run's, stopped at the end). Besides the process's wall clock (the
 ``airflow`` CLI's start included) it reports the five tasks' own seconds: the first task's start to the last
-one's end, from the ``[DAG TEST]`` lines of the log.
+one's end, from the ``[DAG TEST]`` lines of the log. It also times ``hamlet aggregate`` of the hour as a client
+of that server (``HAMLET_SPARK_REMOTE``, as the ``aggregate`` task runs it then).
 
 ``--baseline REV`` runs the same commands on that commit too (``git archive`` into ``var/bench-baseline``,
 sharing this checkout's venv and Ivy cache), interleaved with this checkout's runs, so that both see the same
@@ -73,12 +74,16 @@ class Timing:
 
 
 def empty_job(path: str) -> None:
-    """The empty job: a Delta-enabled session, an empty Delta table written, the session stopped. Imports
-    ``jobs`` from PYTHONPATH (the checkout measured)."""
+    """The empty job: a Delta-enabled session, a new empty Delta table written under ``path``, the session
+    stopped. Imports ``jobs`` from PYTHONPATH (the checkout measured). A new table each run: overwriting the
+    table an earlier run left would first replay its log on a cold JVM (about 3.5 s at idle), which is work,
+    not start-up (until 2026-11-28 every run after the first did, and the ratios were about 0.6 lower)."""
+    import uuid
+
     from jobs.session import build_session
 
     spark = build_session("hamlet-empty")
-    spark.createDataFrame([], "x INT").write.format("delta").mode("overwrite").save(path)
+    spark.createDataFrame([], "x INT").write.format("delta").save(str(Path(path) / uuid.uuid4().hex))
     spark.stop()
 
 
@@ -207,6 +212,25 @@ def pipeline_commands(work: Path) -> list[Timing]:
     return timings
 
 
+REMOTE = "hamlet aggregate over the running Spark Connect server"
+
+
+def remote_aggregate(timings: list[Timing], tree: str, server_pid: int) -> Timing:
+    """``hamlet aggregate`` of the hour as a client of the running Spark Connect server (``HAMLET_SPARK_REMOTE``,
+    as the ``aggregate`` task runs it with ``[spark] server = true``): this checkout's command, its output
+    table of its own, compared with this checkout's empty job; the server's CPU seconds during the run count."""
+    local = next(t for t in timings if t.tree == tree and t.name == "hamlet aggregate")
+    command = [re.sub(r"trend_aggregates-(t\d+)$", r"trend_aggregates-\1-remote", c) for c in local.command]
+    env = {**local.env, "HAMLET_SPARK_REMOTE": spark_server_url()}
+    return Timing(tree, REMOTE, command, local.cwd, env,
+                  server_pid=server_pid)  # fmt: skip
+
+
+def spark_server_url() -> str:
+    probe = [str(VENV_BIN / "python"), "-c", "from jobs.spark_server import url; print(url())"]
+    return subprocess.run(probe, cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+
+
 def timed(t: Timing) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (user + system of the process tree, JVMs included: what the load of the
     shared machine barely moves) and lines of output of one run."""
@@ -302,6 +326,7 @@ def main() -> None:
             pid = int(started.stdout.split("(pid ")[1].split(")")[0])
             timings += pipeline_commands(work)
             timings[-1].server_pid = pid
+            timings.append(remote_aggregate(timings, f"t{len(trees) - 1}", pid))
             names["t-pipeline"] = "this checkout"
         for t in timings:  # untimed round
             timed(t)
@@ -331,6 +356,8 @@ def report(args: argparse.Namespace, timings: list[Timing], names: dict[str, str
     def shown(t: Timing) -> str:
         parts = (Path(c).relative_to(ROOT).as_posix() if c.startswith(str(ROOT)) else c for c in t.command)
         text = " ".join(re.sub(r"^.*/hamlet-startup-[^/]+", "$TMP", p) for p in parts)
+        if t.name == REMOTE:  # (the DAG's tasks set it themselves)
+            text = f"HAMLET_SPARK_REMOTE={t.env['HAMLET_SPARK_REMOTE']} {text}"
         return re.sub(r"--jars \S+", "--jars $(.venv/bin/python -m jobs.jars paths)", text)
 
     command = f"--label '{args.label}' --repeats {args.repeats} --rate {args.rate}"
