@@ -249,7 +249,7 @@ fn add_to_magnitude(big: &mut BigInt, add: impl FnOnce(&mut BigUint)) {
 
 /// `0x` and the hexadecimal digits (`-0x` below zero), as Python's `hex` writes an int.
 fn hex_text(x: &BigInt) -> String {
-    let sign = if x.sign() == num_bigint::Sign::Minus { "-" } else { "" };
+    let sign = if x.sign() == Sign::Minus { "-" } else { "" };
     format!("{sign}0x{}", x.magnitude().to_str_radix(16))
 }
 
