@@ -210,7 +210,7 @@ def test_the_adhoc_dag_triggered_through_the_rest_api_equals_the_spark_job(confi
 
     path = f"/dags/{DAG_ID}/dagRuns/{quote(run_id, safe='')}"
     try:
-        state = airflow.wait(f"the run {run_id} to finish", RUN_TIMEOUT, every=5,
+        state = airflow.wait(f"the run {run_id} to finish", RUN_TIMEOUT,
                              ready=lambda: (s := airflow.api("GET", path)["state"]) in ("success", "failed") and s)  # fmt: skip
     except pytest.fail.Exception as e:
         print(airflow.report(run_id))
