@@ -51,3 +51,12 @@ def test_the_kernels_own_unit_tests():
     done = cargo("test", "--quiet")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "test result: ok." in done.stdout and " 0 failed" in done.stdout
+
+
+def test_the_test_schedule_names_files_that_exist():
+    """tests/conftest.py orders the workers' files by SECONDS and groups SCOPES: a renamed file there would
+    quietly fall back to xdist's order, or start a second Spark Connect server."""
+    from conftest import SCOPES, SECONDS
+
+    named = set(SECONDS) | set(SCOPES) | set(SCOPES.values())
+    assert sorted(path for path in named if not (ROOT / path).is_file()) == []
