@@ -60,12 +60,14 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class FileScheduling(LoadScopeScheduling):
+        ordered = False  # (the queue is complete once work is first assigned: ordered then)
+
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
             return SCOPES.get(path, path)
 
         def _assign_work_unit(self, node) -> None:
-            if not getattr(self, "ordered", False):  # (the queue is complete once work is first assigned)
+            if not self.ordered:
                 units = sorted(self.workqueue.items(), key=lambda unit: -SECONDS.get(unit[0], 0))
                 self.workqueue.clear()
                 self.workqueue.update(units)
