@@ -54,9 +54,9 @@ def test_the_kernels_own_unit_tests():
 
 
 def test_the_test_schedule_names_files_that_exist():
-    """tests/conftest.py orders the workers' files by SECONDS and groups SCOPES: a renamed file there would
+    """tests/worker_schedule.py orders the workers' files by SECONDS and groups SCOPES: a renamed file there would
     quietly fall back to xdist's order, or start a second Spark Connect server."""
-    from conftest import SCOPES, SECONDS
+    from worker_schedule import SCOPES, SECONDS
 
     named = set(SECONDS) | set(SCOPES) | set(SCOPES.values())
     assert sorted(path for path in named if not (ROOT / path).is_file()) == []
