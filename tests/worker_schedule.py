@@ -1,5 +1,7 @@
 """How scripts/test's two workers share the test files (tests/conftest.py registers the hook)."""
 
+from xdist.scheduler import LoadFileScheduling
+
 # scripts/test's two workers (``--dist loadfile``) take a test file at a time. Files that ask for the run's Spark
 # Connect server (a JVM, seconds to start and tens of CPU seconds to warm up) run in one worker, which starts
 # it once; on two workers each started its own.
@@ -41,25 +43,24 @@ def seconds() -> dict[str, int]:
     return {**SECONDS, **CI_SECONDS} if settings.get_current_profile_name() == "ci" else SECONDS
 
 
+class FileScheduling(LoadFileScheduling):
+    """xdist's ``--dist loadfile``, with SCOPES' files in one scope and the queue ordered by ``seconds()``."""
+
+    ordered = False  # (the queue is complete once work is first assigned: ordered then)
+
+    def _split_scope(self, nodeid: str) -> str:
+        path = super()._split_scope(nodeid)
+        return SCOPES.get(path, path)
+
+    def _assign_work_unit(self, node) -> None:
+        if not self.ordered:
+            expected = seconds()
+            units = sorted(self.workqueue.items(), key=lambda unit: -expected.get(unit[0], 0))
+            self.workqueue.clear()
+            self.workqueue.update(units)
+            self.ordered = True
+        super()._assign_work_unit(node)
+
+
 def pytest_xdist_make_scheduler(config, log):
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class FileScheduling(LoadScopeScheduling):
-        ordered = False  # (the queue is complete once work is first assigned: ordered then)
-
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return SCOPES.get(path, path)
-
-        def _assign_work_unit(self, node) -> None:
-            if not self.ordered:
-                expected = seconds()
-                units = sorted(self.workqueue.items(), key=lambda unit: -expected.get(unit[0], 0))
-                self.workqueue.clear()
-                self.workqueue.update(units)
-                self.ordered = True
-            super()._assign_work_unit(node)
-
-    return FileScheduling(config, log)
+    return FileScheduling(config, log) if config.getvalue("dist") == "loadfile" else None
