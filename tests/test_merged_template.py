@@ -154,6 +154,32 @@ def test_merged_graph_counts_beyond_128_bits():
         assert [r.value for r in rows] == expected, f"{strategy}, table"
 
 
+def test_ends_waiting_alike_settle_once_for_the_whole_merged_graph():
+    """The ends of one merged graph read one running total (B's), so where each end waits m times in a window
+    class, m times that total is added once for all of them (native/src/ends.rs), the rest per end: here each
+    waits once in class 0, and in the last pane C three times and D and E twice (m = 2, C's third on its own);
+    E is missing before A10, and C, D and E share a time at 3 and 9. Every strategy, through ``evaluate`` and
+    ``evaluate_table``, equals the oracle, and the counts are those by hand: [0, 8) holds A1, B2, B4 and C3, C5, C7 (1 + 3 + 3 trends of
+    q1), [16, 24) A17, B18 before C20, C22, C23, D20, D22 and E21, E23."""
+    text = (
+        "q1: RETURN COUNT(*) PATTERN SEQ(A, B+, C) WITHIN 8 SLIDE 4\n"
+        "q2: RETURN COUNT(*), SUM(A.x) PATTERN SEQ(A, B+, D) WITHIN 8 SLIDE 4\n"
+        "q3: RETURN COUNT(*), COUNT(B) PATTERN SEQ(A, B+, E) WITHIN 8 SLIDE 4"
+    )
+    spec = "A1 B2 C3 D3 E3 B4 C5 D6 E6 C7 B8 C9 D9 A10 B11 E12 C13 D14 B15 C16 D16 A17 B18 C20 D20 E21 C22 D22 E23 C23"
+    stream = [Event(token[0], int(token[1:]), {"x": i % 3}) for i, token in enumerate(spec.split())]
+    assert merged_names(text, stream) == [{"q1", "q2", "q3"}]
+    workload = parse_workload(text)
+    expected = evaluate_bruteforce(workload, stream)
+    for strategy in STRATEGIES:
+        assert evaluate(workload, stream, strategy) == expected, strategy
+        found = finalize_table(workload, evaluate_table(workload, table_of(stream), strategy))
+        assert found == expected, f"{strategy}, table"
+    counts = {(r.query, r.window_start): r.value for r in expected if r.aggregate == "COUNT(*)"}
+    assert [counts[q, 0] for q in ("q1", "q2", "q3")] == [7, 4, 4]
+    assert [counts[q, 16] for q in ("q1", "q2", "q3")] == [3, 2, 2]
+
+
 def test_explain_names_the_merged_graphs_and_why_others_stay_apart():
     text = (
         "q1: RETURN COUNT(*) PATTERN SEQ(A, B+, C) WITHIN 10\n"

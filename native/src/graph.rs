@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 
 use crate::dominance::{LongerTrends, Parts};
 use crate::edges::{Edge, Guard, Source};
+use crate::ends::EndGroups;
 use crate::events::RawEvent;
 use crate::negation::{Negation, NegationState};
 use crate::num::Num;
@@ -167,6 +168,8 @@ pub struct Graph {
     /// aggregate or reset, no trailing NOT, skip-till-any-match), so each goes straight into the finals
     /// (`Partition::add_to_final`): on the authors' shape, most events are such ends.
     pub final_only: Vec<bool>,
+    /// The `final_only` positions that read the same running totals, settled together (`ends.rs`).
+    pub end_groups: EndGroups,
     /// Per position: its events only feed the running totals (no edge, aggregate, reset or end; skip-till-any-
     /// match). An event of it alone at its time adds the other predecessors' totals o (and one if it starts a
     /// trend) to its own total t, and at a Kleene position t itself: t becomes 2t + o in place, with no copy
@@ -602,8 +605,9 @@ pub struct Partition<'a> {
     // running totals, which stay as they are until a commit to one of them, so n such events add n times
     // those totals at once (`settle_ends`), one multiplication where each would add thousands of digits.
     ends: Vec<(usize, usize, u64)>,
-    negations: Vec<NegationState>,   // per negation (numbered from 1): its graph here
-    open: Vec<VecDeque<(i64, i64)>>, // per member: open windows as runs [first, last]
+    common: Vec<HashMap<usize, Agg>>, // per end group (`ends.rs`), per class: what each of its positions added
+    negations: Vec<NegationState>,    // per negation (numbered from 1): its graph here
+    open: Vec<VecDeque<(i64, i64)>>,  // per member: open windows as runs [first, last]
     next_close: Vec<Option<i64>>,
     out: Vec<(usize, i64, i64, Agg)>,
     pub snapshots: usize, // graphlet-level snapshots taken (one per shared burst and window class)
@@ -611,6 +615,8 @@ pub struct Partition<'a> {
     // pane boundaries, so both change only when the pane does.
     pane: i64,
     last_pane: Option<i64>,
+    pane_times: (i64, i64), // [first, end) time of the last pane: most events fall in it, with no division
+
     classes: Vec<usize>,
     computed: Vec<(usize, usize, usize, Agg)>, // (event, position, class, aggregate) of one timestamp
     sources: Vec<Source>,                      // per edge of the graph: its source's events (edges.rs)
@@ -702,6 +708,7 @@ impl<'a> Partition<'a> {
             finals: vec![HashMap::default(); kernel.slots()],
             pending: vec![HashMap::default(); kernel.slots()],
             ends: Vec::new(),
+            common: vec![HashMap::default(); kernel.end_groups.positions.len()],
             negations: kernel.negations.iter().map(NegationState::new).collect(),
             open: vec![VecDeque::new(); members],
             next_close: vec![None; members],
@@ -709,6 +716,7 @@ impl<'a> Partition<'a> {
             snapshots: 0,
             pane: kernel.pane(),
             last_pane: None,
+            pane_times: (0, 0),
             classes: Vec::new(),
             computed: Vec::new(),
             sources,
@@ -797,8 +805,9 @@ impl<'a> Partition<'a> {
         let mut next = bursts.iter().peekable();
         while i < self.events.len() {
             let time = self.times[i];
-            let pane = time.div_euclid(self.pane);
-            if self.last_pane != Some(pane) {
+            if time < self.pane_times.0 || time >= self.pane_times.1 {
+                let pane = time.div_euclid(self.pane);
+                self.pane_times = (pane * self.pane, (pane * self.pane).saturating_add(self.pane));
                 self.advance(time);
                 self.classes = self.classes(time);
                 if self.class_zero_alone() {
@@ -890,7 +899,7 @@ impl<'a> Partition<'a> {
         for totals in &mut self.running {
             totals.retain(|&c, _| c >= frontier);
         }
-        for finals in &mut self.finals {
+        for finals in self.finals.iter_mut().chain(&mut self.common) {
             finals.retain(|&c, _| c >= frontier);
         }
         for pending in &mut self.pending {
@@ -1374,10 +1383,35 @@ impl<'a> Partition<'a> {
     /// `source` (before a commit changes it).
     fn settle_ends(&mut self, changed: Option<(usize, usize)>) {
         let kernel = self.kernel;
+        let settles = |position: usize, c: usize| {
+            changed.is_none_or(|(source, class)| class == c && kernel.predecessors[position].contains(&source))
+        };
+        if !kernel.end_groups.is_empty() {
+            for (g, c, m) in kernel.end_groups.common(&self.ends, settles) {
+                let running = &self.running;
+                let position = kernel.end_groups.positions[g][0];
+                let mut totals = kernel.predecessors[position]
+                    .iter()
+                    .filter_map(|&s| running[s].get(&c))
+                    .peekable();
+                if totals.peek().is_none() {
+                    continue; // (nothing to add: the loop below drops these ends)
+                }
+                let total = self.common[g].entry(c).or_insert_with(|| kernel.zero());
+                for running in totals {
+                    kernel.add_times(total, running, m);
+                }
+                for end in self.ends.iter_mut() {
+                    if end.1 == c && kernel.end_groups.of[end.0] == g {
+                        end.2 -= m;
+                    }
+                }
+            }
+        }
         let mut k = 0;
         while k < self.ends.len() {
             let (position, c, n) = self.ends[k];
-            if changed.is_some_and(|(source, class)| class != c || !kernel.predecessors[position].contains(&source)) {
+            if !settles(position, c) {
                 k += 1;
                 continue;
             }
@@ -1388,7 +1422,7 @@ impl<'a> Partition<'a> {
                 .filter_map(|&s| running[s].get(&c))
                 .peekable();
             // (a running total is there only where trends end: extend drops a zero count)
-            if totals.peek().is_none() {
+            if n == 0 || totals.peek().is_none() {
                 continue;
             }
             let total = self.finals[kernel.end_slot[position]]
@@ -1542,7 +1576,13 @@ impl<'a> Partition<'a> {
     fn final_of(&self, slot: usize, c: usize) -> Option<Agg> {
         let kernel = self.kernel;
         if !kernel.waits_for_ends() {
-            return self.finals[slot].get(&c).cloned();
+            let mut out = self.finals[slot].get(&c).cloned();
+            for &(g, times) in kernel.end_groups.slots.get(slot).into_iter().flatten() {
+                if let Some(common) = self.common[g].get(&c) {
+                    kernel.add_times(out.get_or_insert_with(|| kernel.zero()), common, times);
+                }
+            }
+            return out;
         }
         let latest = |k: &usize| self.negations[k - 1].latest;
         let limit = kernel.trailing.iter().map(latest).max().flatten();

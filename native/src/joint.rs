@@ -249,6 +249,7 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
     }
     graph.count_only = false;
     graph.final_only.iter_mut().for_each(|f| *f = false);
+    graph.end_groups = Default::default();
     // (a position that only feeds running totals in every graph: `Partition::add_to_running`)
     for (p, f) in graph.feeds_only.iter_mut().enumerate() {
         *f = blocks.iter().all(|b| b.feeds_only[p]);

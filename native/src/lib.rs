@@ -27,6 +27,7 @@ mod columns;
 mod crossed;
 mod dominance;
 mod edges;
+mod ends;
 mod events;
 mod graph;
 mod graphlet;
@@ -50,6 +51,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyTuple};
 use burst::{Decisions, Sharing};
 use columns::{Bytes, ColumnSpec, Held};
 use edges::{Edge, Expr, Guard};
+use ends::EndGroups;
 use events::{RawEvent, Reader};
 use graph::{
     gcd, positive_of, Agg, Blocks, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, ENDS, FLOATS,
@@ -354,9 +356,11 @@ impl GraphKernel {
                 && resets.is_empty()
                 && semantics == ANY
         };
-        let final_only = (0..n)
+        let final_only: Vec<bool> = (0..n)
             .map(|p| is_end[p] && !is_source[p] && plain(p) && trailing.is_empty() && operand_trailing.is_empty())
             .collect();
+        let slots = end_slot.iter().filter(|&&s| s != usize::MAX).max().map_or(1, |s| s + 1);
+        let end_groups = EndGroups::new(&final_only, &predecessors, &end_slot, slots);
         let feeds_only = (0..n).map(|p| is_source[p] && !is_end[p] && plain(p)).collect();
         let members: Vec<Member> = members
             .into_iter()
@@ -388,6 +392,7 @@ impl GraphKernel {
             end_slot,
             member_slot,
             final_only,
+            end_groups,
             feeds_only,
             places,
             required,
