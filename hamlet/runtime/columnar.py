@@ -150,11 +150,14 @@ def checked(table: pa.Table, source: str | None = None) -> pa.Table:
 
 def _types(column: pa.ChunkedArray, where: str) -> pa.ChunkedArray:
     """Types without the whitespace around them, none empty, none with a NUL byte (``hamlet.api.event_type``'s
-    rule), or an ``EventError`` naming the first row that breaks it. Tested on the distinct types (a stream
-    has a few): the column is trimmed, and its rows searched, only where one of them needs it."""
-    distinct = pc.unique(column).to_pylist()
+    rule), or an ``EventError`` naming the first row that breaks it; dictionary-encoded. Tested on the
+    distinct types (a stream has a few): the column is trimmed, and its rows searched, only where one of them
+    needs it. Encoded once here, the column is hashed once per call: ``set_rows`` tests each distinct type,
+    and the kernel reads the types by their numbers (each pass over 20,000 strings costs about 0.2 ms)."""
+    encoded = pc.dictionary_encode(column.combine_chunks())
+    distinct = encoded.dictionary.to_pylist()
     if len(distinct) <= 4096 and all(t and t.strip(TYPE_SPACE) == t and "\x00" not in t for t in distinct):
-        return column
+        return pa.chunked_array([encoded])
     types = pc.utf8_trim(column, characters=TYPE_SPACE)
     blank = pc.equal(types, "")
     if pc.any(blank).as_py():
@@ -162,7 +165,7 @@ def _types(column: pa.ChunkedArray, where: str) -> pa.ChunkedArray:
     row = first_nul_row(types)
     if row is not None:
         raise EventError(f"{TYPE} {types[row].as_py()!r} holds a NUL byte", where=_row(where, row))
-    return types
+    return pa.chunked_array([pc.dictionary_encode(types.combine_chunks())])
 
 
 def first_nul_row(column: pa.ChunkedArray) -> int | None:
@@ -456,7 +459,7 @@ def set_rows(table: pa.Table, types: frozenset[str] | None, attributes: Sequence
     if types is None:
         mask = pc.is_valid(table.column(TYPE))
     else:
-        mask = pc.is_in(table.column(TYPE), value_set=pa.array(sorted(types), pa.string()))
+        mask = _of_types(table.column(TYPE), pa.array(sorted(types), pa.string()))
     for a in attributes:
         if a not in table.column_names:
             return table.slice(0, 0)
@@ -464,6 +467,15 @@ def set_rows(table: pa.Table, types: frozenset[str] | None, attributes: Sequence
     if pc.all(mask).as_py():
         return table  # (every row: no copy of the columns)
     return table.filter(mask)
+
+
+def _of_types(column: pa.ChunkedArray, types: pa.Array) -> pa.Array:
+    """Per row, whether its type is one of ``types``: on a dictionary column (``checked``'s) each distinct
+    type tested once, not each row's text."""
+    if not pa.types.is_dictionary(column.type):
+        return pc.is_in(column, value_set=types)
+    encoded = column.combine_chunks()
+    return pc.take(pc.is_in(encoded.dictionary, value_set=types), encoded.indices)
 
 
 def without_negative_zeros(table: pa.Table, queries: Sequence[Any]) -> pa.Table:
