@@ -495,7 +495,8 @@ def test_an_hour_of_only_types_no_query_reads_passes_the_gate_and_aggregates_to_
     quarantined each as "event_type 'Foo' is not a type of the workload" and refused the hour ("3 rows, 3
     quarantined (100.00%, threshold 5.00%)"), though the job leaves them out by their type anyway; and the
     job recorded 0 events read, as for an empty hour. Now the hour passes and its run says: 3 read, none
-    matched, no row. The quarantine row the refused run left is replaced (by none) when the hour is rerun."""
+    matched, no row. The quarantine row the refused run left is replaced (by none) when the hour is rerun; a
+    second rerun, with nothing to replace, commits nothing."""
     from pyspark.sql import functions as F
     from spark_env import pipeline_conf
 
@@ -527,6 +528,10 @@ def test_an_hour_of_only_types_no_query_reads_passes_the_gate_and_aggregates_to_
     report = validate_events(config, start, end, "rerun", spark=spark)
     assert (report.rows, report.bad_rows, report.failures, report.passed) == (3, 0, [], True)
     assert spark.read.format("delta").load(config.quarantine_table).count() == 0
+    # Once more: nothing flagged and nothing of the hour left to replace, so no commit to the quarantine.
+    versions = spark.sql(f"DESCRIBE HISTORY delta.`{config.quarantine_table}`").count()
+    assert validate_events(config, start, end, "again", spark=spark).passed
+    assert spark.sql(f"DESCRIBE HISTORY delta.`{config.quarantine_table}`").count() == versions == 3
     capsys.readouterr()
     assert main(["--workload", str(workload), "--start", HOUR[0], "--end", HOUR[1], "--events-table", events,
                  "--output-table", config.output_table, "--quarantine-table", config.quarantine_table,
