@@ -225,8 +225,36 @@ impl Graph {
     ) -> Option<(Vec<Event>, Vec<Scale>)> {
         let mut out = Vec::with_capacity(indexes.len());
         let mut scales = vec![Scale::default(); self.attributes.len()];
+        // Per type: the one position its events take, when they carry nothing there (no value, no field, one
+        // place, no NOT reads the type); most events of most graphs, each then one push.
+        let plain: Vec<Option<u32>> = roles
+            .iter()
+            .map(|r| {
+                match r.as_slice() {
+                    [role] => role.positive().filter(|&first| {
+                        let p = first;
+                        self.places[first] == [p]
+                            && self.updates[p].is_empty()
+                            && self.edges_into[p].is_empty()
+                            && self.edges_from[p].is_empty()
+                    }),
+                    _ => None,
+                }
+                .map(|p| p as u32)
+            })
+            .collect();
         for &i in indexes {
             let e = &raw[i];
+            if let Some(position) = plain[e.kind] {
+                out.push(Event {
+                    time: e.time,
+                    raw: i,
+                    graph: 0,
+                    position,
+                    data: None,
+                });
+                continue;
+            }
             for &role in &roles[e.kind] {
                 self.read_event(e, i, role, attribute_at, &mut scales, &mut out)?;
             }
