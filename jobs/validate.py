@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -401,44 +400,54 @@ def _load_suite(path: Path) -> dict[str, Any]:
 
 # Most hours are clean. A first pass counts each expectation's unexpected rows without listing them (GX's BASIC
 # result: no Spark job per expectation to collect the rows' fingerprints, 3.6 → 2.4 s a gate on a warm session);
-# only where a row is unexpected or an expectation fails does a second pass list the rows by fingerprint
-# (COMPLETE), for the quarantine and the report.
+# its result is the one Data Docs show. Only the expectations that failed run again, with their unexpected rows
+# listed by fingerprint (COMPLETE), for the quarantine and the report (`_failures`).
 COUNTED = {"result_format": "BASIC"}
 LISTED = {"result_format": "COMPLETE", "unexpected_index_column_names": [FINGERPRINT]}
+PLACE = "hamlet_place"  # an expectation's meta: its place among the suites' expectations, in both passes
 
 
 def _run_gx(
     scope: Scope, frame: DataFrame, suites: list[Path], parameters: dict[str, Any], docs: Path
-) -> Any:
+) -> list[Any]:
+    """The suites' outcomes over ``frame`` (Data Docs into ``docs``), the failed ones listing their rows."""
     specs = [_load_suite(p) for p in suites]
-    counted = _checkpoint(scope, frame, specs, suites, parameters, docs, COUNTED)
-    if counted.success and not any((r.result or {}).get("unexpected_count") for r in counted.results):
+    every = [x for spec in specs for x in spec["expectations"]]
+    expectations = [{**x, "meta": {**(x.get("meta") or {}), PLACE: i}} for i, x in enumerate(every)]
+    counted = _checkpoint(scope, frame, expectations, suites, parameters, COUNTED, docs).results
+    again = sorted(_place(o) for o in counted if not o.success)
+    if not again:
         return counted
-    shutil.rmtree(docs, ignore_errors=True)  # (the listed run's Data Docs replace the counted run's)
-    return _checkpoint(scope, frame, specs, suites, parameters, docs, LISTED)
+    listed = _checkpoint(scope, frame, [expectations[i] for i in again], suites, parameters, LISTED, None)
+    by_place = {_place(o): o for o in listed.results}
+    return [by_place.get(_place(o), o) for o in counted]
 
 
-def _checkpoint(scope: Scope, frame: DataFrame, specs: list[dict[str, Any]], suites: list[Path],
-                parameters: dict[str, Any], docs: Path, result_format: dict[str, Any]) -> Any:  # fmt: skip
-    """One run of the suites over ``frame`` in a context of its own (its Data Docs index lists this run
-    alone), Data Docs into ``docs``: the validation result."""
+def _place(outcome: Any) -> int:
+    return int((outcome.expectation_config.meta or {})[PLACE])
+
+
+def _checkpoint(scope: Scope, frame: DataFrame, expectations: list[dict[str, Any]], suites: list[Path],
+                parameters: dict[str, Any], result_format: dict[str, Any], docs: Path | None) -> Any:  # fmt: skip
+    """One run of ``expectations`` (from ``suites``) over ``frame`` in a context of its own, Data Docs into
+    ``docs`` (None: none): the validation result."""
     from jobs.logs import quiet
 
     quiet()  # before GX is imported: its import logs ~50 lines at INFO
     import great_expectations as gx
 
-    expectations = [dict(x) for spec in specs for x in spec["expectations"]]
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = {"globally": False}  # type: ignore[assignment]
     stage = scope.stage
-    context.add_data_docs_site(
-        site_name="hamlet",
-        site_config={
-            "class_name": "SiteBuilder",
-            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs)},
-            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
-        },
-    )
+    if docs is not None:
+        context.add_data_docs_site(
+            site_name="hamlet",
+            site_config={
+                "class_name": "SiteBuilder",
+                "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs)},
+                "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+            },
+        )
     batch = (
         context.data_sources.add_spark(stage)
         .add_dataframe_asset(stage)
@@ -455,7 +464,7 @@ def _checkpoint(scope: Scope, frame: DataFrame, specs: list[dict[str, Any]], sui
     checkpoint = context.checkpoints.add(gx.Checkpoint(
         name=stage,
         validation_definitions=[definition],
-        actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=["hamlet"])],
+        actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=["hamlet"])] if docs else [],
         result_format=result_format,
     ))  # fmt: skip
     result = checkpoint.run(batch_parameters={"dataframe": frame}, expectation_parameters=parameters,
@@ -472,11 +481,11 @@ def docs_folder(data_docs: Path, run_id: str) -> Path:
     return data_docs / name
 
 
-def _failures(validation: Any) -> tuple[list[Failure], list[tuple[str, str, str, str]]]:
+def _failures(outcomes: list[Any]) -> tuple[list[Failure], list[tuple[str, str, str, str]]]:
     """The failed expectations, and per unexpected row (fingerprint, expectation, column, reason)."""
     failures: list[Failure] = []
     flagged: list[tuple[str, str, str, str]] = []
-    for outcome in validation.results:
+    for outcome in outcomes:
         if outcome.success:
             continue
         config = outcome.expectation_config
