@@ -231,9 +231,8 @@ impl Graph {
             .iter()
             .map(|r| {
                 match r.as_slice() {
-                    [role] => role.positive().filter(|&first| {
-                        let p = first;
-                        self.places[first] == [p]
+                    [role] => role.positive().filter(|&p| {
+                        self.places[p] == [p]
                             && self.updates[p].is_empty()
                             && self.edges_into[p].is_empty()
                             && self.edges_from[p].is_empty()
@@ -644,7 +643,6 @@ pub struct Partition<'a> {
     pane: i64,
     last_pane: Option<i64>,
     pane_times: (i64, i64), // [first, end) time of the last pane: most events fall in it, with no division
-
     classes: Vec<usize>,
     computed: Vec<(usize, usize, usize, Agg)>, // (event, position, class, aggregate) of one timestamp
     sources: Vec<Source>,                      // per edge of the graph: its source's events (edges.rs)
@@ -1416,19 +1414,8 @@ impl<'a> Partition<'a> {
         };
         if !kernel.end_groups.is_empty() {
             for (g, c, m) in kernel.end_groups.common(&self.ends, settles) {
-                let running = &self.running;
                 let position = kernel.end_groups.positions[g][0];
-                let mut totals = kernel.predecessors[position]
-                    .iter()
-                    .filter_map(|&s| running[s].get(&c))
-                    .peekable();
-                if totals.peek().is_none() {
-                    continue; // (nothing to add: the loop below drops these ends)
-                }
-                let total = self.common[g].entry(c).or_insert_with(|| kernel.zero());
-                for running in totals {
-                    kernel.add_times(total, running, m);
-                }
+                add_predecessors(kernel, &self.running, position, c, m, &mut self.common[g]);
                 for end in self.ends.iter_mut() {
                     if end.1 == c && kernel.end_groups.of[end.0] == g {
                         end.2 -= m;
@@ -1444,20 +1431,9 @@ impl<'a> Partition<'a> {
                 continue;
             }
             self.ends.swap_remove(k);
-            let running = &self.running;
-            let mut totals = kernel.predecessors[position]
-                .iter()
-                .filter_map(|&s| running[s].get(&c))
-                .peekable();
-            // (a running total is there only where trends end: extend drops a zero count)
-            if n == 0 || totals.peek().is_none() {
-                continue;
-            }
-            let total = self.finals[kernel.end_slot[position]]
-                .entry(c)
-                .or_insert_with(|| kernel.zero());
-            for running in totals {
-                kernel.add_times(total, running, n);
+            if n > 0 {
+                let finals = &mut self.finals[kernel.end_slot[position]];
+                add_predecessors(kernel, &self.running, position, c, n, finals);
             }
         }
     }
@@ -1645,6 +1621,29 @@ impl<'a> Partition<'a> {
             }
         }
         result
+    }
+}
+
+/// n times the running totals of `position`'s predecessors in class c into `into`'s aggregate of class c (none
+/// made where no total is there: a running total is there only where trends end, extend drops a zero count).
+fn add_predecessors(
+    kernel: &Graph,
+    running: &[HashMap<usize, Agg>],
+    position: usize,
+    c: usize,
+    n: u64,
+    into: &mut HashMap<usize, Agg>,
+) {
+    let mut totals = kernel.predecessors[position]
+        .iter()
+        .filter_map(|&s| running[s].get(&c))
+        .peekable();
+    if totals.peek().is_none() {
+        return;
+    }
+    let total = into.entry(c).or_insert_with(|| kernel.zero());
+    for running in totals {
+        kernel.add_times(total, running, n);
     }
 }
 

@@ -356,11 +356,9 @@ impl GraphKernel {
                 && resets.is_empty()
                 && semantics == ANY
         };
-        let final_only: Vec<bool> = (0..n)
+        let final_only = (0..n)
             .map(|p| is_end[p] && !is_source[p] && plain(p) && trailing.is_empty() && operand_trailing.is_empty())
             .collect();
-        let slots = end_slot.iter().filter(|&&s| s != usize::MAX).max().map_or(1, |s| s + 1);
-        let end_groups = EndGroups::new(&final_only, &predecessors, &end_slot, slots);
         let feeds_only = (0..n).map(|p| is_source[p] && !is_end[p] && plain(p)).collect();
         let members: Vec<Member> = members
             .into_iter()
@@ -375,7 +373,7 @@ impl GraphKernel {
             .iter()
             .map(|t| parsed_negations.iter().any(|neg| neg.types.contains(t)))
             .collect();
-        let graph = Graph {
+        let mut graph = Graph {
             negated,
             edges: parsed_edges,
             edges_into,
@@ -392,7 +390,7 @@ impl GraphKernel {
             end_slot,
             member_slot,
             final_only,
-            end_groups,
+            end_groups: EndGroups::default(),
             feeds_only,
             places,
             required,
@@ -416,6 +414,7 @@ impl GraphKernel {
             }),
             members,
         };
+        graph.end_groups = EndGroups::new(&graph.final_only, &graph.predecessors, &graph.end_slot, graph.slots());
         // Read on its own, the graph numbers its types in the order of `Graph::roles`.
         let mut types: Vec<String> = Vec::new();
         let mut roles: Vec<Vec<Role>> = Vec::new();
