@@ -464,7 +464,7 @@ def _checkpoint(scope: Scope, frame: DataFrame, expectations: list[dict[str, Any
     checkpoint = context.checkpoints.add(gx.Checkpoint(
         name=stage,
         validation_definitions=[definition],
-        actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=["hamlet"])] if docs else [],
+        actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=["hamlet"])] if docs is not None else [],
         result_format=result_format,
     ))  # fmt: skip
     result = checkpoint.run(batch_parameters={"dataframe": frame}, expectation_parameters=parameters,

@@ -459,7 +459,10 @@ def set_rows(table: pa.Table, types: frozenset[str] | None, attributes: Sequence
     if types is None:
         mask = pc.is_valid(table.column(TYPE))
     else:
-        mask = _of_types(table.column(TYPE), pa.array(sorted(types), pa.string()))
+        # (``checked``'s column is dictionary-encoded: each distinct type tested once, not each row's text)
+        encoded = table.column(TYPE).combine_chunks()
+        wanted = pc.is_in(encoded.dictionary, value_set=pa.array(sorted(types), pa.string()))
+        mask = pc.take(wanted, encoded.indices)
     for a in attributes:
         if a not in table.column_names:
             return table.slice(0, 0)
@@ -467,15 +470,6 @@ def set_rows(table: pa.Table, types: frozenset[str] | None, attributes: Sequence
     if pc.all(mask).as_py():
         return table  # (every row: no copy of the columns)
     return table.filter(mask)
-
-
-def _of_types(column: pa.ChunkedArray, types: pa.Array) -> pa.Array:
-    """Per row, whether its type is one of ``types``: on a dictionary column (``checked``'s) each distinct
-    type tested once, not each row's text."""
-    if not pa.types.is_dictionary(column.type):
-        return pc.is_in(column, value_set=types)
-    encoded = column.combine_chunks()
-    return pc.take(pc.is_in(encoded.dictionary, value_set=types), encoded.indices)
 
 
 def without_negative_zeros(table: pa.Table, queries: Sequence[Any]) -> pa.Table:

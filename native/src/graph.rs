@@ -641,7 +641,6 @@ pub struct Partition<'a> {
     // The pane of the last time advanced to, and the classes of its windows: windows open and close only at
     // pane boundaries, so both change only when the pane does.
     pane: i64,
-    last_pane: Option<i64>,
     pane_times: (i64, i64), // [first, end) time of the last pane: most events fall in it, with no division
     classes: Vec<usize>,
     computed: Vec<(usize, usize, usize, Agg)>, // (event, position, class, aggregate) of one timestamp
@@ -741,7 +740,6 @@ impl<'a> Partition<'a> {
             out: Vec::new(),
             snapshots: 0,
             pane: kernel.pane(),
-            last_pane: None,
             pane_times: (0, 0),
             classes: Vec::new(),
             computed: Vec::new(),
@@ -839,7 +837,6 @@ impl<'a> Partition<'a> {
                 if self.class_zero_alone() {
                     self.classes.retain(|&c| c == 0);
                 }
-                self.last_pane = Some(pane);
             }
             if let Some(burst) = next.next_if(|b| b.from == i) {
                 self.apply_burst(burst)?;
@@ -976,7 +973,7 @@ impl<'a> Partition<'a> {
 
     /// How many window classes hold `time` (what a burst at `time` costs per query: `burst::pays`).
     pub fn class_count(&self, time: i64) -> usize {
-        if self.last_pane == Some(time.div_euclid(self.pane)) {
+        if self.pane_times.0 <= time && time < self.pane_times.1 {
             return self.classes.len();
         }
         if let [member] = self.kernel.windows.as_slice() {
