@@ -35,7 +35,6 @@ from hamlet.runtime.columnar import (
     checked,
     events_of,
     kernel_micros,
-    micros_of,
     partial_rows_table,
     run_compiled,
     seconds,
@@ -218,15 +217,15 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
         runners.append(runner)
     t0, t1 = vertical.check_segment(segment_us, [_set_pane(s) for s in prepared.sets])
     if table.num_rows:
-        micros = micros_of(table)
+        micros = kernel_micros(table)
+        if micros is None:
+            raise EventError("two different times lie in one microsecond, which a time segment's events may not "
+                             "(seconds as floats: give a timestamp column)", where="event_time")  # fmt: skip
         first, last = pc.min(micros).as_py(), pc.max(micros).as_py()
         if not (segment_us[0] <= first and last < segment_us[1]):
             outside = first if first < segment_us[0] else last
             raise EventError(f"{outside} µs lies outside the segment [{segment_us[0]}, {segment_us[1]}) µs",
                              where="event_time")  # fmt: skip
-        if kernel_micros(table) is None:
-            raise EventError("a time segment's events need times of whole microseconds (seconds as a float "
-                             "hold them only in multiples of 1/64 s: give a timestamp column)", where="event_time")  # fmt: skip
     parts: list[pa.Table] = []
     records: list[dict[str, Any]] = []
     for number, (query_set, runner) in enumerate(zip(prepared.sets, runners)):

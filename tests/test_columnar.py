@@ -9,23 +9,28 @@ from __future__ import annotations
 
 import io
 import json
+import math
+import re
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kernel_checks import python_graphs_refused
+from kernel_checks import python_graphs_refused, whole
 from oracle import evaluate_bruteforce
+from workloads import events, workloads
 
-from hamlet import HamletError, evaluate, parse_workload
+from hamlet import Event, HamletError, evaluate, parse_workload
 from hamlet.api import evaluate_table, finalize_table
 from hamlet.io import read_events_csv
 from hamlet.partials import AggregateState
-from hamlet.runtime.columnar import PARTIAL_SCHEMA, events_of, kernel_micros, sorted_events
+from hamlet.runtime.columnar import PARTIAL_SCHEMA, events_of, floor_micros, kernel_micros, sorted_events
 from hamlet.stats import EvaluationStats
 
 STRATEGIES = ("greta", "static", "hamlet")
@@ -166,12 +171,68 @@ def test_millisecond_timestamps_and_windows_run_on_the_kernel(strategy):
     assert [(r.window_start, r.value) for r in finalize_table(workload, out)] == [(0, 3), (0, 10)]
 
 
-def test_float_seconds_reach_the_kernel_when_they_are_whole_microseconds():
-    """A double is a whole number of microseconds iff it is one of 1/64 s; 0.1 is not (Python's, exactly)."""
-    eighths = pa.table({"event_type": ["A", "B"], "event_time": [1767600000.125, -0.015625]})
-    assert kernel_micros(eighths).to_pylist() == [1_767_600_000_125_000, -15_625]
-    assert kernel_micros(pa.table({"event_type": ["A", "B"], "event_time": [0.5, 0.1]})) is None
-    assert kernel_micros(pa.table({"event_type": ["A"], "event_time": pa.array([float("nan")])})) is None
+def test_float_seconds_reach_the_kernel_as_the_microsecond_they_lie_in():
+    """A double is a whole number of microseconds iff it is one of 1/64 s; any other lies strictly inside
+    one, and the kernel takes the microsecond below it: 0.1 is 0.1000000000000000055…, so 100,000 µs; -0.1
+    is -100,001 µs; 1767600000.1 is 1767600000.0999999046…. Two different doubles in one microsecond, and
+    NaN, leave the table to Python."""
+
+    def micros(times: list[float]) -> list[int] | None:
+        out = kernel_micros(pa.table({"event_type": ["A"] * len(times), "event_time": pa.array(times)}))
+        return None if out is None else out.to_pylist()
+
+    assert micros([-0.015625, 1767600000.125]) == [-15_625, 1_767_600_000_125_000]
+    assert micros([-0.1, 0.1, 0.1, 0.5, 1767600000.1]) == [
+        -100_001,
+        100_000,
+        100_000,
+        500_000,
+        1_767_600_000_099_999,
+    ]
+    assert micros([0.1, 0.1000000001]) is None
+    assert micros([1.0, 1.0000000001]) is None  # (a whole microsecond and a double just past it)
+    assert micros([float("nan")]) is None
+
+
+@settings(max_examples=300)
+@given(st.lists(st.floats(min_value=-(2.0**40) + 1, max_value=2.0**40 - 1), max_size=20))
+def test_the_microsecond_below_a_double_is_exact(seconds):
+    assert floor_micros(np.array(seconds, np.float64)).tolist() == [
+        math.floor(Fraction(t) * 10**6) for t in seconds
+    ]
+
+
+# Times a whole second plus a fraction no double holds exactly (or does: 0, 1/2), some within a microsecond of
+# another (where the table stays Python's), on every pattern family the kernel takes.
+FRACTIONS = [0.0, 0.5, 0.1, 1 / 3, 0.7, 0.999999, 0.9999995, 1e-7, 2e-7]
+
+
+@given(workloads(kernel=True), st.data())
+def test_float_times_between_microseconds_run_on_the_kernel_and_equal_bruteforce(text, data):
+    """As a column (``kernel_micros``) and as ``Event``s (``native/src/events.rs``): on the kernel wherever no
+    two times share a microsecond, on Python's graphs where two do, and the oracle's counts either way.
+    (Attribute values are ints: ints and floats summed under one name stay Python's for reasons of their
+    own.)"""
+    stream = [Event(e.type, e.time + data.draw(st.sampled_from(FRACTIONS)), e.attributes)
+              for e in whole(data.draw(events(min_events=1)))]  # fmt: skip
+    if data.draw(st.booleans()):  # windows of milliseconds: bounds at fractions of a second too
+        text = re.sub(
+            r"WITHIN (\d+) SLIDE (\d+)",
+            lambda m: f"WITHIN {int(m[1]) * 700} ms SLIDE {int(m[2]) * 300} ms",
+            text,
+        )
+    workload = parse_workload(text)
+    events_table = pa.table({"event_type": [e.type for e in stream], "event_time": pa.array([float(e.time) for e in stream]),
+                             **{a: [e.attributes.get(a) for e in stream] for a in "xysgk"}})  # fmt: skip
+    read = events_of(sorted_events(events_table), list("xysgk"))
+    expected = evaluate_bruteforce(workload, read)
+    compiled = kernel_micros(sorted_events(events_table)) is not None
+    for strategy in STRATEGIES:
+        with python_graphs_refused() if compiled else nullcontext():
+            assert finalize_table(workload, evaluate_table(workload, events_table, strategy)) == expected, (
+                strategy
+            )
+            assert evaluate(workload, read, strategy) == expected, f"{strategy}, Events"
 
 
 def test_a_timestamps_fraction_of_a_second_is_exact_on_every_path():

@@ -204,9 +204,8 @@ def mixed_workloads(draw) -> str:
         return "\n".join(lines)
     shared = draw(st.one_of(sharing_workloads(), multi_query_workloads()))
     if draw(st.booleans()):
-        # Windows of milliseconds: the kernel's microseconds take them over times in quarter seconds;
-        # over times in tenths (floats between two microseconds) Python's shared path (shared.py,
-        # shapes.py) runs them.
+        # Windows of milliseconds: the kernel's microseconds take them over times in quarter seconds, and
+        # over times in tenths (floats between two microseconds) as the microsecond below each.
         unit = draw(st.sampled_from([250, 300, 100]))
         shared = re.sub(
             r"(WITHIN|SLIDE) (\d+)", lambda m: f"{m.group(1)} {int(m.group(2)) * unit} ms", shared

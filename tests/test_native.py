@@ -448,15 +448,24 @@ def test_times_and_windows_below_a_second_run_on_the_kernel_exactly(strategy):
     )
 
 
-def test_float_times_between_two_microseconds_are_pythons():
-    # 0.1 s as a double lies between two microseconds: the kernel declines the partition, Python answers
-    # exactly on the double's own value.
+def test_float_times_run_as_the_microsecond_below_them_unless_two_share_one():
+    # 0.1 as a double is 0.1000000000000000055…, past the window [0, 0.1); 0.1 − 2^-56 lies inside it. The
+    # kernel reads them as 100,000 and 99,999 µs, on the same sides of the bound.
     text = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 100 ms"
     stream_events = [Event("A", 0.0, {}), Event("B", 0.1 - 2**-56, {}), Event("B", 0.1, {})]
     ((group, [partition]),) = groups_of(text, stream_events)
-    assert group.native is not None and group.native.run(partition) is None
-    # (0.1 as a double is 0.1000000000000000055…, past the window [0, 0.1); 0.1 − 2^-56 lies inside it)
+    assert group.native.run(partition) == [("q", range(1), 1)]
     assert [r.value for r in evaluate(text, stream_events)] == [1]
+    # 0.05 and the double after it share a microsecond but are no equal times: the kernel declines, and
+    # Python counts (a, b), (a, b'), (a, b, b'), as the oracle does
+    close = [Event("A", 0.0, {}), Event("B", 0.05, {}), Event("B", 0.05 + 2**-57, {})]
+    ((group, [partition]),) = groups_of(text, close)
+    assert group.native.run(partition) is None
+    assert (
+        [r.value for r in evaluate(text, close)]
+        == [3]
+        == [r.value for r in evaluate_bruteforce(parse_workload(text), close)]
+    )
 
 
 def test_a_nots_optional_parts_do_not_keep_its_query_from_sharing():

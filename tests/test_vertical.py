@@ -28,6 +28,7 @@ from workloads import (
 
 from hamlet import (
     STRATEGIES,
+    Event,
     HamletError,
     compose_segments,
     evaluate_segment,
@@ -38,7 +39,7 @@ from hamlet import (
 )
 from hamlet.api import segment_pane
 from hamlet.errors import EventError
-from hamlet.runtime.columnar import events_of, sorted_events
+from hamlet.runtime.columnar import events_of, floor_micros, kernel_micros, sorted_events
 from hamlet.runtime.vertical import floating_columns
 
 MICROS = 1_000_000
@@ -47,7 +48,12 @@ MICROS = 1_000_000
 def segmented(workload, table: pa.Table, cuts: list[Fraction], strategy: str):
     """``table`` cut at ``cuts`` (seconds, on the pane), each segment evaluated on its own, the records
     composed: the results as ``finalize_table`` gives them."""
-    micros = table.column("event_time").cast(pa.int64())
+    times = table.column("event_time")
+    micros = (
+        pa.array(floor_micros(times.to_numpy()))
+        if pa.types.is_floating(times.type)
+        else times.cast(pa.int64())
+    )
     parts, records = [], []
     for t0, t1 in pairwise(int(cut * MICROS) for cut in cuts):
         rows = table.filter(pc.and_(pc.greater_equal(micros, t0), pc.less(micros, t1)))
@@ -111,13 +117,17 @@ def segment_workloads(draw) -> str:
     return "\n".join(draw(segment_queries(f"q{i}", core, pane)) for i in range(count))
 
 
-def check_split(text: str, stream, data) -> None:
+def check_split(text: str, stream, data, float_times: bool = False) -> None:
+    """With ``float_times``, the table's times are the stream's as doubles (seconds), not timestamps."""
     note(text)
     note(repr(stream))
     workload = parse_workload(text)
     reason = segment_obstacle(workload)
     assume(reason is None)
     table = table_of(stream)
+    if float_times:
+        table = table.set_column(1, "event_time", pa.array([float(e.time) for e in stream]))
+        assume(kernel_micros(sorted_events(table)) is not None)  # (no two times in one microsecond)
     expected = evaluate_bruteforce(workload, events_of(sorted_events(table), ["x", "y", "s", "g", "k"]))
     pane = pane_multiple(workload)
     cuts = segment_cuts(data, [e.time for e in stream] or [0], pane)
@@ -133,6 +143,20 @@ def test_every_split_composes_to_the_unsplit_result(text, data):
         st.one_of(events(types, max_events=14, min_events=4), bursty_events(types, max_events=16))
     )
     check_split(text, stream, data)
+
+
+# A whole second plus a fraction no double holds exactly (or one it does).
+FRACTIONS = [0.0, 0.5, 0.1, 1 / 3, 0.7, 0.999999, 1e-7]
+
+
+@given(segment_workloads(), st.data())
+def test_float_times_between_microseconds_split_and_compose_to_the_oracle(text, data):
+    """The kernel reads such a time as the microsecond below it, in a segment as in the whole stream."""
+    stream = [
+        Event(e.type, e.time + data.draw(st.sampled_from(FRACTIONS)), e.attributes)
+        for e in data.draw(events(types_of(text, every=2), max_events=14, min_events=4))
+    ]
+    check_split(text, sorted(stream, key=lambda e: e.time), data, float_times=True)
 
 
 def timed_table(rows: list[tuple]) -> pa.Table:

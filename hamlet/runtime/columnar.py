@@ -12,8 +12,8 @@ Partitions the kernel cannot compute exactly (``native.py``: a value only Python
 evaluated as ``hamlet.evaluate`` would, on ``Event``s of their rows only, and their partial rows appended:
 rows of one (query, window, group, aggregate) merge (``AggregateState.merge``), so a caller that merges
 partials (the job's second stage, ``merge_partials``) sees the same results either way. A set the kernel
-does not take whole (``native.kernel_obstacle``; float times between two microseconds) runs entirely on
-that path.
+does not take whole (``native.kernel_obstacle``; float times of which two fall into one microsecond) runs
+entirely on that path.
 """
 
 from __future__ import annotations
@@ -259,18 +259,50 @@ def _check_timestamps(time: pa.ChunkedArray, where: str) -> None:
 
 
 def kernel_micros(table: pa.Table) -> pa.Array | None:
-    """Event times as the kernel's int64 microseconds (``native/src/events.rs``), or None where one of
-    them is not a whole number of microseconds: seconds as a float between two of them, which only Python
-    holds exactly. Timestamps (``checked``) and integers always are."""
+    """Event times as the kernel's int64 microseconds (``native/src/events.rs``), or None where the kernel
+    cannot take them. Timestamps (``checked``) and integers are whole microseconds. Seconds as floats
+    (``table`` sorted by time) become ``floor_micros``: all the kernel asks of a time is its order among
+    the others and its side of each window, pane and segment bound, which are whole microseconds, and a
+    time t with T <= t·10^6 < T + 1 lies on the same side of each as T. None where two different times
+    fall into one microsecond (they would become equal, and equal times are never adjacent in a trend)."""
     column = table.column(TIME)
     if not pa.types.is_floating(column.type):
         return micros_of(table)
-    # (10^6 = 2^6 · 5^6 and no binary fraction is a multiple of 1/5: a double is a whole number of
-    # microseconds iff it is one of 1/64 s, and multiplying by 64 is exact)
-    sixty_fourths = pc.multiply(column.cast(pa.float64()), 64.0)
-    if not pc.all(pc.equal(pc.floor(sixty_fourths), sixty_fourths), min_count=0).as_py():
+    seconds = column.to_numpy().astype(np.float64, copy=False)
+    if not np.all(np.abs(seconds) < _FLOAT_SECONDS_LIMIT):  # (and no NaN)
         return None
-    return pc.multiply_checked(sixty_fourths.cast(pa.int64()), MICROS // 64)
+    micros = floor_micros(seconds)
+    if np.any((seconds[1:] != seconds[:-1]) & (micros[1:] == micros[:-1])):
+        return None
+    return pa.array(micros, pa.int64())
+
+
+# Beyond any time ``checked`` admits (``TIME_RANGE``), and far inside the kernel's 2^60 µs.
+_FLOAT_SECONDS_LIMIT = 2.0**40
+
+
+def floor_micros(seconds: np.ndarray) -> np.ndarray:
+    """floor(t · 10^6) of each double t (|t| < 2^40), exactly: in integers, from the double's own mantissa
+    and exponent, since t · 10^6 as a double rounds (and may round up onto the next microsecond)."""
+    magnitude = np.abs(seconds)
+    fraction, exponent = np.frexp(magnitude)  # magnitude = fraction · 2^exponent, fraction in [0.5, 1) or 0
+    mantissa = (fraction * 2.0**53).astype(np.int64)  # a whole number below 2^53
+    # magnitude · 10^6 = mantissa · 15625 · 2^(exponent - 47) = (high · 2^26 + low) / 2^shift, where the
+    # products stay below 2^41 (mantissa · 15625 would need 67 bits); shift >= 7 below 2^40 s
+    shift = 47 - exponent.astype(np.int64)
+    high = (mantissa >> 26) * 15625
+    low = (mantissa & (2**26 - 1)) * 15625
+    # shift < 26: high · 2^(26 - shift) + floor(low / 2^shift), below 2^60 as the value is
+    near = np.clip(shift, 0, 26)
+    floor_near = (high << (26 - near)) + (low >> near)
+    exact_near = (low & ((np.int64(1) << near) - 1)) == 0
+    # shift >= 26: floor((high + low / 2^26) / 2^(shift - 26)) = (high + floor(low / 2^26)) >> (shift - 26)
+    whole = high + (low >> 26)
+    far = np.clip(shift - 26, 0, 62)  # (whole < 2^42: a shift from 42 on leaves 0)
+    floor_far = whole >> far
+    exact_far = ((low & (2**26 - 1)) == 0) & ((whole & ((np.int64(1) << far) - 1)) == 0)
+    floor, exact = np.where(shift < 26, floor_near, floor_far), np.where(shift < 26, exact_near, exact_far)
+    return np.where(seconds < 0, -(floor + ~exact), floor)
 
 
 def whole_seconds(table: pa.Table) -> bool:

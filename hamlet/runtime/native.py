@@ -32,14 +32,14 @@ shows it):
   types it chooses the predecessor events one by one, under NEXT by each event's reach, a bitset of the
   events with a path to it (``native/src/reach.rs``);
 * COUNT(*), COUNT(E), SUM, AVG, MIN and MAX;
-* windows of whole microseconds (the kernel's times: a timestamp's microseconds, or seconds that are
-  ints or floats of whole microseconds).
+* windows of whole microseconds (the kernel's times: a timestamp's microseconds, seconds that are ints,
+  or floats, each as the microsecond it lies in: ``columnar.kernel_micros``).
 
 Counts and sums are exact at any size (``native/src/num.rs``: i128, promoted to a big integer on
 overflow). A sum over floats, which Python keeps as a whole number of 2^-1074 (``aggregates.py``), is kept
 in units of 2^-E, E the finest unit a value of the partition needs, and shifted to Python's units on the
 way out. Per partition, a graph hands back to Python (``run`` returns None) only what it cannot compute
-exactly: a float time between two microseconds, a value that is neither an int in [-2^63, 2^64) nor a
+exactly: two different float times within one microsecond, a value that is neither an int in [-2^63, 2^64) nor a
 finite float, ints and floats under one MIN or MAX, int arithmetic in a predicate that overflows 128 bits
 (or divides ints beyond 2^53). Without the extension ``hamlet`` does not import (never a silently slower
 engine).

@@ -14,7 +14,8 @@ const MICROS: i64 = 1_000_000;
 
 /// An event time in seconds (an int, a float or a `fractions.Fraction` that is a whole number of
 /// microseconds) as the engine's microseconds; None where only Python holds it exactly: any other float
-/// (its binary value lies between two microseconds) or fraction, or a time beyond `TIME_LIMIT`.
+/// (its binary value lies between two microseconds: an event's time is read by `event_micros`) or fraction,
+/// or a time beyond `TIME_LIMIT`.
 pub fn micros(time: &Bound<'_, PyAny>) -> Option<i64> {
     let micros = if let Some(seconds) = exact_int(time) {
         seconds.checked_mul(MICROS)?
@@ -38,6 +39,44 @@ pub fn micros(time: &Bound<'_, PyAny>) -> Option<i64> {
         numerator.checked_mul(MICROS / denominator)?
     };
     (micros.abs() < TIME_LIMIT).then_some(micros)
+}
+
+/// An event's time as the engine's microseconds, and for a float between two of them the float itself: the
+/// microsecond below it, exactly, which is all the engine needs of the time (its order among the others and
+/// its side of each window and pane bound, whole microseconds all) as long as no other time falls into that
+/// microsecond (`Reader::read` checks). `hamlet.runtime.columnar.kernel_micros` does the same for a column.
+fn event_micros(time: &Bound<'_, PyAny>) -> Option<(i64, Option<f64>)> {
+    if let Some(micros) = micros(time) {
+        return Some((micros, None));
+    }
+    let seconds = time.cast::<PyFloat>().ok()?.value();
+    Some((floor_micros(seconds)?, Some(seconds)))
+}
+
+/// floor(seconds · 10^6) exactly (a double's value is mantissa · 2^exponent: in integers, no rounding), None
+/// beyond `TIME_LIMIT` or not finite.
+pub fn floor_micros(seconds: f64) -> Option<i64> {
+    if !seconds.is_finite() || seconds.abs() >= (TIME_LIMIT / MICROS) as f64 {
+        return None;
+    }
+    let bits = seconds.abs().to_bits();
+    let (biased, fraction) = ((bits >> 52) as i32, (bits & ((1 << 52) - 1)) as i128);
+    let (mantissa, exponent) = match biased {
+        0 => (fraction, -1074),
+        _ => (fraction | (1 << 52), biased - 1075),
+    };
+    let scaled = mantissa * MICROS as i128; // below 2^73
+    let (floor, exact) = match exponent {
+        e if e >= 0 => (scaled << e, true), // (below TIME_LIMIT: seconds is)
+        e if e > -100 => (scaled >> -e, scaled & ((1 << -e) - 1) == 0),
+        _ => (0, scaled == 0),
+    };
+    let floor = floor as i64;
+    Some(match (seconds < 0.0, exact) {
+        (false, _) => floor,
+        (true, true) => -floor,
+        (true, false) => -floor - 1,
+    })
 }
 
 pub struct RawEvent {
@@ -71,7 +110,8 @@ impl Reader {
             pyo3::intern!(py, "time"),
             pyo3::intern!(py, "attributes"),
         );
-        let mut out = Vec::with_capacity(events.len());
+        let mut out: Vec<RawEvent> = Vec::with_capacity(events.len());
+        let mut last_float = None; // the float time of the last event read, if it was one between microseconds
         for event in events.iter() {
             let kind = event.getattr(type_name)?;
             let Ok(kind) = kind.cast::<PyString>() else {
@@ -80,9 +120,17 @@ impl Reader {
             let Some(&kind) = self.types.get(kind.to_str()?) else {
                 continue;
             };
-            let Some(time) = micros(&event.getattr(time_name)?) else {
+            let Some((time, float)) = event_micros(&event.getattr(time_name)?) else {
                 return Ok(None);
             };
+            // (events come in time order: two different times in one microsecond would be read as equal)
+            if out.last().is_some_and(|e| e.time == time)
+                && (float.is_some() || last_float.is_some())
+                && float != last_float
+            {
+                return Ok(None);
+            }
+            last_float = float;
             let mut values = Vec::new();
             if !self.needs[kind].is_empty() {
                 values = vec![Raw::Null; self.attributes.len()];
@@ -163,4 +211,32 @@ pub fn plain_events(
         }
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::floor_micros;
+
+    #[test]
+    fn the_microsecond_below_a_double_is_exact() {
+        // 0.1 is 0.1000000000000000055…, 1767600000.1 is 1767600000.0999999046…; 0.999999 lies just below
+        // 999,999 µs; the smallest subnormal above 0 and below it.
+        let cases = [
+            (0.1, 100_000),
+            (-0.1, -100_001),
+            (0.5, 500_000),
+            (-0.5, -500_000),
+            (1767600000.1, 1_767_600_000_099_999),
+            (0.999999, 999_998),
+            (5e-324, 0),
+            (-5e-324, -1),
+            (0.0, 0),
+            (-0.0, 0),
+        ];
+        for (seconds, micros) in cases {
+            assert_eq!(floor_micros(seconds), Some(micros), "{seconds}");
+        }
+        assert_eq!(floor_micros(f64::NAN), None);
+        assert_eq!(floor_micros(1e13), None);
+    }
 }

@@ -10,8 +10,8 @@
 //! 2^-E with E the finest any value of the partition needs (Python: 2^-1074), and scaled to Python's units
 //! on the way out. MIN and MAX compare ints as ints and floats by an order-preserving key. A value only
 //! Python compares or sums exactly (an int beyond 64 bits, ints and floats under one MIN, a NaN, a string
-//! summed, a time that is not a whole number of microseconds: `events::micros`) makes a graph decline the partition, and the caller runs it on the
-//! Python engine.
+//! summed, two different times in one microsecond: `events::event_micros`) makes a graph decline the partition, and
+//! the caller runs it on the Python engine.
 
 // mimalloc for the kernel's own allocations (Python's and Arrow's keep theirs): a stream partition's graph,
 // vectors and maps are many small short-lived allocations, 16 % of the 1M-event job's engine CPU seconds
