@@ -521,3 +521,30 @@ def test_states_carry_integers_past_128_bits_in_hexadecimal_and_read_back_exactl
     assert total.to_text() == f'["SUM", "0x64{"0" * 50}", "25", "0x1{"0" * 218}", "0x64{"0" * 50}", null]'
     assert [AggregateState.from_text(s) for s in out.column("state").to_pylist()] == [count, total]
     assert [r.value for r in finalize_table(workload, out)] == [2**n - 1, 25 * 2.0**-872]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_sums_of_one_attribute_over_ints_of_one_type_and_floats_of_another_run_on_the_kernel(strategy):
+    """F.x holds ints (or nothing), B.x floats: Python sums F's in ints and B's in units of 2^-1074 (its
+    algebras ask per type), and so does the kernel, per update. F1 F2 B3 B4 B5 in one window: 2·7 = 14
+    trends SEQ(F, B+); each F in 7, each B in 2·4 = 8. (MIN and MAX over one attribute's ints and floats
+    stay Python's: the kernel keeps one order per attribute.)"""
+    workload = "q: RETURN COUNT(*), SUM(F.x), AVG(F.x), SUM(B.x), AVG(B.x) PATTERN SEQ(F, B+) WITHIN 10"
+    for f1, f2 in ((1, 2), (None, 3), (None, None)):
+        stream = [Event("F", 1, {"x": f1}), Event("F", 2, {"x": f2})]
+        stream += [Event("B", t, {"x": x}) for t, x in ((3, 0.1), (4, 0.25), (5, -2.5))]
+        expected = evaluate_bruteforce(parse_workload(workload), stream)
+        values = {(r.query, r.aggregate): r.value for r in expected}
+        assert values[("q", "COUNT(*)")] == 14
+        assert values[("q", "SUM(B.x)")] == 8 * (0.1 + 0.25 - 2.5)
+        assert values[("q", "SUM(F.x)")] == (
+            7 * (f1 + f2) if f1 is not None else 7 * f2 if f2 is not None else None
+        )
+        events_table = pa.table({"event_type": [e.type for e in stream], "event_time": [e.time for e in stream],
+                                 "x": pa.array([e.attributes["x"] for e in stream], pa.float64())})  # fmt: skip
+        table_expected = evaluate_bruteforce(parse_workload(workload), as_events(events_table))
+        with python_graphs_refused():
+            assert evaluate(workload, stream, strategy) == expected
+            assert (
+                finalize_table(workload, evaluate_table(workload, events_table, strategy)) == table_expected
+            )

@@ -261,7 +261,7 @@ impl Graph {
         for u in self.updates.iter().flatten() {
             let scale = scales.get(u.attribute).copied().unwrap_or_default();
             let mixed = (u.kind == MIN || u.kind == MAX) && scale.ints && scale.floats;
-            if mixed || (u.kind == SUM && scale.floats && !u.scaled) || scale.exponent > FLOAT_SCALE_BITS {
+            if mixed || scale.exponent > FLOAT_SCALE_BITS {
                 return None;
             }
         }
@@ -308,6 +308,9 @@ impl Graph {
                         None => None,
                     };
                     if let Some(v) = value {
+                        if u.kind == SUM && !u.scaled && matches!(v, Value::Float(_)) {
+                            return None; // (Python sums this type's values as ints: it saw no float in them)
+                        }
                         scales[u.attribute].add(v);
                     }
                     values[u.attribute] = value;
