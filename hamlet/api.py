@@ -13,6 +13,7 @@ from functools import partial
 from operator import attrgetter
 from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -33,6 +34,7 @@ from hamlet.runtime.columnar import (
     TYPE,
     algebras_of,
     checked,
+    clashing_rows,
     events_of,
     kernel_micros,
     partial_rows_table,
@@ -145,10 +147,15 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
     parts, left = [], rows
     micros = kernel_micros(rows) if runner.compiled_set is not None else None
     if micros is not None:
-        done, fallback, _ = run_compiled(runner.compiled_set, queries, rows, micros, query_set.attributes,
-                                      groupings(queries), window_ends_us, stats, source=source)  # fmt: skip
+        clashing = clashing_rows(rows, micros, query_set.attributes, source)
+        kernel = np.setdiff1d(np.arange(rows.num_rows), clashing) if len(clashing) else None
+        if kernel is not None:
+            micros = micros.take(kernel)
+        done, fallback, _ = run_compiled(runner.compiled_set, queries, rows if kernel is None else rows.take(kernel),
+                                         micros, query_set.attributes, groupings(queries), window_ends_us, stats,
+                                         source=source)  # fmt: skip
         parts.append(done)
-        left = rows.take(pa.array(fallback, pa.int64()))
+        left = rows.take(fallback if kernel is None else np.union1d(clashing, kernel[fallback]))
     runner.release()
     if left.num_rows:  # what the kernel cannot compute exactly, as ``evaluate_partials`` computes it
         attributes = [name for name in left.column_names if name not in (TYPE, TIME)]
@@ -218,7 +225,7 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
     t0, t1 = vertical.check_segment(segment_us, [_set_pane(s) for s in prepared.sets])
     if table.num_rows:
         micros = kernel_micros(table)
-        if micros is None:
+        if micros is None or len(clashing_rows(table, micros, ())):
             raise EventError("two different times lie in one microsecond, which a time segment's events may not "
                              "(seconds as floats: give a timestamp column)", where="event_time")  # fmt: skip
         first, last = pc.min(micros).as_py(), pc.max(micros).as_py()

@@ -675,15 +675,17 @@ def test_a_value_the_kernel_leaves_to_python_names_the_columnar_file_and_the_eve
 
 
 def test_a_list_for_group_by_on_the_python_engine_names_the_file_and_the_event(tmp_path, capsys):
-    """Two times in one microsecond (0.1 and the double after it) keep the whole table on the Python engine,
-    whose partitioning finds the list (``columnar.codes`` finds it where the kernel runs)."""
+    """A query the kernel does not take (an edge predicate's literal beyond 127 bits) keeps the whole table on
+    the Python engine, whose partitioning finds the list (``columnar.codes`` finds it where the kernel runs)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from hamlet import evaluate, evaluate_table
 
-    workload = "q: RETURN g, COUNT(*) PATTERN SEQ(A, B+) GROUP-BY g WITHIN 10\n"
-    table = pa.table({"event_type": ["B", "A"], "event_time": [0.1 + 2**-56, 0.1], "g": [[1], [1]]})
+    workload = (
+        f"q: RETURN g, COUNT(*) PATTERN SEQ(A, B+) WHERE B.v < NEXT(B).v + {2**130} GROUP-BY g WITHIN 10\n"
+    )
+    table = pa.table({"event_type": ["B", "A"], "event_time": [0.2, 0.1], "g": [[1], [1]], "v": [1, 2]})
     (tmp_path / "w.hamlet").write_text(workload)
     path = tmp_path / "e.parquet"
     pq.write_table(table, path)

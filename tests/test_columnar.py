@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 import pyarrow as pa
@@ -30,7 +31,15 @@ from hamlet import Event, HamletError, evaluate, parse_workload
 from hamlet.api import evaluate_table, finalize_table
 from hamlet.io import read_events_csv
 from hamlet.partials import AggregateState
-from hamlet.runtime.columnar import PARTIAL_SCHEMA, events_of, floor_micros, kernel_micros, sorted_events
+from hamlet.runtime.columnar import (
+    PARTIAL_SCHEMA,
+    clashing_rows,
+    events_of,
+    floor_micros,
+    kernel_micros,
+    run_compiled,
+    sorted_events,
+)
 from hamlet.stats import EvaluationStats
 
 STRATEGIES = ("greta", "static", "hamlet")
@@ -174,24 +183,45 @@ def test_millisecond_timestamps_and_windows_run_on_the_kernel(strategy):
 def test_float_seconds_reach_the_kernel_as_the_microsecond_they_lie_in():
     """A double is a whole number of microseconds iff it is one of 1/64 s; any other lies strictly inside
     one, and the kernel takes the microsecond below it: 0.1 is 0.1000000000000000055…, so 100,000 µs; -0.1
-    is -100,001 µs; 1767600000.1 is 1767600000.0999999046…. Two different doubles in one microsecond, and
-    NaN, leave the table to Python."""
+    is -100,001 µs; 1767600000.1 is 1767600000.0999999046…. Two different doubles in one microsecond would
+    read as equal: ``clashing_rows`` names them (NaN: no times at all)."""
 
-    def micros(times: list[float]) -> list[int] | None:
-        out = kernel_micros(pa.table({"event_type": ["A"] * len(times), "event_time": pa.array(times)}))
-        return None if out is None else out.to_pylist()
+    def micros(times: list[float]) -> tuple[list[int], list[int]] | None:
+        table = pa.table({"event_type": ["A"] * len(times), "event_time": pa.array(times)})
+        out = kernel_micros(table)
+        return None if out is None else (out.to_pylist(), clashing_rows(table, out, ()).tolist())
 
-    assert micros([-0.015625, 1767600000.125]) == [-15_625, 1_767_600_000_125_000]
-    assert micros([-0.1, 0.1, 0.1, 0.5, 1767600000.1]) == [
-        -100_001,
-        100_000,
-        100_000,
-        500_000,
-        1_767_600_000_099_999,
-    ]
-    assert micros([0.1, 0.1000000001]) is None
-    assert micros([1.0, 1.0000000001]) is None  # (a whole microsecond and a double just past it)
+    assert micros([-0.015625, 1767600000.125]) == ([-15_625, 1_767_600_000_125_000], [])
+    assert micros([-0.1, 0.1, 0.1, 0.5, 1767600000.1]) == (
+        [-100_001, 100_000, 100_000, 500_000, 1_767_600_000_099_999],
+        [],
+    )
+    assert micros([0.1, 0.1000000001]) == ([100_000, 100_000], [0, 1])
+    # (a whole microsecond and a double just past it)
+    assert micros([0.5, 1.0, 1.0000000001, 2.0]) == ([500_000, 1_000_000, 1_000_000, 2_000_000], [0, 1, 2, 3])
     assert micros([float("nan")]) is None
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_only_the_partitions_where_two_times_share_a_microsecond_are_pythons(strategy):
+    """Machine p's two B's lie in one microsecond (0.1 and the double after it); machine q's times are
+    apart. The kernel runs q's rows alone; Python p's. Each: (a, b), (a, b'), (a, b, b') = 3 trends."""
+    workload = "q: RETURN k, COUNT(*) PATTERN SEQ(A, B+) WHERE [k] GROUP-BY k WITHIN 1"
+    rows = [("A", 0.05, "p"), ("A", 0.05, "q"), ("B", 0.1, "p"), ("B", 0.1 + 2**-56, "p"), ("B", 0.1, "q"),
+            ("B", 0.2, "q")]  # fmt: skip
+    events_table = pa.table({"event_type": [r[0] for r in rows], "event_time": [r[1] for r in rows],
+                             "k": [r[2] for r in rows]})  # fmt: skip
+    seen = []
+
+    def kernel(compiled, queries, table, *args, **kwargs):
+        seen.append(table.column("k").to_pylist())
+        return run_compiled(compiled, queries, table, *args, **kwargs)
+
+    with patch("hamlet.api.run_compiled", kernel):
+        out = finalize_table(workload, evaluate_table(workload, events_table, strategy))
+    assert seen == [["q", "q", "q"]]
+    assert [(r.group["k"], r.value) for r in out] == [("p", 3), ("q", 3)]
+    assert out == evaluate_bruteforce(parse_workload(workload), as_events(events_table))
 
 
 @settings(max_examples=300)
@@ -226,7 +256,8 @@ def test_float_times_between_microseconds_run_on_the_kernel_and_equal_bruteforce
                              **{a: [e.attributes.get(a) for e in stream] for a in "xysgk"}})  # fmt: skip
     read = events_of(sorted_events(events_table), list("xysgk"))
     expected = evaluate_bruteforce(workload, read)
-    compiled = kernel_micros(sorted_events(events_table)) is not None
+    ordered = sorted_events(events_table)
+    compiled = not len(clashing_rows(ordered, kernel_micros(ordered), ()))
     for strategy in STRATEGIES:
         with python_graphs_refused() if compiled else nullcontext():
             assert finalize_table(workload, evaluate_table(workload, events_table, strategy)) == expected, (

@@ -259,22 +259,45 @@ def _check_timestamps(time: pa.ChunkedArray, where: str) -> None:
 
 
 def kernel_micros(table: pa.Table) -> pa.Array | None:
-    """Event times as the kernel's int64 microseconds (``native/src/events.rs``), or None where the kernel
-    cannot take them. Timestamps (``checked``) and integers are whole microseconds. Seconds as floats
-    (``table`` sorted by time) become ``floor_micros``: all the kernel asks of a time is its order among
-    the others and its side of each window, pane and segment bound, which are whole microseconds, and a
-    time t with T <= t·10^6 < T + 1 lies on the same side of each as T. None where two different times
-    fall into one microsecond (they would become equal, and equal times are never adjacent in a trend)."""
+    """Event times as the kernel's int64 microseconds (``native/src/events.rs``), or None beyond its range
+    (or NaN). Timestamps (``checked``) and integers are whole microseconds. Seconds as floats become
+    ``floor_micros``: all the kernel asks of a time is its order among the others and its side of each
+    window, pane and segment bound, which are whole microseconds, and a time t with T <= t·10^6 < T + 1
+    lies on the same side of each as T. Two different times in one microsecond would read as equal, and
+    equal times are never adjacent in a trend: ``clashing_rows`` finds the stream partitions where they meet."""
     column = table.column(TIME)
     if not pa.types.is_floating(column.type):
         return micros_of(table)
-    seconds = column.to_numpy().astype(np.float64, copy=False)
+    seconds = _float_seconds(table)
     if not np.all(np.abs(seconds) < _FLOAT_SECONDS_LIMIT):  # (and no NaN)
         return None
-    micros = floor_micros(seconds)
-    if np.any((seconds[1:] != seconds[:-1]) & (micros[1:] == micros[:-1])):
-        return None
-    return pa.array(micros, pa.int64())
+    return pa.array(floor_micros(seconds), pa.int64())
+
+
+def clashing_rows(table: pa.Table, micros: pa.Array, attributes: Sequence[str],
+                  source: str | None = None) -> np.ndarray:  # fmt: skip
+    """The numbers (ascending) of the rows of every stream partition (by ``attributes``) in which two
+    different float times fall into one microsecond of ``micros`` (``kernel_micros``; ``table`` sorted by
+    time): those partitions are Python's. None for timestamps and ints, nor in most streams of floats."""
+    none = np.zeros(0, np.int64)
+    if not pa.types.is_floating(table.column(TIME).type) or table.num_rows < 2:
+        return none
+    seconds, at = _float_seconds(table), micros.to_numpy(zero_copy_only=False)
+    starts = np.concatenate(([True], at[1:] != at[:-1]))  # each microsecond's first row
+    differs = np.concatenate(([False], (seconds[1:] != seconds[:-1]) & ~starts[1:]))
+    if not differs.any():
+        return none
+    run = np.cumsum(starts)
+    rows = np.flatnonzero(np.isin(run, run[differs]))  # every row of a microsecond holding two times
+    partition = codes(table, attributes, source)[0]
+    rows = rows[np.lexsort((partition[rows], run[rows]))]  # by microsecond, then partition (stable: in time)
+    same = (run[rows][1:] == run[rows][:-1]) & (partition[rows][1:] == partition[rows][:-1])
+    clashing = partition[rows][1:][same & (seconds[rows][1:] != seconds[rows][:-1])]
+    return np.flatnonzero(np.isin(partition, clashing))
+
+
+def _float_seconds(table: pa.Table) -> np.ndarray:
+    return table.column(TIME).to_numpy().astype(np.float64, copy=False)
 
 
 # Beyond any time ``checked`` admits (``TIME_RANGE``), and far inside the kernel's 2^60 µs.
