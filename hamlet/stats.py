@@ -17,6 +17,10 @@ class EvaluationStats:
         (Definition 3.11), and the time the optimizer spent deciding. GRETA fills only ``events``.
         ``merged_graphs``: graphs ``static`` and ``hamlet`` built on a merged template, for queries that share
         every position but the end (``partition.merged_groups``), per sharable query set evaluated.
+        ``python_partitions``: stream partitions (per sharable query set) some of whose graphs ran on the
+        Python engine, which computes what the compiled kernel cannot exactly (``native.py``: ints and floats
+        under one MIN, two float times in one microsecond, a query the kernel does not take): 0 where
+        everything ran compiled.
     """
 
     strategy: str = ""
@@ -31,6 +35,7 @@ class EvaluationStats:
     event_snapshots: int = 0
     decision_seconds: float = 0.0
     merged_graphs: int = 0
+    python_partitions: int = 0
 
     def add(self, other: EvaluationStats) -> None:
         for f in fields(self):

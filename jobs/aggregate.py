@@ -363,6 +363,10 @@ class RunResult:
     def shared_bursts(self) -> int:
         return sum(int(s.summary["engine"]["shared_bursts"]) for s in self.sets)
 
+    @property
+    def python_partitions(self) -> int:
+        return sum(int(s.summary["engine"].get("python_partitions", 0)) for s in self.sets)
+
 
 def _sets(groups: list[GroupResult]) -> list[SetResult]:
     """The sets of a run in workload order, whatever shuffle each ran in."""
@@ -849,11 +853,14 @@ def report(result: RunResult) -> str:
 
 
 def summary(result: RunResult, seconds: float) -> Summary:
-    """The job's last line: rows of the range before quarantine, those left out, rows written."""
+    """The job's last line: rows of the range before quarantine, those left out, rows written (and the stream
+    partitions that ran on the Python engine, where any did: a user wondering why an hour was slow)."""
     plan = result.plan
+    python = result.python_partitions
     return Summary("aggregate", plan.workload_name, plan.start, plan.end, seconds,
                    rows_in=result.events_read + result.quarantined, quarantined=result.quarantined,
-                   rows_out=result.rows_written, shared_bursts=result.shared_bursts)  # fmt: skip
+                   rows_out=result.rows_written, shared_bursts=result.shared_bursts,
+                   note=f"{python} stream partition{'s' * (python > 1)} on the Python engine" if python else "")  # fmt: skip
 
 
 def main(argv: list[str] | None = None, prog: str = "hamlet aggregate") -> int:

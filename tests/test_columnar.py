@@ -217,9 +217,11 @@ def test_only_the_partitions_where_two_times_share_a_microsecond_are_pythons(str
         seen.append(table.column("k").to_pylist())
         return run_compiled(compiled, queries, table, *args, **kwargs)
 
+    stats = EvaluationStats()
     with patch("hamlet.api.run_compiled", kernel):
-        out = finalize_table(workload, evaluate_table(workload, events_table, strategy))
+        out = finalize_table(workload, evaluate_table(workload, events_table, strategy, stats))
     assert seen == [["q", "q", "q"]]
+    assert (stats.partitions, stats.python_partitions) == (2, 1)
     assert [(r.group["k"], r.value) for r in out] == [("p", 3), ("q", 3)]
     assert out == evaluate_bruteforce(parse_workload(workload), as_events(events_table))
 

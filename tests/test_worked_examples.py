@@ -212,6 +212,7 @@ def test_console_script_prints_table_and_errors_without_traceback(tmp_path):
     assert lines[:11] == ["strategy: hamlet", "events: 14", "partitions: 1", "bursts: 2", "shared_bursts: 2",
                           "graphlets: 2", "splits: 0", "merges: 0", "graphlet_snapshots: 4",
                           "event_snapshots: 0", "decision_seconds: 0.0"]  # fmt: skip
+    assert lines[11:] == ["merged_graphs: 0", "python_partitions: 0"]  # (every graph on the kernel)
 
 
 def test_api_accepts_dicts_and_dataframes():

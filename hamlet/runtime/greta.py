@@ -340,6 +340,7 @@ def _with_declined(
     answer.count(stats)
     runs, declined = answer.runs, answer.declined
     in_python = [(groups[i], matched_events(groups[i].queries[0], events, groups[i].tests)) for i in declined]
+    stats.python_partitions += bool(in_python)
     return _then_in_python(runs, in_python, events, False)
 
 
@@ -376,6 +377,7 @@ def _greta_partition(groups: Sequence[GraphGroup], events: list[Event], stats: E
                 return None
         in_python.append((group, mine))
     stats.events += len(read)
+    stats.python_partitions += bool(in_python)
     return _then_in_python(compiled, in_python, events, plain_scan)
 
 

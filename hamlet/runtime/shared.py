@@ -142,6 +142,7 @@ def run_shared(queries: Sequence[AnalyzedQuery], algebras: Mapping[str, Algebra]
                 if runs is not None or not plan.model.pays(saved, 0, queries):
                     stats.bursts += bursts
                     return runs if runs is not None else alone(events, groups)
+        stats.python_partitions += 1  # (this module's shared graphlets are Python's)
         return _SharedRun(plan, layout, events, stats, trace).run(list(_segments(events, plan.pane_of)))
 
     return PartitionRunner(run, alone.summed, alone.compiled, release=alone.release)

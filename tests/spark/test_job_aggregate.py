@@ -311,6 +311,7 @@ def test_every_strategy_gives_the_same_rows_and_its_statistics_are_stored(spark,
         assertDataFrameEqual(rows_of(spark, target).drop("strategy"), reference)
         stats = table(spark, tmp_path / "run_stats").where(f"strategy = '{strategy}'").collect()
         assert stats and all(set(s.engine_stats) >= {"events", "bursts", "shared_bursts"} for s in stats)
+        assert [s.engine_stats["python_partitions"] for s in stats] == [0] * len(stats)  # (all compiled)
 
 
 def test_one_engine_call_per_partition_gives_the_same_rows(

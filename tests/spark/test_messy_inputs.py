@@ -81,6 +81,37 @@ def test_an_attribute_with_a_non_ascii_name_reaches_the_engine(spark, tmp_path, 
     ]
 
 
+def test_a_zone_whose_max_meets_minus_zero_runs_on_python_and_the_summary_says_so(spark, tmp_path, capsys):
+    """-0.0 beside 0.0 under MAX is Python's to order (MAX keeps 0.0: ``partials.greatest``): zone s's stream
+    partition runs on the Python engine, zone n's on the kernel, and the job's last line counts the one."""
+    from jobs.aggregate import main
+
+    events, out = str(tmp_path / "events"), str(tmp_path / "out")
+    write_events(spark, events, "zone string, v double", [
+        ("Request", 40, "n", 0.0), ("Travel", 41, "n", 1.5), ("Request", 40, "s", 0.0), ("Travel", 41, "s", -0.0),
+        ("Travel", 42, "s", 0.0),
+    ])  # fmt: skip
+    workload = tmp_path / "zones.hamlet"
+    workload.write_text("q: RETURN T.zone, COUNT(*), MAX(T.v) PATTERN SEQ(Request R, Travel T+) WHERE [zone] "
+                        "GROUP-BY T.zone WITHIN 10 min\n")  # fmt: skip
+    assert main(["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
+                 "--events-table", events, "--output-table", out]) == 0  # fmt: skip
+    assert (
+        capsys.readouterr()
+        .out.strip()
+        .splitlines()[-1]
+        .startswith(
+            "aggregate zones [2026-01-05T08:00Z, 2026-01-05T09:00Z): 5 rows in, 0 quarantined, 4 rows out, 0 shared "
+            "bursts, 1 stream partition on the Python engine, "
+        )
+    )
+    # zone n: (R, 41); zone s: (R, 41), (R, 42), (R, 41, 42), whose greatest v is 0.0 (-0.0 == 0.0: MAX keeps 0.0)
+    assert output_rows(spark, out) == [
+        ("q", "08:50", "n", "COUNT(*)", "1"), ("q", "08:50", "n", "MAX(T.v)", "1.5"),
+        ("q", "08:50", "s", "COUNT(*)", "3"), ("q", "08:50", "s", "MAX(T.v)", "0.0"),
+    ]  # fmt: skip
+
+
 def test_a_table_with_int_decimal_and_float_columns_takes_csv_rows_of_those_types(spark, tmp_path, capsys):
     """An events table made elsewhere, with columns of Spark types the scenarios do not use: the loader knew
     string, bigint, double and boolean only, so a decimal column failed the whole load with
