@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 from unittest.mock import patch
 
-from hamlet import STRATEGIES, Event
+from hamlet import STRATEGIES
 from hamlet.api import prepare
 from hamlet.runtime.aggregates import algebra_for
 from hamlet.runtime.graph import TrendGraph
@@ -28,12 +28,6 @@ def compiled_queries(workload: Any, stream: list, strategy: str) -> set[str]:
 def position_queries_of(workload: Any) -> set[str]:
     """The queries on position templates (dissertation §12: a type at several places, P{n,}, OR, AND)."""
     return {q.name for s in prepare(workload).sets for q in s.queries if q.states is not None}
-
-
-def whole(stream_events: list[Event]) -> list[Event]:
-    """The stream with its float attribute values made ints (sums over floats stay in Python)."""
-    return [Event(e.type, e.time, {a: int(4 * v) if isinstance(v, float) else v for a, v in e.attributes.items()})
-            for e in stream_events]  # fmt: skip
 
 
 @contextmanager

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kernel_checks import python_graphs_refused, whole
+from kernel_checks import python_graphs_refused
 from oracle import evaluate_bruteforce
 from workloads import events, workloads
 
@@ -242,11 +242,9 @@ FRACTIONS = [0.0, 0.5, 0.1, 1 / 3, 0.7, 0.999999, 0.9999995, 1e-7, 2e-7]
 @given(workloads(kernel=True), st.data())
 def test_float_times_between_microseconds_run_on_the_kernel_and_equal_bruteforce(text, data):
     """As a column (``kernel_micros``) and as ``Event``s (``native/src/events.rs``): on the kernel wherever no
-    two times share a microsecond, on Python's graphs where two do, and the oracle's counts either way.
-    (Attribute values are ints: ints and floats summed under one name stay Python's for reasons of their
-    own.)"""
+    two times share a microsecond, on Python's graphs where two do, and the oracle's counts either way."""
     stream = [Event(e.type, e.time + data.draw(st.sampled_from(FRACTIONS)), e.attributes)
-              for e in whole(data.draw(events(min_events=1)))]  # fmt: skip
+              for e in data.draw(events(min_events=1))]  # fmt: skip
     if data.draw(st.booleans()):  # windows of milliseconds: bounds at fractions of a second too
         text = re.sub(
             r"WITHIN (\d+) SLIDE (\d+)",
@@ -560,15 +558,18 @@ def test_states_carry_integers_past_128_bits_in_hexadecimal_and_read_back_exactl
 def test_sums_of_one_attribute_over_ints_of_one_type_and_floats_of_another_run_on_the_kernel(strategy):
     """F.x holds ints (or nothing), B.x floats: Python sums F's in ints and B's in units of 2^-1074 (its
     algebras ask per type), and so does the kernel, per update. F1 F2 B3 B4 B5 in one window: 2·7 = 14
-    trends SEQ(F, B+); each F in 7, each B in 2·4 = 8. (MIN and MAX over one attribute's ints and floats
-    stay Python's: the kernel keeps one order per attribute.)"""
-    workload = "q: RETURN COUNT(*), SUM(F.x), AVG(F.x), SUM(B.x), AVG(B.x) PATTERN SEQ(F, B+) WITHIN 10"
+    trends SEQ(F, B+); each F in 7, each B in 2·4 = 8. MIN and MAX order F's ints and B's floats alike."""
+    workload = (
+        "q: RETURN COUNT(*), SUM(F.x), AVG(F.x), SUM(B.x), AVG(B.x) PATTERN SEQ(F, B+) WITHIN 10\n"
+        "r: RETURN MIN(B.x), MAX(F.x), MIN(F.x) PATTERN SEQ(F, B+) WITHIN 10"
+    )
     for f1, f2 in ((1, 2), (None, 3), (None, None)):
         stream = [Event("F", 1, {"x": f1}), Event("F", 2, {"x": f2})]
         stream += [Event("B", t, {"x": x}) for t, x in ((3, 0.1), (4, 0.25), (5, -2.5))]
         expected = evaluate_bruteforce(parse_workload(workload), stream)
         values = {(r.query, r.aggregate): r.value for r in expected}
         assert values[("q", "COUNT(*)")] == 14
+        assert values[("r", "MIN(B.x)")] == -2.5
         assert values[("q", "SUM(B.x)")] == 8 * (0.1 + 0.25 - 2.5)
         assert values[("q", "SUM(F.x)")] == (
             7 * (f1 + f2) if f1 is not None else 7 * f2 if f2 is not None else None
@@ -581,3 +582,36 @@ def test_sums_of_one_attribute_over_ints_of_one_type_and_floats_of_another_run_o
             assert (
                 finalize_table(workload, evaluate_table(workload, events_table, strategy)) == table_expected
             )
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_min_and_max_over_whole_and_fractional_numbers_of_one_column_run_on_the_kernel(strategy, tmp_path):
+    """A CSV's prices 100, 100.5, 99, 101.25 and 100.0 are ints and floats of one attribute: MIN and MAX order
+    them by their numbers, an int before an equal float (``partials._extreme_key``): MIN 99, MAX 101.25; over
+    100 and 100.0 alone, MIN the int 100 and MAX the float 100.0, whichever comes first."""
+    from hamlet.cli import main
+
+    workload = "q: RETURN COUNT(*), MIN(S.price), MAX(S.price) PATTERN S+ WHERE [company] WITHIN 100"
+    prices = [("a", 100), ("a", 100.5), ("a", 99), ("a", 101.25), ("a", 100.0), ("b", 100.0), ("b", 100)]
+    stream = [Event("S", t + 1, {"company": c, "price": p}) for t, (c, p) in enumerate(prices)]
+    expected = evaluate_bruteforce(parse_workload(workload), stream)
+    # (no GROUP-BY: company a's 2^5 - 1 trends and company b's 3 add up in the one group)
+    assert [(r.aggregate, r.value, type(r.value)) for r in expected] == [
+        ("COUNT(*)", 34, int), ("MIN(S.price)", 99, int), ("MAX(S.price)", 101.25, float),
+    ]  # fmt: skip
+    stats = EvaluationStats()
+    with python_graphs_refused():
+        assert evaluate(workload, stream, strategy, stats) == expected
+    assert stats.python_partitions == 0
+    alone = [e for e in stream if e.attributes["company"] == "b"]
+    rows = evaluate(workload, alone, strategy)
+    assert [(r.value, type(r.value)) for r in rows] == [(3, int), (100, int), (100.0, float)]
+    (tmp_path / "w.hamlet").write_text(workload)
+    (tmp_path / "e.csv").write_text("event_type,event_time,company,price\n"
+                                    + "".join(f"S,{t + 1},{c},{p}\n" for t, (c, p) in enumerate(prices)))  # fmt: skip
+    assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv"),
+                 "--strategy", strategy, "--output", str(tmp_path / "o.jsonl")]) == 0  # fmt: skip
+    lines = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert [(line["aggregate"], line["value"]) for line in lines] == [
+        (r.aggregate, r.value) for r in expected
+    ]

@@ -15,7 +15,6 @@ from kernel_checks import (
     compiled_queries,
     position_queries_of,
     python_graph_refuses_position_templates,
-    whole,
 )
 from oracle import evaluate_bruteforce
 from workloads import events, position_queries, table_of, types_of, workloads
@@ -38,7 +37,7 @@ def test_position_templates_on_the_kernel_equal_bruteforce(data):
     text = "\n".join(lines)
     # (ints for floats: a sum over floats and ints under one MIN are exact on the kernel too, but a MIN over
     # both is Python's by design, which the refusing graph below would take for a failure)
-    stream = whole(data.draw(events(types_of(text), max_events=12, min_events=4)))
+    stream = data.draw(events(types_of(text), max_events=12, min_events=4))
     note(text)
     note(repr(stream))
     workload = parse_workload(text)

@@ -6,7 +6,7 @@
 //! window class c holds the windows whose start has c events before it; they all see the same events.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyFloat, PyTuple};
+use pyo3::types::PyTuple;
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 use std::collections::VecDeque;
@@ -18,7 +18,7 @@ use crate::events::RawEvent;
 use crate::negation::{Negation, NegationState};
 use crate::num::Num;
 use crate::reach::EventEdges;
-use crate::values::{key_float, order_key, summand, Raw, Scale, Value, FLOAT_SCALE_BITS};
+use crate::values::{key_value, order_key, summand, Raw, Scale, Value, FLOAT_SCALE_BITS};
 
 pub const TRENDS: u8 = 0;
 pub const COUNT: u8 = 1;
@@ -260,8 +260,7 @@ impl Graph {
         }
         for u in self.updates.iter().flatten() {
             let scale = scales.get(u.attribute).copied().unwrap_or_default();
-            let mixed = (u.kind == MIN || u.kind == MAX) && scale.ints && scale.floats;
-            if mixed || scale.exponent > FLOAT_SCALE_BITS {
+            if scale.exponent > FLOAT_SCALE_BITS {
                 return None;
             }
         }
@@ -456,7 +455,7 @@ impl Graph {
             let scale = scales.get(u.attribute).copied().unwrap_or_default();
             items[u.field] = match (u.kind, v.small()) {
                 (MIN, Some(i128::MAX)) | (MAX, Some(i128::MIN)) => continue,
-                (MIN | MAX, Some(key)) if scale.floats => PyFloat::new(py, key_float(key)).into_any(),
+                (MIN | MAX, Some(key)) => key_value(key).into_py(py)?,
                 (SUM, _) if u.scaled => v.shl(FLOAT_SCALE_BITS - scale.exponent).into_py(py)?,
                 _ => v.into_py(py)?,
             };

@@ -8,10 +8,10 @@
 //! Arithmetic is exact: counts and sums are `num::Num`, i128 while they fit, arbitrary precision beyond. A
 //! sum over an attribute that holds floats is kept, as Python keeps it, as a whole number of units, here of
 //! 2^-E with E the finest any value of the partition needs (Python: 2^-1074), and scaled to Python's units
-//! on the way out. MIN and MAX compare ints as ints and floats by an order-preserving key. A value only
-//! Python compares or sums exactly (an int beyond 64 bits, ints and floats under one MIN, a NaN, a string
-//! summed, two different times in one microsecond: `events::event_micros`) makes a graph decline the partition, and
-//! the caller runs it on the Python engine.
+//! on the way out. MIN and MAX compare ints and floats together by an order-preserving key
+//! (`values::order_key`). A value only Python compares or sums exactly (an int beyond 64 bits, -0.0, a NaN,
+//! a string summed, two different times in one microsecond: `events::event_micros`) makes a graph decline
+//! the partition, and the caller runs it on the Python engine.
 
 // mimalloc for the kernel's own allocations (Python's and Arrow's keep theirs): a stream partition's graph,
 // vectors and maps are many small short-lived allocations, 16 % of the 1M-event job's engine CPU seconds
@@ -46,7 +46,7 @@ use std::borrow::Cow;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyTuple};
 
 use burst::{Decisions, Sharing};
 use columns::{Bytes, ColumnSpec, Held};
@@ -1272,10 +1272,6 @@ impl SetKernel {
         for u in graph.updates.iter().flatten().filter(|u| u.kind == SUM && u.scaled) {
             shift[u.field] = values::FLOAT_SCALE_BITS - scales[u.attribute].exponent;
         }
-        let mut floats = vec![false; graph.kinds.len()]; // (MIN/MAX fields over floats: order keys to floats)
-        for u in graph.updates.iter().flatten().filter(|u| vertical::is_extreme(u.kind)) {
-            floats[u.field] = scales[u.attribute].floats;
-        }
         let agg = |a: &Option<graph::Agg>, plain: bool| -> PyResult<Bound<'py, PyAny>> {
             let Some(a) = a else {
                 return Ok(py.None().into_bound(py));
@@ -1284,7 +1280,7 @@ impl SetKernel {
             for (f, v) in a.iter().enumerate() {
                 items.push(match (graph.kinds[f], v.small()) {
                     (MIN, Some(i128::MAX)) | (MAX, Some(i128::MIN)) => py.None().into_bound(py),
-                    (MIN | MAX, Some(key)) if floats[f] => PyFloat::new(py, values::key_float(key)).into_any(),
+                    (MIN | MAX, Some(key)) => values::key_value(key).into_py(py)?,
                     _ if plain || shift[f] == 0 => v.into_py(py)?,
                     _ => v.shl(shift[f]).into_py(py)?,
                 });

@@ -5,7 +5,7 @@
 use crate::graph::Graph;
 use crate::num::Num;
 use crate::sums::GraphSums;
-use crate::values::key_float;
+use crate::values::key_value;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Function {
@@ -178,17 +178,7 @@ fn write_state(out: &mut Vec<u8>, state: &StateSpec, agg: &[Num], sums: &GraphSu
             let extreme = match agg[field].small() {
                 None => unreachable!("an extreme is an order key"),
                 Some(key) if key == sentinel => "null".to_owned(),
-                Some(key) => {
-                    let (attribute, _) = sums.field_unit(field);
-                    let floats = attribute.is_some_and(|a| sums.scales()[a].floats);
-                    // Debug keeps a float's shortest round-trip digits and always a '.' or an exponent,
-                    // so JSON reads it back as the same float (not as an int).
-                    if floats {
-                        format!("{:?}", key_float(key))
-                    } else {
-                        key.to_string()
-                    }
-                }
+                Some(key) => key_value(key).text(),
             };
             format!("[\"{name}\", \"0\", \"0\", \"1\", \"0\", {extreme}]")
         }

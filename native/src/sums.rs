@@ -23,7 +23,6 @@ pub type Run = (usize, i64, i64, Agg);
 
 pub struct GraphSums {
     linear: bool,
-    extreme: Vec<bool>, // per attribute: some MIN/MAX reads it (its ints and floats must not mix)
     summed: Vec<bool>,  // per attribute: some sum in units of 2^-E reads it
     scaled: Vec<usize>, // per field: the attribute of a sum kept in units of 2^-E, usize::MAX for others
     read: Vec<usize>,   // per field: the attribute it reads (usize::MAX: the trend count, COUNT(E))
@@ -42,15 +41,11 @@ pub struct Changes {
 
 impl GraphSums {
     pub fn new(graph: &Graph) -> GraphSums {
-        let mut extreme = vec![false; graph.attributes.len()];
         let mut summed = vec![false; graph.attributes.len()];
         let mut scaled = vec![usize::MAX; graph.kinds.len()];
         let mut read = vec![usize::MAX; graph.kinds.len()];
         for u in graph.updates.iter().flatten() {
             read[u.field] = u.attribute;
-            if u.kind == MIN || u.kind == MAX {
-                extreme[u.attribute] = true;
-            }
             if u.kind == SUM && u.scaled {
                 scaled[u.field] = u.attribute;
                 summed[u.attribute] = true;
@@ -58,7 +53,6 @@ impl GraphSums {
         }
         GraphSums {
             linear: !graph.kinds.iter().any(|&k| k == MIN || k == MAX),
-            extreme,
             summed,
             scaled,
             read,
@@ -91,9 +85,6 @@ impl GraphSums {
         let mut finer = vec![0u32; self.scales.len()]; // per attribute: how much finer the unit becomes
         let mut coarser = vec![0u32; self.scales.len()]; // how much finer than the partition's it is
         for (a, (summed, new)) in self.scales.iter().zip(scales).enumerate() {
-            if self.extreme[a] && ((summed.ints && new.floats) || (summed.floats && new.ints)) {
-                return None;
-            }
             if self.summed[a] {
                 let exponent = summed.exponent.max(new.exponent);
                 finer[a] = exponent - summed.exponent;
@@ -143,7 +134,6 @@ impl GraphSums {
             }
         }
         for (summed, new) in self.scales.iter_mut().zip(&changes.scales) {
-            summed.ints |= new.ints;
             summed.floats |= new.floats;
             summed.exponent = summed.exponent.max(new.exponent);
         }

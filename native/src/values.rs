@@ -91,41 +91,99 @@ pub fn decompose(x: f64) -> (i64, i32) {
     (if x < 0.0 { -m } else { m }, e)
 }
 
-/// The order of a value as i128 (for MIN/MAX): ints as themselves, floats by their bits, negative ones
-/// flipped. One attribute's values are compared only among ints or only among floats.
+/// The order of a value as i128 (for MIN/MAX), exact across ints and floats as Python orders them
+/// (`partials._extreme_key`): by the number, then among equal numbers an int before a float (1 and 1.0 meet
+/// when partitions, calls or tasks merge, in no fixed order). A nonzero magnitude is m·2^e with m made 64
+/// bits long (a double's 53 bits, an int's up to 64): the biased e, then m, orders magnitudes exactly; the
+/// sign negates; the two low bits hold the form. Keys lie far inside i128 (below 2^78): its bounds stay
+/// the sentinels of no value.
 pub fn order_key(value: Value) -> i128 {
-    match value {
-        Value::Int(v) => v as i128,
-        Value::UInt(v) => v as i128,
+    let (negative, magnitude, exponent, form) = match value {
+        Value::Int(v) => (v < 0, v.unsigned_abs(), 0, INT_FORM),
+        Value::UInt(v) => (false, v, 0, INT_FORM),
         Value::Float(x) => {
-            let bits = x.to_bits() as i64;
-            (if bits < 0 { bits ^ i64::MAX } else { bits }) as i128
+            let (m, e) = decompose(x);
+            (m < 0, m.unsigned_abs(), e, FLOAT_FORM)
+        }
+    };
+    if magnitude == 0 {
+        return form; // (-0.0 never comes here: `Raw::number`)
+    }
+    let shift = magnitude.leading_zeros();
+    let biased = (exponent - shift as i32 + EXPONENT_BIAS) as i128; // in [1, 2098]
+    let key = (biased << 63) | ((magnitude << shift) & (u64::MAX >> 1)) as i128;
+    (if negative { -key } else { key }) * 4 + form
+}
+
+const INT_FORM: i128 = 1;
+const FLOAT_FORM: i128 = 2;
+/// 1 more than the least exponent of a normalised magnitude, a double's 2^-1074 as 2^63 · 2^-1137.
+const EXPONENT_BIAS: i32 = 1138;
+
+/// The value an order key (`order_key`) stands for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Extreme {
+    Int(i128),
+    Float(f64),
+}
+
+pub fn key_value(key: i128) -> Extreme {
+    let form = key.rem_euclid(4);
+    let signed = (key - form) / 4;
+    let magnitude = signed.unsigned_abs();
+    let normal = (magnitude as u64 & (u64::MAX >> 1)) | (1 << 63); // the magnitude is normal · 2^exponent
+    let exponent = (magnitude >> 63) as i32 - EXPONENT_BIAS;
+    let sign = if signed < 0 { -1 } else { 1 };
+    match (form, magnitude) {
+        (INT_FORM, 0) => Extreme::Int(0),
+        (_, 0) => Extreme::Float(0.0),
+        (INT_FORM, _) => Extreme::Int(sign * (normal >> -exponent) as i128), // (an int's exponent: [-63, 0])
+        // (a double's 53 bits were shifted by 11 or more)
+        _ => Extreme::Float(sign as f64 * times_power_of_two((normal >> 11) as f64, exponent + 11)),
+    }
+}
+
+/// x · 2^e exactly where the result is a double (x a whole number below 2^53).
+fn times_power_of_two(x: f64, e: i32) -> f64 {
+    let power = |e: i32| f64::from_bits(((e + 1023) as u64) << 52); // 2^e for e in [-1022, 1023]
+    if e >= -1022 {
+        x * power(e)
+    } else {
+        x * power(e + 600) * power(-600) // (the first product is normal; the second rounds nothing)
+    }
+}
+
+impl Extreme {
+    pub fn into_py<'py>(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self {
+            Extreme::Int(v) => v.into_pyobject(py)?.into_any(),
+            Extreme::Float(x) => PyFloat::new(py, x).into_any(),
+        })
+    }
+
+    /// As `AggregateState.to_text` writes it: Debug keeps a float's shortest round-trip digits and always a
+    /// '.' or an exponent, so JSON reads it back as the same float (not as an int).
+    pub fn text(self) -> String {
+        match self {
+            Extreme::Int(v) => v.to_string(),
+            Extreme::Float(x) => format!("{x:?}"),
         }
     }
 }
 
-pub fn key_float(key: i128) -> f64 {
-    let key = key as i64;
-    f64::from_bits((if key < 0 { key ^ i64::MAX } else { key }) as u64)
-}
-
-/// What one partition's values of an attribute are: ints, floats, and the exponent E of the unit 2^-E in
+/// What one partition's values of an attribute are: whether floats, and the exponent E of the unit 2^-E in
 /// which every value is whole.
 #[derive(Clone, Copy, Default)]
 pub struct Scale {
-    pub ints: bool,
     pub floats: bool,
     pub exponent: u32,
 }
 
 impl Scale {
     pub fn add(&mut self, value: Value) {
-        match value {
-            Value::Int(_) | Value::UInt(_) => self.ints = true,
-            Value::Float(x) => {
-                self.floats = true;
-                self.exponent = self.exponent.max((-decompose(x).1).max(0) as u32);
-            }
+        if let Value::Float(x) = value {
+            self.floats = true;
+            self.exponent = self.exponent.max((-decompose(x).1).max(0) as u32);
         }
     }
 }
@@ -142,4 +200,96 @@ pub fn summand(value: Value, exponent: u32) -> Num {
     };
     debug_assert!(shift >= 0, "a unit coarser than the value needs");
     Num::from(m as i128).shl(shift.max(0) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{key_value, order_key, Extreme, Value};
+
+    /// Each value's exact number as a fraction n / 2^1074 (every int and double here is one).
+    fn exact(value: Value) -> i128 {
+        let scaled = |m: i128, e: i32| if e >= 0 { m << e } else { m >> -e };
+        match value {
+            Value::Int(v) => scaled(v as i128, 40),
+            Value::UInt(v) => scaled(v as i128, 40),
+            Value::Float(x) => {
+                let (m, e) = super::decompose(x);
+                scaled(m as i128, e + 40)
+            }
+        }
+    }
+
+    #[test]
+    fn orders_ints_and_floats_by_their_numbers_then_an_int_first() {
+        // (exact within 2^-40 and below 2^80: the comparison above holds for these)
+        let values = [
+            Value::Float(-1e20),
+            Value::Int(i64::MIN),
+            Value::Float(-9.223372036854775e18),
+            Value::Int(-3),
+            Value::Float(-3.0),
+            Value::Float(-2.5),
+            Value::Float(-1e-10),
+            Value::Int(0),
+            Value::Float(0.0),
+            Value::Float(2.0f64.powi(-40)),
+            Value::Float(0.1),
+            Value::Int(1),
+            Value::Float(1.0),
+            Value::Float(1.0000000000000002),
+            Value::Int(100),
+            Value::Float(100.5),
+            Value::Int(i64::MAX),
+            Value::Float(9.223372036854775807e18),
+            Value::UInt(u64::MAX),
+            Value::Float(1.8446744073709552e19),
+            Value::Float(1e20),
+        ];
+        for pair in values.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            assert!(exact(a) <= exact(b), "{a:?} {b:?}");
+            assert!(order_key(a) < order_key(b), "{a:?} {b:?}");
+        }
+        for v in values {
+            let back = match key_value(order_key(v)) {
+                Extreme::Int(i) => exact(if i < 0 {
+                    Value::Int(i as i64)
+                } else {
+                    Value::UInt(i as u64)
+                }),
+                Extreme::Float(x) => exact(Value::Float(x)),
+            };
+            assert_eq!(back, exact(v), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn gives_back_each_value_in_its_form() {
+        let floats = [
+            5e-324,
+            -5e-324,
+            2.2250738585072014e-308,
+            1e-300,
+            0.1,
+            -0.1,
+            1.5,
+            1e300,
+            f64::MAX,
+            -f64::MAX,
+        ];
+        for x in floats {
+            assert_eq!(key_value(order_key(Value::Float(x))), Extreme::Float(x));
+        }
+        for v in [i64::MIN, -1, 0, 1, 7, i64::MAX] {
+            assert_eq!(key_value(order_key(Value::Int(v))), Extreme::Int(v as i128));
+        }
+        assert_eq!(
+            key_value(order_key(Value::UInt(u64::MAX))),
+            Extreme::Int(u64::MAX as i128)
+        );
+        assert_eq!(key_value(order_key(Value::Float(0.0))), Extreme::Float(0.0));
+        assert!(
+            order_key(Value::Float(-f64::MAX)) > i128::MIN / 2 && order_key(Value::Float(f64::MAX)) < i128::MAX / 2
+        );
+    }
 }
