@@ -147,14 +147,15 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
     parts, left = [], rows
     micros = kernel_micros(rows) if runner.compiled_set is not None else None
     if micros is not None:
+        kernel, kept = None, rows
         clashing = clashing_rows(rows, micros, query_set.attributes, source)
-        kernel = np.setdiff1d(np.arange(rows.num_rows), clashing) if len(clashing) else None
-        if kernel is not None:
-            micros = micros.take(kernel)
-        done, fallback, _ = run_compiled(runner.compiled_set, queries, rows if kernel is None else rows.take(kernel),
-                                         micros, query_set.attributes, groupings(queries), window_ends_us, stats,
-                                         source=source)  # fmt: skip
+        if len(clashing):  # (partitions where two float times share a microsecond: Python's; seldom any)
+            kernel = np.setdiff1d(np.arange(rows.num_rows), clashing, assume_unique=True)
+            kept, micros = rows.take(kernel), micros.take(kernel)
+        done, fallback, _ = run_compiled(runner.compiled_set, queries, kept, micros, query_set.attributes,
+                                         groupings(queries), window_ends_us, stats, source=source)  # fmt: skip
         parts.append(done)
+        # (in time order, as the Python path reads them)
         left = rows.take(fallback if kernel is None else np.union1d(clashing, kernel[fallback]))
     runner.release()
     if left.num_rows:  # what the kernel cannot compute exactly, as ``evaluate_partials`` computes it

@@ -12,8 +12,8 @@ Partitions the kernel cannot compute exactly (``native.py``: a value only Python
 evaluated as ``hamlet.evaluate`` would, on ``Event``s of their rows only, and their partial rows appended:
 rows of one (query, window, group, aggregate) merge (``AggregateState.merge``), so a caller that merges
 partials (the job's second stage, ``merge_partials``) sees the same results either way. A set the kernel
-does not take whole (``native.kernel_obstacle``; float times of which two fall into one microsecond) runs
-entirely on that path.
+does not take (``native.kernel_obstacle``) runs entirely on that path, and so does a stream partition in
+which two different float times fall into one microsecond (``clashing_rows``).
 """
 
 from __future__ import annotations
@@ -278,7 +278,7 @@ def clashing_rows(table: pa.Table, micros: pa.Array, attributes: Sequence[str],
                   source: str | None = None) -> np.ndarray:  # fmt: skip
     """The numbers (ascending) of the rows of every stream partition (by ``attributes``) in which two
     different float times fall into one microsecond of ``micros`` (``kernel_micros``; ``table`` sorted by
-    time): those partitions are Python's. None for timestamps and ints, nor in most streams of floats."""
+    time): those partitions are Python's. Empty for timestamps and ints, and in most streams of floats."""
     none = np.zeros(0, np.int64)
     if not pa.types.is_floating(table.column(TIME).type) or table.num_rows < 2:
         return none
