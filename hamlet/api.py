@@ -42,7 +42,6 @@ from hamlet.runtime.columnar import (
     seconds,
     set_rows,
     sorted_events,
-    without_negative_zeros,
 )
 from hamlet.runtime.greta import Plans, run_greta
 from hamlet.runtime.native import kernel_obstacle, plain_events, predicates_obstacle
@@ -142,7 +141,6 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
     if rows.num_rows == 0:
         return PARTIAL_SCHEMA.empty_table()
     queries = list(query_set.queries)
-    rows = without_negative_zeros(rows, queries)
     runner = executor(queries, algebras_of(queries, rows), stats, plans=query_set.plans)
     parts, left = [], rows
     micros = kernel_micros(rows) if runner.compiled_set is not None else None
@@ -241,14 +239,13 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
         if rows.num_rows == 0:
             continue
         queries = list(query_set.queries)
-        rows = without_negative_zeros(rows, queries)
         done, fallback, found = run_compiled(runner.compiled_set, queries, rows, kernel_micros(rows),
                                              query_set.attributes, groupings(queries), window_ends_us, stats,
                                              (t0, t1), source)  # fmt: skip
         if len(fallback):
             at = f"the stream partition of the event at {rows.column(TIME)[int(fallback[0])]}"
             raise EventError("a value only the Python engine computes exactly (an integer below -2^63 or from 2^64 "
-                             "on, -0.0 under MIN or MAX, NaN or an infinity): evaluate this stream without time "
+                             "on, NaN or an infinity): evaluate this stream without time "
                              "segments", where=f"{source}, {at}" if source else at)  # fmt: skip
         parts.append(done)
         records.extend({"query_set": number, "partition_key": key, "segment_start_us": segment_us[0],

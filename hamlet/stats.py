@@ -18,8 +18,8 @@ class EvaluationStats:
         ``merged_graphs``: graphs ``static`` and ``hamlet`` built on a merged template, for queries that share
         every position but the end (``partition.merged_groups``), per sharable query set evaluated.
         ``python_partitions``: stream partitions (per sharable query set) some of whose graphs ran on the
-        Python engine, which computes what the compiled kernel cannot exactly (``native.py``: -0.0 under MIN,
-        two float times in one microsecond, a query the kernel does not take): 0 where everything ran
+        Python engine, which computes what the compiled kernel cannot exactly (``native.py``: a NaN, an int beyond
+        64 bits, two float times in one microsecond, a query the kernel does not take): 0 where everything ran
         compiled.
     """
 

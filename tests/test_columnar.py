@@ -110,26 +110,28 @@ def test_groups_keep_their_values_and_any_text(strategy):
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_partitions_the_kernel_leaves_to_python_merge_with_its_own(strategy):
-    """-0.0 under MAX is Python's to order (MAX prefers 0.0 to -0.0, ``partials.greatest``): that partition
-    (and only that one) runs on Events; the others on the kernel. Their rows merge into one result per
-    group."""
+    """An int beyond 64 bits (a decimal(38, 0) column's 10^30) is Python's to compute: that partition (and only
+    that one) runs on Events; the others on the kernel. Their rows merge into one result per group."""
     workload = """
         q: RETURN g, COUNT(*), MAX(B.x) PATTERN SEQ(A, B+) WHERE [k] GROUP-BY g WITHIN 10 SLIDE 10
         r: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [k] GROUP-BY g WITHIN 10 SLIDE 10
     """
     rows = []
-    for k, g, x in [("p", 1, 2.5), ("q", 1, 4.0), ("s", 2, -0.0), ("t", 2, 1.0)]:
-        rows += [("A", 1_000_000, k, g, 0.0), ("B", 2_000_000, k, g, x), ("B", 3_000_000, k, g, 1.5)]
-    events = table(rows, {"k": pa.string(), "g": pa.int64(), "x": pa.float64()})
+    for k, g, x in [("p", 1, 2), ("q", 1, 4), ("s", 2, 10**30), ("t", 2, 1)]:
+        rows += [("A", 1_000_000, k, g, 0), ("B", 2_000_000, k, g, x), ("B", 3_000_000, k, g, 3)]
+    events = table(rows, {"k": pa.string(), "g": pa.int64(), "x": pa.decimal128(38, 0)})
     stats = EvaluationStats()
     out = results(workload, events, strategy, stats)
     by = {(r.query, r.group.get("g"), r.aggregate): r.value for r in out}
-    assert by[("q", 1, "COUNT(*)")] == 6 and by[("q", 1, "MAX(B.x)")] == 4.0
-    assert by[("q", 2, "COUNT(*)")] == 6 and by[("r", 2, "COUNT(*)")] == 6 and by[("q", 2, "MAX(B.x)")] == 1.5
+    assert by[("q", 1, "COUNT(*)")] == 6 and by[("q", 1, "MAX(B.x)")] == 4
+    assert (
+        by[("q", 2, "COUNT(*)")] == 6 and by[("r", 2, "COUNT(*)")] == 6 and by[("q", 2, "MAX(B.x)")] == 10**30
+    )
     on_events = EvaluationStats()
     expected = evaluate(workload, as_events(events), strategy, on_events)
     assert out == expected
     assert (stats.partitions, stats.events) == (on_events.partitions, on_events.events) == (8, 24)  # 2 sets
+    assert stats.python_partitions == 1  # (s, of the set of q; r reads no x)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

@@ -201,7 +201,9 @@ def test_a_window_spanning_segments_keeps_the_trends_that_a_trailing_not_leaves(
 def test_negative_zeros_under_sums_and_predicates_cross_segments():
     """-0.0 is 0.0 to SUM, AVG and every comparison; the kernel left partitions holding one to Python, which a
     segment cannot do (every such hot partition of the job failed). A0 B1(-0.0) B2(-0.5) B6(-0.0):
-    [-5, 5) holds 3 trends, each B in 2 (SUM -1.0 over 4 B's); [0, 10) 7 trends, each B in 4 (SUM -2.0 over 12)."""
+    [-5, 5) holds 3 trends, each B in 2 (SUM -1.0 over 4 B's); [0, 10) 7 trends, each B in 4 (SUM -2.0 over 12).
+    Under MAX the sign of a zero shows: -0.0 is the greatest of both windows, and the kernel's order key keeps
+    it (MAX would prefer 0.0 to it, MIN -0.0 to 0.0: ``partials._extreme_key``)."""
     text = (
         "q: RETURN COUNT(*), SUM(B.v), AVG(B.v) PATTERN SEQ(A, B+) WHERE B.v <= 0 WITHIN 10 sec SLIDE 5 sec"
     )
@@ -209,9 +211,12 @@ def test_negative_zeros_under_sums_and_predicates_cross_segments():
     for strategy in STRATEGIES:
         assert [(r.window_start, r.value) for r in segmented(text, table, [0, 5, 10], strategy)] == [
             (-5, 3), (-5, -1.0), (-5, -0.25), (0, 7), (0, -2.0), (0, -2.0 / 12)]  # fmt: skip
-    # Under MIN the sign of a zero shows, and the kernel's scaled integers do not keep it: refused, with why.
-    with pytest.raises(EventError, match="-0.0 under MIN or MAX"):
-        segmented(text.replace("AVG(B.v)", "MIN(B.v)"), table, [0, 5, 10], "hamlet")
+    greatest = text.replace("AVG(B.v)", "MAX(B.v)")
+    for strategy in STRATEGIES:
+        found = segmented(greatest, table, [0, 5, 10], strategy)
+        assert found == finalize_table(greatest, evaluate_table(greatest, table, strategy))
+        maxima = [r.value for r in found if r.aggregate == "MAX(B.v)"]
+        assert [(m, math.copysign(1.0, m)) for m in maxima] == [(0.0, -1.0), (0.0, -1.0)], strategy
 
 
 @pytest.mark.parametrize(
@@ -273,7 +278,7 @@ def test_a_segment_the_kernel_cannot_compute_names_its_file_and_event(source, wh
         evaluate_segment(text, table, (0, 10 * MICROS), source=source)
     assert str(caught.value) == (
         f"{where}the stream partition of the event at 1970-01-01 00:00:01+00:00: a value only the Python engine "
-        "computes exactly (an integer below -2^63 or from 2^64 on, -0.0 under MIN or MAX, NaN or an infinity): "
+        "computes exactly (an integer below -2^63 or from 2^64 on, NaN or an infinity): "
         "evaluate this stream without time segments"
     )
 

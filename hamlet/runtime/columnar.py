@@ -527,20 +527,6 @@ def set_rows(table: pa.Table, types: frozenset[str] | None, attributes: Sequence
     return table.filter(mask)
 
 
-def without_negative_zeros(table: pa.Table, queries: Sequence[Any]) -> pa.Table:
-    """The float attribute columns no MIN, MAX or GROUP-BY of ``queries`` reads with -0.0 as 0.0. The kernel
-    leaves a partition holding -0.0 to Python (MIN prefers -0.0 to 0.0, MAX 0.0 to -0.0, which scaled
-    integers cannot tell apart), and a time segment cannot be left so; everywhere else the two are the same number:
-    sums, comparisons, arithmetic and partitions never tell them apart."""
-    kept = {a.attribute for q in queries for a in q.aggregates if a.function in ("MIN", "MAX")}
-    kept.update(a for q in queries for a in q.group_by)
-    for index, field in enumerate(table.schema):
-        if pa.types.is_floating(field.type) and field.name not in kept and field.name not in (TYPE, TIME, ID):
-            # -0.0 + 0.0 is 0.0, and any other value stays itself.
-            table = table.set_column(index, field.name, pc.add(table.column(index), 0.0))
-    return table
-
-
 def group_keys(
     table: pa.Table, by: Sequence[tuple[str, ...]]
 ) -> tuple[list[np.ndarray], list[int], list[str]]:

@@ -9,7 +9,7 @@
 //! sum over an attribute that holds floats is kept, as Python keeps it, as a whole number of units, here of
 //! 2^-E with E the finest any value of the partition needs (Python: 2^-1074), and scaled to Python's units
 //! on the way out. MIN and MAX compare ints and floats together by an order-preserving key
-//! (`values::order_key`). A value only Python compares or sums exactly (an int beyond 64 bits, -0.0, a NaN,
+//! (`values::order_key`). A value only Python compares or sums exactly (an int beyond 64 bits, a NaN,
 //! a string summed, two different times in one microsecond: `events::event_micros`) makes a graph decline
 //! the partition, and the caller runs it on the Python engine.
 

@@ -45,13 +45,13 @@ impl Raw {
     }
 
     /// The value an aggregate reads: None for null, Err for what only Python computes exactly (a string, a
-    /// NaN or infinity, -0.0, whose MIN/MAX Python keeps by first occurrence, an `Other`).
+    /// NaN or infinity, an `Other`).
     pub fn number(&self) -> Result<Option<Value>, ()> {
         match *self {
             Raw::Null => Ok(None),
             Raw::Int(x) => Ok(Some(Value::Int(x))),
             Raw::UInt(x) => Ok(Some(Value::UInt(x))),
-            Raw::Float(x) if x.is_finite() && !(x == 0.0 && x.is_sign_negative()) => Ok(Some(Value::Float(x))),
+            Raw::Float(x) if x.is_finite() => Ok(Some(Value::Float(x))),
             _ => Err(()),
         }
     }
@@ -69,7 +69,7 @@ pub fn exact_int(value: &Bound<'_, PyAny>) -> Option<i64> {
 pub enum Value {
     Int(i64),
     UInt(u64),  // beyond i64 (`Raw::UInt`)
-    Float(f64), // finite, not -0.0
+    Float(f64), // finite
 }
 
 /// An exact float as m·2^e with m odd (or zero).
@@ -92,8 +92,8 @@ pub fn decompose(x: f64) -> (i64, i32) {
 }
 
 /// The order of a value as i128 (for MIN/MAX), exact across ints and floats as Python orders them
-/// (`partials._extreme_key`): by the number, then among equal numbers an int before a float (1 and 1.0 meet
-/// when partitions, calls or tasks merge, in no fixed order). A nonzero magnitude is m·2^e with m made 64
+/// (`partials._extreme_key`): by the number, then among equal numbers -0.0 before an int before any other
+/// float (1 and 1.0, 0.0 and -0.0 meet when partitions, calls or tasks merge, in no fixed order). A nonzero magnitude is m·2^e with m made 64
 /// bits long (a double's 53 bits, an int's up to 64): the biased e, then m, orders magnitudes exactly; the
 /// sign negates; the two low bits hold the form. Keys lie far inside i128 (below 2^78): its bounds stay
 /// the sentinels of no value.
@@ -101,13 +101,14 @@ pub fn order_key(value: Value) -> i128 {
     let (negative, magnitude, exponent, form) = match value {
         Value::Int(v) => (v < 0, v.unsigned_abs(), 0, INT_FORM),
         Value::UInt(v) => (false, v, 0, INT_FORM),
+        Value::Float(x) if x == 0.0 && x.is_sign_negative() => return NEGATIVE_ZERO_FORM,
         Value::Float(x) => {
             let (m, e) = decompose(x);
             (m < 0, m.unsigned_abs(), e, FLOAT_FORM)
         }
     };
     if magnitude == 0 {
-        return form; // (-0.0 never comes here: `Raw::number`)
+        return form;
     }
     let shift = magnitude.leading_zeros();
     let biased = (exponent - shift as i32 + EXPONENT_BIAS) as i128; // in [1, 2098]
@@ -115,6 +116,7 @@ pub fn order_key(value: Value) -> i128 {
     (if negative { -key } else { key }) * 4 + form
 }
 
+const NEGATIVE_ZERO_FORM: i128 = 0;
 const INT_FORM: i128 = 1;
 const FLOAT_FORM: i128 = 2;
 /// 1 more than the least exponent of a normalised magnitude, a double's 2^-1074 as 2^63 · 2^-1137.
@@ -135,6 +137,7 @@ pub fn key_value(key: i128) -> Extreme {
     let exponent = (magnitude >> 63) as i32 - EXPONENT_BIAS;
     let sign = if signed < 0 { -1 } else { 1 };
     match (form, magnitude) {
+        (NEGATIVE_ZERO_FORM, 0) => Extreme::Float(-0.0),
         (INT_FORM, 0) => Extreme::Int(0),
         (_, 0) => Extreme::Float(0.0),
         (INT_FORM, _) => Extreme::Int(sign * (normal >> -exponent) as i128), // (an int's exponent: [-63, 0])
@@ -230,6 +233,7 @@ mod tests {
             Value::Float(-3.0),
             Value::Float(-2.5),
             Value::Float(-1e-10),
+            Value::Float(-0.0),
             Value::Int(0),
             Value::Float(0.0),
             Value::Float(2.0f64.powi(-40)),
@@ -288,6 +292,8 @@ mod tests {
             Extreme::Int(u64::MAX as i128)
         );
         assert_eq!(key_value(order_key(Value::Float(0.0))), Extreme::Float(0.0));
+        let negative_zero = key_value(order_key(Value::Float(-0.0)));
+        assert!(matches!(negative_zero, Extreme::Float(x) if x == 0.0 && x.is_sign_negative()));
         assert!(
             order_key(Value::Float(-f64::MAX)) > i128::MIN / 2 && order_key(Value::Float(f64::MAX)) < i128::MAX / 2
         );

@@ -81,15 +81,18 @@ def test_an_attribute_with_a_non_ascii_name_reaches_the_engine(spark, tmp_path, 
     ]
 
 
-def test_a_zone_whose_max_meets_minus_zero_runs_on_python_and_the_summary_says_so(spark, tmp_path, capsys):
-    """-0.0 beside 0.0 under MAX is Python's to order (MAX keeps 0.0: ``partials.greatest``): zone s's stream
-    partition runs on the Python engine, zone n's on the kernel, and the job's last line counts the one."""
+def test_a_zone_whose_values_pass_64_bits_runs_on_python_and_the_summary_says_so(spark, tmp_path, capsys):
+    """A decimal(38, 0) value beyond 64 bits is Python's to compute: zone s's stream partition runs on the Python
+    engine, zone n's on the kernel, and the job's last line counts the one."""
+    from decimal import Decimal
+
     from jobs.aggregate import main
 
     events, out = str(tmp_path / "events"), str(tmp_path / "out")
-    write_events(spark, events, "zone string, v double", [
-        ("Request", 40, "n", 0.0), ("Travel", 41, "n", 1.5), ("Request", 40, "s", 0.0), ("Travel", 41, "s", -0.0),
-        ("Travel", 42, "s", 0.0),
+    big = Decimal(10**30)
+    write_events(spark, events, "zone string, v decimal(38, 0)", [
+        ("Request", 40, "n", Decimal(0)), ("Travel", 41, "n", Decimal(7)), ("Request", 40, "s", Decimal(0)),
+        ("Travel", 41, "s", big), ("Travel", 42, "s", Decimal(1)),
     ])  # fmt: skip
     workload = tmp_path / "zones.hamlet"
     workload.write_text("q: RETURN T.zone, COUNT(*), MAX(T.v) PATTERN SEQ(Request R, Travel T+) WHERE [zone] "
@@ -105,10 +108,10 @@ def test_a_zone_whose_max_meets_minus_zero_runs_on_python_and_the_summary_says_s
             "bursts, 1 stream partition on the Python engine, "
         )
     )
-    # zone n: (R, 41); zone s: (R, 41), (R, 42), (R, 41, 42), whose greatest v is 0.0 (-0.0 == 0.0: MAX keeps 0.0)
+    # zone n: (R, 41); zone s: (R, 41), (R, 42), (R, 41, 42)
     assert output_rows(spark, out) == [
-        ("q", "08:50", "n", "COUNT(*)", "1"), ("q", "08:50", "n", "MAX(T.v)", "1.5"),
-        ("q", "08:50", "s", "COUNT(*)", "3"), ("q", "08:50", "s", "MAX(T.v)", "0.0"),
+        ("q", "08:50", "n", "COUNT(*)", "1"), ("q", "08:50", "n", "MAX(T.v)", "7"),
+        ("q", "08:50", "s", "COUNT(*)", "3"), ("q", "08:50", "s", "MAX(T.v)", str(10**30)),
     ]  # fmt: skip
 
 
