@@ -51,12 +51,19 @@ def gate_of_half(spark, tmp_path, events: str, query: str) -> tuple:
     return workload, config, validate_events(config, *HOUR, "gate", spark=spark)
 
 
+def last_line_of_the_hour(capsys, workload, events: str, out: str) -> str:
+    """``hamlet aggregate`` of ``HOUR`` of ``events`` into ``out``, which must succeed: its last line."""
+    from jobs.aggregate import main
+
+    assert main(["--workload", str(workload), "--start", HOUR[0], "--end", HOUR[1], "--events-table", events,
+                 "--output-table", out]) == 0  # fmt: skip
+    return capsys.readouterr().out.strip().splitlines()[-1]
+
+
 def test_an_attribute_with_a_non_ascii_name_reaches_the_engine(spark, tmp_path, capsys):
     """``T.größe`` is an attribute name of the language; the job took the columns a query names from its text
     with an ASCII-only pattern, so ``größe`` stayed out of the engine's columns, null on every event: the
     predicate held for none and the run wrote 0 rows, without a word."""
-    from jobs.aggregate import main
-
     events, out = str(tmp_path / "events"), str(tmp_path / "out")
     write_events(spark, events, "zone string, `größe` double", [
         ("Request", 40, "n", None), ("Travel", 41, "n", 1.5), ("Travel", 42, "n", 2.5), ("Travel", 43, "n", 0.5),
@@ -64,15 +71,8 @@ def test_an_attribute_with_a_non_ascii_name_reaches_the_engine(spark, tmp_path, 
     workload = tmp_path / "sizes.hamlet"
     workload.write_text("q: RETURN T.zone, COUNT(*), SUM(T.größe) PATTERN SEQ(Request R, Travel T+) "
                         "WHERE T.größe > 1 GROUP-BY T.zone WITHIN 10 min\n", encoding="utf-8")  # fmt: skip
-    assert main(["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
-                 "--events-table", events, "--output-table", out]) == 0  # fmt: skip
-    assert (
-        capsys.readouterr()
-        .out.strip()
-        .splitlines()[-1]
-        .startswith(
-            "aggregate sizes [2026-01-05T08:00Z, 2026-01-05T09:00Z): 4 rows in, 0 quarantined, 2 rows out"
-        )
+    assert last_line_of_the_hour(capsys, workload, events, out).startswith(
+        "aggregate sizes [2026-01-05T08:00Z, 2026-01-05T09:00Z): 4 rows in, 0 quarantined, 2 rows out"
     )
     # the trends (R, 41), (R, 42), (R, 41, 42): 1.5 + 2.5 + 4.0
     assert output_rows(spark, out) == [
@@ -86,8 +86,6 @@ def test_a_zone_whose_values_pass_64_bits_runs_on_python_and_the_summary_says_so
     engine, zone n's on the kernel, and the job's last line counts the one."""
     from decimal import Decimal
 
-    from jobs.aggregate import main
-
     events, out = str(tmp_path / "events"), str(tmp_path / "out")
     big = Decimal(10**30)
     write_events(spark, events, "zone string, v decimal(38, 0)", [
@@ -97,16 +95,9 @@ def test_a_zone_whose_values_pass_64_bits_runs_on_python_and_the_summary_says_so
     workload = tmp_path / "zones.hamlet"
     workload.write_text("q: RETURN T.zone, COUNT(*), MAX(T.v) PATTERN SEQ(Request R, Travel T+) WHERE [zone] "
                         "GROUP-BY T.zone WITHIN 10 min\n")  # fmt: skip
-    assert main(["--workload", str(workload), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
-                 "--events-table", events, "--output-table", out]) == 0  # fmt: skip
-    assert (
-        capsys.readouterr()
-        .out.strip()
-        .splitlines()[-1]
-        .startswith(
-            "aggregate zones [2026-01-05T08:00Z, 2026-01-05T09:00Z): 5 rows in, 0 quarantined, 4 rows out, 0 shared "
-            "bursts, 1 stream partition on the Python engine, "
-        )
+    assert last_line_of_the_hour(capsys, workload, events, out).startswith(
+        "aggregate zones [2026-01-05T08:00Z, 2026-01-05T09:00Z): 5 rows in, 0 quarantined, 4 rows out, 0 shared "
+        "bursts, 1 stream partition on the Python engine, "
     )
     # zone n: (R, 41); zone s: (R, 41), (R, 42), (R, 41, 42)
     assert output_rows(spark, out) == [
