@@ -188,7 +188,7 @@ fn write_state(out: &mut Vec<u8>, state: &StateSpec, agg: &[Num], sums: &GraphSu
         }
         Function::Sum | Function::Avg => {
             let (sum, nonnull, floats) = (state.fields[0], state.fields[1], state.fields[2]);
-            let (_, exponent) = sums.field_unit(sum);
+            let exponent = sums.field_unit(sum);
             let (numerator, denominator) = agg[sum].ratio_text(exponent);
             format!(
                 "[\"{name}\", \"{}\", \"{numerator}\", \"{denominator}\", \"{}\", null]",

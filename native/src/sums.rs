@@ -25,7 +25,6 @@ pub struct GraphSums {
     linear: bool,
     summed: Vec<bool>,  // per attribute: some sum in units of 2^-E reads it
     scaled: Vec<usize>, // per field: the attribute of a sum kept in units of 2^-E, usize::MAX for others
-    read: Vec<usize>,   // per field: the attribute it reads (usize::MAX: the trend count, COUNT(E))
     scales: Vec<Scale>, // per attribute: what the summed partitions held, E of the unit of its sums
     series: HashMap<(usize, usize), HashMap<i64, Agg>>, // (member, group) → window → change or sum
 }
@@ -43,9 +42,7 @@ impl GraphSums {
     pub fn new(graph: &Graph) -> GraphSums {
         let mut summed = vec![false; graph.attributes.len()];
         let mut scaled = vec![usize::MAX; graph.kinds.len()];
-        let mut read = vec![usize::MAX; graph.kinds.len()];
         for u in graph.updates.iter().flatten() {
-            read[u.field] = u.attribute;
             if u.kind == SUM && u.scaled {
                 scaled[u.field] = u.attribute;
                 summed[u.attribute] = true;
@@ -55,7 +52,6 @@ impl GraphSums {
             linear: !graph.kinds.iter().any(|&k| k == MIN || k == MAX),
             summed,
             scaled,
-            read,
             scales: vec![Scale::default(); graph.attributes.len()],
             series: HashMap::default(),
         }
@@ -139,15 +135,13 @@ impl GraphSums {
         }
     }
 
-    /// The attribute field `field` reads (None: a count), and the exponent E of the unit 2^-E its sums are
-    /// kept in (0 for every field but a sum over floats).
-    pub fn field_unit(&self, field: usize) -> (Option<usize>, u32) {
-        let attribute = self.read[field];
-        let exponent = match self.scaled[field] {
+    /// The exponent E of the unit 2^-E field `field`'s sums are kept in (0 for every field but a sum over
+    /// floats).
+    pub fn field_unit(&self, field: usize) -> u32 {
+        match self.scaled[field] {
             usize::MAX => 0,
             a => self.scales[a].exponent,
-        };
-        (if attribute == usize::MAX { None } else { Some(attribute) }, exponent)
+        }
     }
 
     /// Every (member, group, windows as (k, change or sum)) summed so far; the unit of the float sums is
