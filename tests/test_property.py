@@ -27,7 +27,6 @@ from workloads import (
     events,
     graph_sharing_workloads,
     joint_workloads,
-    mostly_int_attributes,
     multi_query_workloads,
     negating_its_own_types,
     optional_patterns,
@@ -307,8 +306,10 @@ def test_multi_query_workloads_equal_bruteforce(text, data):
 def test_queries_of_one_shape_under_one_edge_predicate_equal_bruteforce(text, data):
     """Queries that share B+ under one edge predicate, each with its own types around it, local predicates
     and aggregates: static and hamlet run them as one joint graph (``native/src/joint.rs``), whose blocks of
-    zeros must keep each query's trends its own. The stream's types are the workload's, B the most."""
-    stream = bursty_events(types_of(text), max_events=14, min_runs=3, values=mostly_int_attributes())
+    zeros must keep each query's trends its own. The stream's types are the workload's, B the most; x is a
+    float (0.5 or 2.25) about one time in three, so sums over floats run there too, each graph's in the joint
+    graph's unit."""
+    stream = bursty_events(types_of(text), max_events=14, min_runs=3)
     check(text, data.draw(stream))
 
 
@@ -371,6 +372,30 @@ def test_queries_of_one_shape_under_one_edge_predicate_share_every_burst_in_one_
             for n in range(0, 20, 2) for e in stream]  # fmt: skip
     shared = shared_bursts(workload, long, evaluate(workload, long, "greta"), table=False)
     assert shared == {"greta": (0, 0), "static": (20, 20), "hamlet": (20, 20)}
+
+
+def test_a_joint_graph_sums_floats_in_each_graphs_own_units():
+    """The rising prices with floats for v: r / 8 below 9 (eighths), r / 2 from 9 on (halves), r as in the
+    test above, so each query matches the same Ps. q4 matches only the Ps at prices 6 and 12, of v 4.5 each,
+    the joint graph all of them: its unit (2^-3) is finer than q4's own events need (2^-1). Each sum comes
+    out as the oracle's, exactly, and both bursts are still shared in one joint graph, on the kernel."""
+    from kernel_checks import python_graphs_refused
+
+    text = "\n".join(
+        f"q{k}: RETURN COUNT(*), SUM(P.v), AVG(P.v) PATTERN SEQ(S{k}, P+) WHERE P.price < NEXT(P).price "
+        f"AND P.v > {k * 2 / 8} WITHIN 1000"
+        for k in range(5)
+    )
+    stream = rising_prices(5, lambda period, i: (r := (i * 3 + period * 5) % 11) / (2 if r >= 9 else 8))
+    workload = parse_workload(text)
+    expected = evaluate_bruteforce(workload, stream)
+    assert [r.value for r in expected if r.aggregate == "COUNT(*)"] == [174, 126, 54, 10, 4]
+    # (q4's trends by hand, as in the test above: S4 6, S4 6 12, S4 12 twice)
+    q4 = [r.value for r in expected if r.query == "q4" and r.aggregate == "SUM(P.v)"]
+    assert q4 == [4.5 + 9 + 4.5 + 4.5]
+    with python_graphs_refused():
+        shared = shared_bursts(workload, stream, expected)
+    assert shared == {"greta": (0, 0), "static": (2, 2), "hamlet": (2, 2)}
 
 
 def test_queries_of_one_shape_in_windows_of_their_own_run_as_one_joint_graph():

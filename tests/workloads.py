@@ -800,9 +800,3 @@ def joint_workloads(draw) -> str:
         out.append(f"q{i}: RETURN {'g, ' if group else ''}{returns} PATTERN {pattern} WHERE {edge}{partition}{local}"
                    f"{group} WITHIN {within} SLIDE {slide}")  # fmt: skip
     return "\n".join(out)
-
-
-@st.composite
-def mostly_int_attributes(draw) -> dict:
-    """``attributes``, a float one time in ten (a joint graph reads ints: ``SetKernel::joint_runs``)."""
-    return draw(attributes(floats=draw(st.integers(0, 9)) == 0))

@@ -15,8 +15,9 @@
 //! they read) that may differ in the types at each position, in their local predicates, in their aggregates
 //! (what the masks and the blocks carry) and in their windows (the joint graph steps every window class of
 //! any of them; each query reads its own windows' classes). They run under ANY without NOTs (what a block of
-//! zeros cannot hold: a NOT's match depends on the query's own events), on partitions whose values are
-//! ints (`SetKernel::joint_runs`: each block is converted as its graph's own run would be).
+//! zeros cannot hold: a NOT's match depends on the query's own events). A sum over floats is kept in the
+//! joint graph's unit, the finest any of its events needs, which each graph's sums take as they take a
+//! partition that needed a finer one (`sums.rs`).
 
 use crate::graph::{Agg, Graph, Member, Role, ANY};
 

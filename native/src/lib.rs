@@ -1169,7 +1169,18 @@ impl SetKernel {
                 }
             }
             for &bit in &run.present {
-                computed.push((group.graphs[bit], std::mem::take(&mut runs[bit]), run.scales.clone()));
+                // (the scales as the graph numbers its attributes: the joint graph's units, at least as fine
+                // as the graph's own events need, which its sums take as they take a finer partition's)
+                let g = group.graphs[bit];
+                let joint_at = |a: &usize| {
+                    group
+                        .attribute_at
+                        .iter()
+                        .position(|b| b == a)
+                        .expect("a joint attribute")
+                };
+                let scales = self.attribute_at[g].iter().map(|a| run.scales[joint_at(a)]).collect();
+                computed.push((g, std::mem::take(&mut runs[bit]), scales));
             }
             // (bursts of a type no graphlet shares are not counted by `burst::plan`: they are the joint graph's)
             for &(kind, ..) in &joint_bursts {
@@ -1206,9 +1217,8 @@ impl SetKernel {
     }
 
     /// The joint graphs that run on this partition: per group with two or more `busy` graphs, the union of
-    /// their events with the graphs each is of, where the kernel reads every value exactly, none a float (each
-    /// graph's block is then converted as its own run's would be) and the benefit model (hamlet) says one
-    /// propagation pays.
+    /// their events with the graphs each is of, where the kernel reads every value exactly and the benefit
+    /// model (hamlet) says one propagation pays.
     fn joint_runs(&self, raw: &[RawEvent], matched: &[Vec<usize>], busy: &[usize], sharing: Sharing) -> Vec<JointRun> {
         let mut out = Vec::new();
         for (j, group) in self.joints.iter().enumerate() {
@@ -1237,9 +1247,6 @@ impl SetKernel {
             let Some((events, scales)) = group.graph.events(raw, &indexes, &group.roles, &group.attribute_at) else {
                 continue;
             };
-            if scales.iter().any(|s| s.floats) {
-                continue;
-            }
             let mut masks = Vec::with_capacity(events.len());
             for &i in &indexes {
                 masks.extend(group.role_graphs[raw[i].kind].iter().map(|&graphs| bits[i] & graphs));

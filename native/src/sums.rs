@@ -130,7 +130,6 @@ impl GraphSums {
             }
         }
         for (summed, new) in self.scales.iter_mut().zip(&changes.scales) {
-            summed.floats |= new.floats;
             summed.exponent = summed.exponent.max(new.exponent);
         }
     }

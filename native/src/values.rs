@@ -174,18 +174,16 @@ impl Extreme {
     }
 }
 
-/// What one partition's values of an attribute are: whether floats, and the exponent E of the unit 2^-E in
-/// which every value is whole.
+/// What one partition's values of an attribute need: the exponent E of the unit 2^-E in which every value
+/// is whole.
 #[derive(Clone, Copy, Default)]
 pub struct Scale {
-    pub floats: bool,
     pub exponent: u32,
 }
 
 impl Scale {
     pub fn add(&mut self, value: Value) {
         if let Value::Float(x) = value {
-            self.floats = true;
             self.exponent = self.exponent.max((-decompose(x).1).max(0) as u32);
         }
     }
