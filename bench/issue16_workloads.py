@@ -1,6 +1,6 @@
 """The two workloads of issue 16, greta / static / hamlet in one run (strategies interleaved, best CPU s).
 
-    .venv/bin/python bench/issue16_workloads.py [--machines 200] [--periods 300] [--repeat 3] [--table] [--windows]
+    .venv/bin/python bench/issue16_workloads.py [--machines 200] [--periods 300] [--repeat 3] [--table] [--windows] [--cents]
 
 ``machines``: 200 machines, each an hour of two cycles ``Start``, a burst of 40 ``Load`` readings, then
 ``End`` or ``Alert``; 30 queries ``SEQ(Start, Load+, End)`` / ``SEQ(Start, Load+, Alert)``, all partitioned
@@ -54,10 +54,10 @@ def machines_stream(machines: int) -> list[Event]:
     return sorted(events, key=lambda e: e.time)
 
 
-def prices_workload(windows: tuple[str, ...] = ("100000000",)) -> str:
+def prices_workload(windows: tuple[str, ...] = ("100000000",), returns: str = "COUNT(*)") -> str:
     """The twenty queries, query k in the window ``windows[k % len(windows)]``."""
     return "\n".join(
-        f"q{k}: RETURN COUNT(*) PATTERN SEQ(S{k}, P+) WHERE P.price < NEXT(P).price AND P.v > {k * 5} "
+        f"q{k}: RETURN {returns} PATTERN SEQ(S{k}, P+) WHERE P.price < NEXT(P).price AND P.v > {k * 5} "
         f"WITHIN {windows[k % len(windows)]}"
         for k in range(20)
     )
@@ -72,7 +72,8 @@ WINDOW_MIXES = {
 }
 
 
-def prices_stream(periods: int) -> list[Event]:
+def prices_stream(periods: int, cents: bool = False) -> list[Event]:
+    """``cents``: each price a double in currency units (price / 100), as a stock feed gives them."""
     rng = random.Random(11)
     events, t = [], 0
     for period in range(periods):
@@ -84,7 +85,7 @@ def prices_stream(periods: int) -> list[Event]:
         for _ in range(20):
             price += rng.randrange(1, 4) if rng.random() < 0.8 else -rng.randrange(1, 6)
             v = 100 + rng.randrange(50) if calm else rng.randrange(120)
-            events.append(Event("P", t, {"price": price, "v": v}))
+            events.append(Event("P", t, {"price": price / 100 if cents else price, "v": v}))
             t += 1
     return events
 
@@ -102,6 +103,9 @@ def main() -> None:
     parser.add_argument(
         "--windows", action="store_true", help="also prices with its queries in mixed windows"
     )
+    parser.add_argument(
+        "--cents", action="store_true", help="also prices with float prices (price / 100) and their average"
+    )
     args = parser.parse_args()
     print(f"# {machine()}; {load()} at the start")
     print(
@@ -116,6 +120,9 @@ def main() -> None:
             (f"prices, {mix}", prices_workload(w), prices_stream(args.periods))
             for mix, w in WINDOW_MIXES.items()
         ]
+    if args.cents:
+        runs.append(("prices, float prices, AVG(P.price)", prices_workload(returns="COUNT(*), AVG(P.price)"),
+                     prices_stream(args.periods, cents=True)))  # fmt: skip
     for name, text, events in runs:
         results = measure_all(
             parse_workload(text), events, ["greta", "static", "hamlet"], args.repeat, args.table
