@@ -3,6 +3,7 @@ against hand counts and the brute-force enumerator; what it leaves to Python, an
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from workloads import (
 from hamlet import STRATEGIES, Event, evaluate, parse_workload
 from hamlet.api import evaluate_table, evaluate_with, finalize_table, prepare, to_events
 from hamlet.errors import EventError
+from hamlet.events import TIME_RANGE
 from hamlet.runtime.aggregates import algebra_for
 from hamlet.runtime.graph import PartitionClasses
 from hamlet.runtime.greta import GraphGroup, graph_groups, run_greta, run_partition
@@ -935,7 +937,15 @@ class _OtherEvent:
     attributes: dict
 
 
-ENGINE_READY = [Event("A", 1, {"v": 1, "w": 2.5, "s": "x", "n": None, "b": True}), Event("B", 1, {})]
+ENGINE_READY = [Event("A", 1, {"v": 1, "w": 2.5, "s": "x", "n": None, "b": True}), Event("B", 1.25, {})]
+
+
+def test_times_at_either_end_of_the_years_1_to_9999_are_plain():
+    """The first and the last second ``event_time`` takes, as ints and as floats, pass as they are, and so does
+    an int time beyond them (an ``Event``'s origin is the user's)."""
+    ends = [Event("A", t, {}) for t in (*TIME_RANGE, *map(float, TIME_RANGE), 0.1, 2**70)]
+    assert plain_events(ends) is True
+    assert to_events(ends) is ends
 
 
 @pytest.mark.parametrize(
@@ -944,7 +954,6 @@ ENGINE_READY = [Event("A", 1, {"v": 1, "w": 2.5, "s": "x", "n": None, "b": True}
         ("a subclass of str as the type", Event(_Kind("A"), 2, {"v": 1}), Event("A", 2, {"v": 1})),
         ("a space before the type", Event(" A", 2, {"v": 1}), Event("A", 2, {"v": 1})),
         ("a tab after the type", Event("A\t", 2, {"v": 1}), Event("A", 2, {"v": 1})),
-        ("a float time", Event("A", 2.5, {"v": 1}), Event("A", 2.5, {"v": 1})),
         ("a Decimal value", Event("A", 2, {"v": 1, "d": Decimal("1.5")}), Event("A", 2, {"v": 1, "d": 1.5})),
         ("a subclass of Decimal as a value", Event("A", 2, {"d": _Amount(2)}), Event("A", 2, {"d": 2})),
         # (read as they are: the kernel hands such a partition to Python, which reads any mapping)
@@ -955,6 +964,12 @@ ENGINE_READY = [Event("A", 1, {"v": 1, "w": 2.5, "s": "x", "n": None, "b": True}
         ("a NUL in the type", Event("A\x00B", 2, {"v": 1}), "event 3: event_type 'A\\x00B' holds a NUL byte"),
         ("a bool time", Event("A", True, {"v": 1}),
          "event 3: event_time True is neither a number of seconds nor a datetime"),
+        # (a float time is plain where ``event_time`` takes it as it is; an int one of any size, whose origin is
+        # the user's, is: the kernel leaves times beyond its 2^60 µs to Python)
+        ("a float time after the year 9999", Event("A", 253402300800.0, {"v": 1}),
+         "event 3: event_time 253402300800.0 lies outside the years 1 to 9999 (-62135596800 to 253402300799 s)"),
+        ("an infinite time", Event("A", math.inf, {"v": 1}), "event 3: event_time inf is not a finite number"),
+        ("a NaN time", Event("A", math.nan, {"v": 1}), "event 3: event_time is empty"),
         ("another class with the same fields", _OtherEvent("A", 2, {"v": 1}),
          "event 3: expected an Event or a mapping, found _OtherEvent"),
     ],

@@ -59,7 +59,7 @@ from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.split import Negation, SubPattern
 from hamlet.analysis.template import Template
 from hamlet.analysis.windows import Window
-from hamlet.events import MICROS, TYPE_SPACE, Event
+from hamlet.events import MICROS, TIME_RANGE, TYPE_SPACE, Event
 from hamlet.language.nodes import (
     Arithmetic,
     AttributeRef,
@@ -89,9 +89,10 @@ TIME_LIMIT = 1 << 60  # the kernel's times and windows are whole microseconds be
 
 def plain_events(events: list[Any]) -> bool:
     """Whether ``events`` are already what the engine reads (``hamlet.api.to_events`` passes them on as they
-    are): exactly ``Event``s with a plain type (a str, not empty, no space around it, no NUL), an int time
-    and a dict of attributes without a Decimal. Checked in one compiled pass (``native/src/events.rs``)."""
-    return bool(hamlet_native.plain_events(events, Event, TYPE_SPACE, Decimal))
+    are): exactly ``Event``s with a plain type (a str, not empty, no space around it, no NUL), an int time or a
+    float one within ``TIME_RANGE`` (which ``hamlet.api.event_time`` takes as it is) and a dict of attributes
+    without a Decimal. Checked in one compiled pass (``native/src/events.rs``)."""
+    return bool(hamlet_native.plain_events(events, Event, TYPE_SPACE, Decimal, TIME_RANGE))
 
 
 class NativeGraph:
