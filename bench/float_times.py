@@ -5,7 +5,7 @@
 Stream: ``--events`` events over four hours (``--seconds``), times uniform at random as doubles (almost none a whole number
 of microseconds), types Start / Reading ×6 / Stop / Alarm, 50 machines; the factory-like workload below
 (an equivalence per machine, sliding windows, a NOT, an edge predicate). The float table and the timestamp
-table (each double's microsecond, ``columnar.floor_micros``) give the same rows where no two times of a stream
+table (each double's microsecond, ``native.floor_micros``) give the same rows where no two times of a stream
 partition share a microsecond; every strategy must give greta's rows on each table. CPU seconds per
 strategy, best of ``--repeat`` (``timing.py``: in one process, strategies interleaved).
 """
@@ -23,7 +23,8 @@ from timing import load, machine
 
 from hamlet import Event, evaluate, evaluate_table, finalize_table, parse_workload
 from hamlet.api import prepare
-from hamlet.runtime.columnar import clashing_rows, floor_micros, kernel_micros
+from hamlet.runtime.columnar import clashing_rows, kernel_micros
+from hamlet.runtime.native import floor_micros
 
 WORKLOAD = """
 warm: RETURN COUNT(*), SUM(R.power), AVG(R.temperature) PATTERN SEQ(Start S, Reading R+, Stop E)

@@ -35,11 +35,11 @@ from hamlet.runtime.columnar import (
     PARTIAL_SCHEMA,
     clashing_rows,
     events_of,
-    floor_micros,
     kernel_micros,
     run_compiled,
     sorted_events,
 )
+from hamlet.runtime.native import floor_micros
 from hamlet.stats import EvaluationStats
 
 STRATEGIES = ("greta", "static", "hamlet")
@@ -233,6 +233,17 @@ def test_only_the_partitions_where_two_times_share_a_microsecond_are_pythons(str
 def test_the_microsecond_below_a_double_is_exact(seconds):
     assert floor_micros(np.array(seconds, np.float64)).tolist() == [
         math.floor(Fraction(t) * 10**6) for t in seconds
+    ]
+
+
+def test_a_time_the_kernel_cannot_hold_leaves_the_column_to_python():
+    """Not finite, or from the whole second below 2^60 µs (36,000 years) on: no microseconds for the column."""
+    last = 2**60 // 10**6  # (seconds)
+    for bad in (math.nan, math.inf, -math.inf, float(last), -float(last)):
+        assert floor_micros(np.array([0.5, bad])) is None, bad
+    assert floor_micros(np.array([last - 0.5, 0.5 - last])).tolist() == [
+        last * 10**6 - 500_000,
+        500_000 - last * 10**6,
     ]
 
 

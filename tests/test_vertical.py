@@ -39,7 +39,8 @@ from hamlet import (
 )
 from hamlet.api import segment_pane
 from hamlet.errors import EventError
-from hamlet.runtime.columnar import clashing_rows, events_of, floor_micros, kernel_micros, sorted_events
+from hamlet.runtime.columnar import clashing_rows, events_of, kernel_micros, sorted_events
+from hamlet.runtime.native import floor_micros
 from hamlet.runtime.vertical import floating_columns
 
 MICROS = 1_000_000

@@ -261,17 +261,14 @@ def _check_timestamps(time: pa.ChunkedArray, where: str) -> None:
 def kernel_micros(table: pa.Table) -> pa.Array | None:
     """Event times as the kernel's int64 microseconds (``native/src/events.rs``), or None beyond its range
     (or NaN). Timestamps (``checked``) and integers are whole microseconds. Seconds as floats become
-    ``floor_micros``: all the kernel asks of a time is its order among the others and its side of each
+    ``native.floor_micros``: all the kernel asks of a time is its order among the others and its side of each
     window, pane and segment bound, which are whole microseconds, and a time t with T <= t·10^6 < T + 1
     lies on the same side of each as T. Two different times in one microsecond would read as equal, and
     equal times are never adjacent in a trend: ``clashing_rows`` finds the stream partitions where they meet."""
-    column = table.column(TIME)
-    if not pa.types.is_floating(column.type):
+    if not pa.types.is_floating(table.column(TIME).type):
         return micros_of(table)
-    seconds = _float_seconds(table)
-    if not np.all(np.abs(seconds) < _FLOAT_SECONDS_LIMIT):  # (and no NaN)
-        return None
-    return pa.array(floor_micros(seconds), pa.int64())
+    micros = native.floor_micros(_float_seconds(table))
+    return None if micros is None else pa.array(micros, pa.int64())
 
 
 def clashing_rows(table: pa.Table, micros: pa.Array, attributes: Sequence[str],
@@ -282,50 +279,14 @@ def clashing_rows(table: pa.Table, micros: pa.Array, attributes: Sequence[str],
     none = np.zeros(0, np.int64)
     if not pa.types.is_floating(table.column(TIME).type) or table.num_rows < 2:
         return none
-    seconds, at = _float_seconds(table), micros.to_numpy(zero_copy_only=False)
-    starts = np.concatenate(([True], at[1:] != at[:-1]))  # each microsecond's first row
-    differs = np.concatenate(([False], (seconds[1:] != seconds[:-1]) & ~starts[1:]))
-    if not differs.any():
-        return none
-    run = np.cumsum(starts)
-    rows = np.flatnonzero(np.isin(run, run[differs]))  # every row of a microsecond holding two times
-    partition = codes(table, attributes, source)[0]
-    rows = rows[np.lexsort((partition[rows], run[rows]))]  # by microsecond, then partition (stable: in time)
-    same = (run[rows][1:] == run[rows][:-1]) & (partition[rows][1:] == partition[rows][:-1])
-    clashing = partition[rows][1:][same & (seconds[rows][1:] != seconds[rows][:-1])]
-    return np.flatnonzero(np.isin(partition, clashing))
+    partition, count = codes(table, attributes, source)
+    at = micros.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    clashing = native.clashing_partitions(_float_seconds(table), at, partition, count)
+    return np.flatnonzero(np.isin(partition, clashing)) if clashing else none
 
 
 def _float_seconds(table: pa.Table) -> np.ndarray:
     return table.column(TIME).to_numpy().astype(np.float64, copy=False)
-
-
-# Beyond any time ``checked`` admits (``TIME_RANGE``), and far inside the kernel's 2^60 µs.
-_FLOAT_SECONDS_LIMIT = 2.0**40
-
-
-def floor_micros(seconds: np.ndarray) -> np.ndarray:
-    """floor(t · 10^6) of each double t (|t| < 2^40), exactly: in integers, from the double's own mantissa
-    and exponent, since t · 10^6 as a double rounds (and may round up onto the next microsecond)."""
-    magnitude = np.abs(seconds)
-    fraction, exponent = np.frexp(magnitude)  # magnitude = fraction · 2^exponent, fraction in [0.5, 1) or 0
-    mantissa = (fraction * 2.0**53).astype(np.int64)  # a whole number below 2^53
-    # magnitude · 10^6 = mantissa · 15625 · 2^(exponent - 47) = (high · 2^26 + low) / 2^shift, where the
-    # products stay below 2^41 (mantissa · 15625 would need 67 bits); shift >= 7 below 2^40 s
-    shift = 47 - exponent.astype(np.int64)
-    high = (mantissa >> 26) * 15625
-    low = (mantissa & (2**26 - 1)) * 15625
-    # shift < 26: high · 2^(26 - shift) + floor(low / 2^shift), below 2^60 as the value is
-    near = np.clip(shift, 0, 26)
-    floor_near = (high << (26 - near)) + (low >> near)
-    exact_near = (low & ((np.int64(1) << near) - 1)) == 0
-    # shift >= 26: floor((high + low / 2^26) / 2^(shift - 26)) = (high + floor(low / 2^26)) >> (shift - 26)
-    whole = high + (low >> 26)
-    far = np.clip(shift - 26, 0, 62)  # (whole < 2^42: a shift from 42 on leaves 0)
-    floor_far = whole >> far
-    exact_far = ((low & (2**26 - 1)) == 0) & ((whole & ((np.int64(1) << far) - 1)) == 0)
-    floor, exact = np.where(shift < 26, floor_near, floor_far), np.where(shift < 26, exact_near, exact_far)
-    return np.where(seconds < 0, -(floor + ~exact), floor)
 
 
 def whole_seconds(table: pa.Table) -> bool:

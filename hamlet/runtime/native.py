@@ -53,6 +53,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Protocol
 
+import numpy as np
+
 from hamlet.analysis.automaton import StateTemplate
 from hamlet.analysis.predicates import EdgePredicate, attribute_versus_literal, index_sides
 from hamlet.analysis.query import AnalyzedQuery
@@ -93,6 +95,31 @@ def plain_events(events: list[Any]) -> bool:
     float one within ``TIME_RANGE`` (which ``hamlet.api.event_time`` takes as it is) and a dict of attributes
     without a Decimal. Checked in one compiled pass (``native/src/events.rs``)."""
     return bool(hamlet_native.plain_events(events, Event, TYPE_SPACE, Decimal, TIME_RANGE))
+
+
+def floor_micros(seconds: np.ndarray) -> np.ndarray | None:
+    """floor(t · 10^6) of each double t, exactly (``native/src/events.rs``: in integers, from the double's own
+    mantissa and exponent, since t · 10^6 as a double rounds and may round up onto the next microsecond);
+    None where one is not finite or lies beyond the kernel's ``TIME_LIMIT`` µs."""
+    words = hamlet_native.floor_micros_column(_bytes(seconds, np.float64))
+    return None if words is None else np.frombuffer(words, np.int64)
+
+
+def clashing_partitions(
+    seconds: np.ndarray, micros: np.ndarray, partitions: np.ndarray, count: int
+) -> list[int]:
+    """The stream partitions (``partitions``: each row's number, below ``count``; rows in time order) in which
+    two different ``seconds`` (doubles) fall into one of their ``micros`` (``floor_micros``)."""
+    return list(
+        hamlet_native.clashing_partitions(
+            _bytes(seconds, np.float64), _bytes(micros, np.int64), _bytes(partitions, np.int64), count
+        )
+    )
+
+
+def _bytes(values: np.ndarray, kind: type) -> memoryview:
+    """An array's memory as the kernel borrows it (``columns.rs``: bytes, no copy where it is contiguous)."""
+    return np.ascontiguousarray(values, dtype=kind).data.cast("b")
 
 
 class NativeGraph:

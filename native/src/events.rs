@@ -1,9 +1,11 @@
 //! A partition's events read from Python (`hamlet.events.Event`) once, for every graph and predicate.
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyType};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyType};
 use std::collections::HashMap;
 
+use crate::columns::Bytes;
 use crate::values::{exact_int, Raw};
 
 /// The engine's times are whole microseconds (`micros`): a Spark timestamp's own unit, so sub-second
@@ -44,7 +46,7 @@ pub fn micros(time: &Bound<'_, PyAny>) -> Option<i64> {
 /// An event's time as the engine's microseconds, and for a float between two of them the float itself: the
 /// microsecond below it, exactly, which is all the engine needs of the time (its order among the others and
 /// its side of each window and pane bound, whole microseconds all) as long as no other time falls into that
-/// microsecond (`Reader::read` checks). `hamlet.runtime.columnar.kernel_micros` does the same for a column.
+/// microsecond (`Reader::read` checks; `floor_micros_column` and `clashing_partitions` do both for a column).
 fn event_micros(time: &Bound<'_, PyAny>) -> Option<(i64, Option<f64>)> {
     if let Some(micros) = micros(time) {
         return Some((micros, None));
@@ -77,6 +79,60 @@ pub fn floor_micros(seconds: f64) -> Option<i64> {
         (true, true) => -floor,
         (true, false) => -floor - 1,
     })
+}
+
+/// Whether two times of one stream partition, one after the other, read as one microsecond though they
+/// differ: each as (its microsecond, the double it came from where that lies between two). Equal times are
+/// never adjacent in a trend, so such a partition is Python's.
+fn clash(last: (i64, Option<f64>), next: (i64, Option<f64>)) -> bool {
+    last.0 == next.0 && (last.1.is_some() || next.1.is_some()) && last.1 != next.1
+}
+
+/// `floor_micros` of a column of seconds (`seconds`: doubles), as int64 bytes; None where one is not finite
+/// or lies beyond `TIME_LIMIT` (`hamlet.runtime.columnar.kernel_micros`).
+#[pyfunction]
+pub fn floor_micros_column<'py>(py: Python<'py>, seconds: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let held = Bytes::get(seconds)?;
+    let mut out = Vec::with_capacity(held.bytes().len());
+    for &t in held.words::<f64>().iter() {
+        let Some(micros) = floor_micros(t) else {
+            return Ok(None);
+        };
+        out.extend(micros.to_le_bytes());
+    }
+    Ok(Some(PyBytes::new(py, &out)))
+}
+
+/// The stream partitions in which two different times fall into one microsecond (`clash`), ascending: rows
+/// in time order, each with its `seconds` (doubles), its `micros` (`floor_micros_column`) and the number of
+/// its partition (below `count`): `hamlet.runtime.columnar.clashing_rows`.
+#[pyfunction]
+pub fn clashing_partitions(
+    seconds: &Bound<'_, PyAny>,
+    micros: &Bound<'_, PyAny>,
+    partitions: &Bound<'_, PyAny>,
+    count: usize,
+) -> PyResult<Vec<usize>> {
+    let (seconds, micros, partitions) = (Bytes::get(seconds)?, Bytes::get(micros)?, Bytes::get(partitions)?);
+    let (seconds, micros, partitions) = (seconds.words::<f64>(), micros.words::<i64>(), partitions.words::<i64>());
+    if micros.len() != seconds.len() || partitions.len() != seconds.len() {
+        return Err(PyValueError::new_err(
+            "seconds, micros and partitions: one value per row",
+        ));
+    }
+    let mut last: Vec<Option<(i64, Option<f64>)>> = vec![None; count];
+    let mut clashing = vec![false; count];
+    for ((&t, &m), &p) in seconds.iter().zip(micros.iter()).zip(partitions.iter()) {
+        let p = usize::try_from(p)
+            .ok()
+            .filter(|&p| p < count)
+            .ok_or_else(|| PyValueError::new_err(format!("partition {p} outside 0..{count}")))?;
+        // (every time here is a double: one that is a whole microsecond is simply equal to no other)
+        let next = (m, Some(t));
+        clashing[p] |= last[p].is_some_and(|previous| clash(previous, next));
+        last[p] = Some(next);
+    }
+    Ok((0..count).filter(|&p| clashing[p]).collect())
 }
 
 pub struct RawEvent {
@@ -123,11 +179,7 @@ impl Reader {
             let Some((time, float)) = event_micros(&event.getattr(time_name)?) else {
                 return Ok(None);
             };
-            // (events come in time order: two different times in one microsecond would be read as equal)
-            if out.last().is_some_and(|e| e.time == time)
-                && (float.is_some() || last_float.is_some())
-                && float != last_float
-            {
+            if out.last().is_some_and(|e| clash((e.time, last_float), (time, float))) {
                 return Ok(None);
             }
             last_float = float;

@@ -1449,6 +1449,8 @@ fn hamlet_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SetKernel>()?;
     m.add_class::<segments::SegmentCosts>()?;
     m.add_function(wrap_pyfunction!(events::plain_events, m)?)?;
+    m.add_function(wrap_pyfunction!(events::floor_micros_column, m)?)?;
+    m.add_function(wrap_pyfunction!(events::clashing_partitions, m)?)?;
     // A panic reaches Python as this BaseException; named here so the CLI can tell a bug of ours from the input's.
     m.add("PanicException", m.py().get_type::<pyo3::panic::PanicException>())?;
     Ok(())
