@@ -403,11 +403,6 @@ def column_spec(column: pa.ChunkedArray) -> tuple:
     return (name, array.offset, buffers[0], buffers[1], buffers[2] if name == "str" else None)
 
 
-def _words(values: np.ndarray) -> pa.Buffer:
-    """An int64 array's memory as the kernel borrows it (``columns.rs``: bytes, no copy)."""
-    return pa.py_buffer(np.ascontiguousarray(values, dtype=np.int64))
-
-
 def _int64(buffer: bytes, n: int) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(buffer)])
 
@@ -529,9 +524,9 @@ def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros:
     ends = window_ends_us if window_ends_us is not None else (-(1 << 63), (1 << 63) - 1)
     n, query, group, start, end, aggregate, offsets_out, data, fallback, matched, decisions, raw_records = (
         compiled.native.kernel.run_columns(
-            types.dictionary.to_pylist(), _words(types.indices.cast(pa.int64()).to_numpy()), _words(times),
-            _words(partition), count, [_words(g) for g in groups], offsets, columns, specs, ends, compiled.sharing,
-            segment,
+            types.dictionary.to_pylist(), native.words(types.indices.cast(pa.int64()).to_numpy()),
+            native.words(times), native.words(partition), count, [native.words(g) for g in groups], offsets,
+            columns, specs, ends, compiled.sharing, segment,
         )
     )  # fmt: skip
     records = []

@@ -101,8 +101,8 @@ def floor_micros(seconds: np.ndarray) -> np.ndarray | None:
     """floor(t · 10^6) of each double t, exactly (``native/src/events.rs``: in integers, from the double's own
     mantissa and exponent, since t · 10^6 as a double rounds and may round up onto the next microsecond);
     None where one is not finite or lies beyond the kernel's ``TIME_LIMIT`` µs."""
-    words = hamlet_native.floor_micros_column(_bytes(seconds, np.float64))
-    return None if words is None else np.frombuffer(words, np.int64)
+    micros = hamlet_native.floor_micros_column(words(seconds, np.float64))
+    return None if micros is None else np.frombuffer(micros, np.int64)
 
 
 def clashing_partitions(
@@ -111,14 +111,13 @@ def clashing_partitions(
     """The stream partitions (``partitions``: each row's number, below ``count``; rows in time order) in which
     two different ``seconds`` (doubles) fall into one of their ``micros`` (``floor_micros``)."""
     return list(
-        hamlet_native.clashing_partitions(
-            _bytes(seconds, np.float64), _bytes(micros, np.int64), _bytes(partitions, np.int64), count
-        )
+        hamlet_native.clashing_partitions(words(seconds, np.float64), words(micros), words(partitions), count)
     )
 
 
-def _bytes(values: np.ndarray, kind: type) -> memoryview:
-    """An array's memory as the kernel borrows it (``columns.rs``: bytes, no copy where it is contiguous)."""
+def words(values: np.ndarray, kind: type = np.int64) -> memoryview:
+    """An array of 8-byte values as the kernel borrows it (``columns.rs``: bytes, no copy where it is
+    contiguous and of ``kind`` already)."""
     return np.ascontiguousarray(values, dtype=kind).data.cast("b")
 
 

@@ -204,12 +204,12 @@ impl Reader {
 
 /// Whether `events` are already what the engine reads, so that `hamlet.api.to_events` may pass the list on
 /// as it is: every item exactly an `event_class` whose type is a `str` (not empty, no character of `space`
-/// at either end, no NUL), whose time is exactly an `int` (of any size: an `Event`'s origin is the user's),
-/// or a `float` within `time_range` (seconds, both ends in; a NaN in none: `hamlet.api.event_time` refuses the
-/// others), and whose attributes are exactly a `dict` holding no `decimal` (which the
-/// engine reads as the number it holds: `hamlet.events.decimal_number`). One pass over the objects, each
-/// value's type tested against `decimal` once: the Python check it replaces was most of the Python time of a
-/// call on a list of `Event`s.
+/// at either end, no NUL), whose time is exactly an `int` (of any size: an `Event`'s origin is the user's) or
+/// a `float` within `time_range` (seconds, both ends in; a NaN in none: `hamlet.api.event_time` refuses the
+/// others), and whose attributes are exactly a `dict` holding no `decimal` (which the engine reads as the
+/// number it holds: `hamlet.events.decimal_number`). One pass over the objects, each value's type tested
+/// against `decimal` once: the Python check it replaces was most of the Python time of a call on a list of
+/// `Event`s.
 #[pyfunction]
 pub fn plain_events(
     events: &Bound<'_, PyList>,
@@ -242,16 +242,14 @@ pub fn plain_events(
             return Ok(false);
         }
         let time = event.getattr(time_name)?;
-        let within = if time.is_exact_instance_of::<PyInt>() {
-            true
-        } else if time.is_exact_instance_of::<PyFloat>() {
+        let plain_time = match time.cast::<PyFloat>() {
             // (both ends are whole numbers below 2^53: exact as doubles)
-            let t = time.extract::<f64>()?;
-            time_range.0 as f64 <= t && t <= time_range.1 as f64
-        } else {
-            false
+            Ok(t) if time.is_exact_instance_of::<PyFloat>() => {
+                time_range.0 as f64 <= t.value() && t.value() <= time_range.1 as f64
+            }
+            _ => time.is_exact_instance_of::<PyInt>(),
         };
-        if !within {
+        if !plain_time {
             return Ok(false); // (the path that reads each event names what is wrong with the time)
         }
         let attributes = event.getattr(attributes_name)?;
