@@ -15,7 +15,7 @@ from functools import partial
 
 from hypothesis import assume, given, note
 from hypothesis import strategies as st
-from kernel_checks import compiled_queries, position_queries_of
+from kernel_checks import compiled_queries, position_queries_of, python_graphs_refused
 from oracle import evaluate_bruteforce
 from test_trends import expected as expected_trends
 from test_trends import listed
@@ -379,8 +379,6 @@ def test_a_joint_graph_sums_floats_in_each_graphs_own_units():
     test above, so each query matches the same Ps. q4 matches only the Ps at prices 6 and 12, of v 4.5 each,
     the joint graph all of them: its unit (2^-3) is finer than q4's own events need (2^-1). Each sum comes
     out as the oracle's, exactly, and both bursts are still shared in one joint graph, on the kernel."""
-    from kernel_checks import python_graphs_refused
-
     text = "\n".join(
         f"q{k}: RETURN COUNT(*), SUM(P.v), AVG(P.v) PATTERN SEQ(S{k}, P+) WHERE P.price < NEXT(P).price "
         f"AND P.v > {k * 2 / 8} WITHIN 1000"
