@@ -279,9 +279,13 @@ def clashing_rows(table: pa.Table, micros: pa.Array, attributes: Sequence[str],
     none = np.zeros(0, np.int64)
     if not pa.types.is_floating(table.column(TIME).type) or table.num_rows < 2:
         return none
+    seconds, at = _float_seconds(table), micros.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    # (the rows of a microsecond are adjacent in time order, so a partition's clash is one of the whole
+    # table's: the partitions are numbered only where the table has one, seldom)
+    if not native.clashing_partitions(seconds, at, np.zeros(len(at), np.int64), 1):
+        return none
     partition, count = codes(table, attributes, source)
-    at = micros.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    clashing = native.clashing_partitions(_float_seconds(table), at, partition, count)
+    clashing = native.clashing_partitions(seconds, at, partition, count)
     return np.flatnonzero(np.isin(partition, clashing)) if clashing else none
 
 

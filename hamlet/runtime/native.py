@@ -41,7 +41,8 @@ in units of 2^-E, E the finest unit a value of the partition needs, and shifted 
 way out. MIN and MAX order ints and floats together, by their numbers (``values.rs``, ``order_key``). Per
 partition, a graph hands back to Python (``run`` returns None) only what it cannot compute exactly: two
 different float times within one microsecond, a value that is neither an int in [-2^63, 2^64) nor a finite
-float, int arithmetic in a predicate that overflows 128 bits (or divides ints beyond 2^53). Without the extension ``hamlet`` does not import (never a silently slower engine).
+float, int arithmetic in a predicate that overflows 128 bits (or divides ints beyond 2^53). Without the
+extension ``hamlet`` does not import (never a silently slower engine).
 """
 
 from __future__ import annotations

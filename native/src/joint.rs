@@ -40,6 +40,7 @@ pub struct JointGroup {
     pub zero: Agg,                    // the joint graph's zero
     pub blocks: Vec<Graph>,           // per graph: itself, its attributes numbered as the joint graph's
     pub attribute_at: Vec<usize>,     // the joint graph's attribute i is the set's attribute_at[i]
+    pub renumbered: Vec<Vec<usize>>,  // per graph: its own attribute i is the joint graph's renumbered[i]
     pub offsets: Vec<usize>,          // per graph: its block's first field
     pub widths: Vec<usize>,           // per graph: its block's fields
     pub members: Vec<(usize, usize)>, // per member of the joint graph: (graph in the group, its member)
@@ -194,6 +195,7 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
     // come first in each and are the same); each graph's updates renumbered into them.
     let mut joint_at = attribute_at[members[0]].clone();
     let mut blocks = Vec::new();
+    let mut renumberings = Vec::new();
     for &g in &members {
         let mut block = graphs[g].clone();
         let renumbered: Vec<usize> = attribute_at[g]
@@ -214,6 +216,7 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
             }
         }
         blocks.push(block);
+        renumberings.push(renumbered);
     }
     for block in &mut blocks {
         block.attributes = graph.attributes.clone();
@@ -293,6 +296,7 @@ fn joint(graphs: &[&Graph], attribute_at: &[Vec<usize>], roles: &[Vec<Vec<Role>>
         graph,
         blocks,
         attribute_at: joint_at,
+        renumbered: renumberings,
         offsets,
         widths,
         members: joint_members,

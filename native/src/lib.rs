@@ -1171,16 +1171,8 @@ impl SetKernel {
             for &bit in &run.present {
                 // (the scales as the graph numbers its attributes: the joint graph's units, at least as fine
                 // as the graph's own events need, which its sums take as they take a finer partition's)
-                let g = group.graphs[bit];
-                let joint_at = |a: &usize| {
-                    group
-                        .attribute_at
-                        .iter()
-                        .position(|b| b == a)
-                        .expect("a joint attribute")
-                };
-                let scales = self.attribute_at[g].iter().map(|a| run.scales[joint_at(a)]).collect();
-                computed.push((g, std::mem::take(&mut runs[bit]), scales));
+                let scales = group.renumbered[bit].iter().map(|&a| run.scales[a]).collect();
+                computed.push((group.graphs[bit], std::mem::take(&mut runs[bit]), scales));
             }
             // (bursts of a type no graphlet shares are not counted by `burst::plan`: they are the joint graph's)
             for &(kind, ..) in &joint_bursts {

@@ -93,9 +93,9 @@ pub fn decompose(x: f64) -> (i64, i32) {
 
 /// The order of a value as i128 (for MIN/MAX), exact across ints and floats as Python orders them
 /// (`partials._extreme_key`): by the number, then among equal numbers -0.0 before an int before any other
-/// float (1 and 1.0, 0.0 and -0.0 meet when partitions, calls or tasks merge, in no fixed order). A nonzero magnitude is m·2^e with m made 64
-/// bits long (a double's 53 bits, an int's up to 64): the biased e, then m, orders magnitudes exactly; the
-/// sign negates; the two low bits hold the form. Keys lie far inside i128 (below 2^78): its bounds stay
+/// float (1 and 1.0, 0.0 and -0.0 meet when partitions, calls or tasks merge, in no fixed order). A nonzero
+/// magnitude is m·2^e with m made 64 bits long (a double's 53 bits, an int's up to 64): the biased e, then m,
+/// orders magnitudes exactly; the sign negates; the two low bits hold the form. Keys lie far inside i128 (below 2^78): its bounds stay
 /// the sentinels of no value.
 pub fn order_key(value: Value) -> i128 {
     let (negative, magnitude, exponent, form) = match value {
