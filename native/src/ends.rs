@@ -16,6 +16,7 @@ pub struct EndGroups {
     pub of: Vec<usize>,                // per position: its group, or usize::MAX
     pub positions: Vec<Vec<usize>>,    // per group: its positions
     pub slots: Vec<Vec<(usize, u64)>>, // per end slot: (group, how many of the group's positions add to it)
+    read: Vec<bool>,                   // per position: some `final_only` position reads its running total
 }
 
 impl EndGroups {
@@ -26,7 +27,11 @@ impl EndGroups {
             of: vec![usize::MAX; final_only.len()],
             positions: Vec::new(),
             slots: vec![Vec::new(); slots],
+            read: vec![false; final_only.len()],
         };
+        for p in (0..final_only.len()).filter(|&p| final_only[p]) {
+            predecessors[p].iter().for_each(|&s| groups.read[s] = true);
+        }
         let mut candidates: Vec<Vec<usize>> = Vec::new();
         for p in (0..final_only.len()).filter(|&p| final_only[p]) {
             match candidates.iter_mut().find(|g| predecessors[g[0]] == predecessors[p]) {
@@ -51,6 +56,13 @@ impl EndGroups {
 
     pub fn is_empty(&self) -> bool {
         self.positions.is_empty()
+    }
+
+    /// Whether a change of `position`'s running total settles waiting ends: on the authors' shape a start
+    /// event's does not (the ends read the Kleene position alone), and most events that feed totals are
+    /// starts.
+    pub fn read(&self, position: usize) -> bool {
+        self.read.get(position).copied().unwrap_or(false)
     }
 
     /// Per (group, class) among `ends` (those `settles` picks): the least count, if every position of the
@@ -96,6 +108,8 @@ mod tests {
         assert_eq!(groups.positions, vec![vec![2, 3, 4]]);
         assert_eq!(groups.of, vec![usize::MAX, usize::MAX, 0, 0, 0, usize::MAX]);
         assert_eq!(groups.slots, vec![vec![(0, 1)], vec![(0, 2)], vec![]]);
+        let read: Vec<bool> = (0..6).map(|p| groups.read(p)).collect();
+        assert_eq!(read, vec![true, true, false, false, false, false]);
     }
 
     #[test]

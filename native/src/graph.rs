@@ -1448,7 +1448,7 @@ impl<'a> Partition<'a> {
         };
         let classes = std::mem::take(&mut self.classes);
         for &c in &classes {
-            if !self.ends.is_empty() {
+            if !self.ends.is_empty() && kernel.end_groups.read(position) {
                 self.settle_ends(Some((position, c)));
             }
             let start = self.starts_at(position, c);
@@ -1515,7 +1515,7 @@ impl<'a> Partition<'a> {
     fn commit(&mut self, position: usize, c: usize, time: i64, agg: Agg) {
         let kernel = self.kernel;
         if kernel.is_source[position] {
-            if !self.ends.is_empty() {
+            if !self.ends.is_empty() && kernel.end_groups.read(position) {
                 self.settle_ends(Some((position, c)));
             }
             match self.running[position].get_mut(&c) {
