@@ -33,10 +33,12 @@ from hamlet.io import read_events_csv
 from hamlet.partials import AggregateState
 from hamlet.runtime.columnar import (
     PARTIAL_SCHEMA,
+    checked,
     clashing_rows,
     events_of,
     kernel_micros,
     run_compiled,
+    set_rows,
     sorted_events,
 )
 from hamlet.runtime.native import floor_micros
@@ -61,6 +63,21 @@ def as_events(events: pa.Table) -> list:
     return events_of(
         sorted_events(events), [c for c in events.column_names if c not in ("event_type", "event_time")]
     )
+
+
+def test_a_sets_rows_are_its_types_without_nulls_in_its_partition_attributes():
+    rows = [("A", 1, 1.0), ("B", 2, None), ("C", 3, 2.0), ("A", 4, float("nan")), ("B", 5, 3.0)]
+    events = checked(table(rows, {"m": pa.float64()}))
+    # (every type the set's and no attribute: the table itself, no copy)
+    assert set_rows(events, frozenset("ABC"), []) is events
+    assert set_rows(events, None, []) is events
+    assert set_rows(events, frozenset("AB"), []).column("event_time").to_pylist() == [
+        datetime(1970, 1, 1, 0, 0, 0, t, tzinfo=UTC) for t in (1, 2, 4, 5)
+    ]
+    # (a null and a NaN in the partition attribute: no query of the set matches those rows)
+    assert set_rows(events, frozenset("ABC"), ["m"]).column("m").to_pylist() == [1.0, 2.0, 3.0]
+    assert set_rows(events, frozenset("AB"), ["m"]).column("m").to_pylist() == [1.0, 3.0]
+    assert set_rows(events, frozenset("AB"), ["absent"]).num_rows == 0
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

@@ -469,20 +469,22 @@ def partial_rows_table(rows: Sequence[PartialRow], window_ends_us: tuple[int, in
 
 
 def set_rows(table: pa.Table, types: frozenset[str] | None, attributes: Sequence[str]) -> pa.Table:
-    """A set's rows: its types (None: every type), none null in its partition attributes (no query of the
-    set matches those)."""
-    if types is None:
-        mask = pc.is_valid(table.column(TYPE))
-    else:
-        # (``checked``'s column is dictionary-encoded: each distinct type tested once, not each row's text)
+    """A set's rows (``table`` as ``checked`` makes it): its types (None: every type), none null in its
+    partition attributes (no query of the set matches those)."""
+    mask = None  # (None: every row so far)
+    if types is not None:
+        # (``checked``'s column is dictionary-encoded: each distinct type tested once, not each row's text;
+        # the rows are looked at only where some type is not the set's)
         encoded = table.column(TYPE).combine_chunks()
         wanted = pc.is_in(encoded.dictionary, value_set=pa.array(sorted(types), pa.string()))
-        mask = pc.take(wanted, encoded.indices)
+        if not pc.all(wanted).as_py():
+            mask = pc.take(wanted, encoded.indices)
     for a in attributes:
         if a not in table.column_names:
             return table.slice(0, 0)
-        mask = pc.and_(mask, pc.invert(pc.is_null(table.column(a), nan_is_null=True)))  # (NaN: a null here)
-    if pc.all(mask).as_py():
+        valid = pc.invert(pc.is_null(table.column(a), nan_is_null=True))  # (NaN: a null here)
+        mask = valid if mask is None else pc.and_(mask, valid)
+    if mask is None or pc.all(mask).as_py():
         return table  # (every row: no copy of the columns)
     return table.filter(mask)
 
