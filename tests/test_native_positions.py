@@ -204,6 +204,25 @@ def test_leading_and_trailing_not_around_position_templates_by_hand():
             assert finalize_table(workload, evaluate_table(workload, table, strategy)) == rows, strategy
 
 
+def test_an_or_of_64_operands_ends_trends_of_each_by_hand():
+    """``SEQ(A, B0) OR ... OR SEQ(A, B62) OR SEQ(A, B63, NOT C)`` over a1 b0 a3 b63 c5 b9 b63 (x = time): the
+    operands a trend ends are a 64-bit set in the kernel, the last operand's trailing NOT its highest bit.
+    (a1, b0); (a1 | a3, b63 at 4) each followed by c5, so none; (a1 | a3, b9); (a1 | a3, b63 at 7): 5 trends.
+    More operands are refused at the 65th (``test_language_errors.py``)."""
+    operands = [f"SEQ(A, B{i})" for i in range(63)] + ["SEQ(A, B63, NOT C)"]
+    text = f"q: RETURN COUNT(*) PATTERN {' OR '.join(operands)} WITHIN 100"
+    stream = [Event(t, time) for time, t in enumerate(["A", "B0", "A", "B63", "C", "B9", "B63"], 1)]
+    workload = parse_workload(text)
+    rows = evaluate_bruteforce(workload, stream)
+    assert [(r.query, r.window_start, r.value) for r in rows] == [("q", 0, 5)]
+    table = table_of(stream)
+    with python_graph_refuses_position_templates():
+        for strategy in STRATEGIES:
+            assert compiled_queries(workload, stream, strategy) == {"q"}, strategy
+            assert evaluate(text, stream, strategy) == rows, strategy
+            assert finalize_table(workload, evaluate_table(workload, table, strategy)) == rows, strategy
+
+
 def test_contiguous_semantics_on_position_templates_by_hand():
     """``SEMANTICS CONT`` (Definition 2.4) on position templates over a1 b2 a3 c4 a5 a6 b7 a8 (one window),
     counted by hand: a trend is a run of consecutive events of the stream (c4, which no pattern but the

@@ -49,6 +49,8 @@ MAX_POSITIONS = 1024
 # The NOTs one transition crosses: its outcomes are a 64-bit set in the kernel (``edges.rs``).
 MAX_GUARD_NOTS = 6
 MAX_CROSSED_NOTS = 12  # (before the NOTs that decide nothing there are left out: 2^12 outcomes tried)
+# The operands of OR / AND: the kernel keeps the operands a trend ends as a 64-bit set (``graph.rs``).
+MAX_OPERANDS = 64
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,9 @@ def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None
     operand only where its trailing NOT has no match in (last event, window end) (``trailing``, read at the
     window's end)."""
     operands = pattern.operands if isinstance(pattern, ChoicePattern) else (pattern,)
+    if len(operands) > MAX_OPERANDS:
+        raise fail(operands[MAX_OPERANDS], f"the pattern has {len(operands)} operands of {pattern.op} (at most "
+                   f"{MAX_OPERANDS}): split the query into several")  # fmt: skip
     too_many = (
         f"the pattern has more than {MAX_POSITIONS} places (each event type as often as it is written, "
         "P{n,} n times P, each operand of OR / AND)"

@@ -154,7 +154,7 @@ pub struct Graph {
     /// position, the outcomes of those leading NOTs (in [window start, event)) that start trends there;
     /// per position, the operands it ends (bit o); per operand, its trailing NOT's number.
     pub start_guard: Vec<Option<Guard>>,
-    pub accepts: Vec<u8>,
+    pub accepts: Vec<u64>,
     pub operand_trailing: Vec<Option<usize>>,
     pub negated: Vec<bool>,  // per position: a NOT reads its type too (`SEQ(A, NOT A, B)`)
     pub is_start: Vec<bool>, // per position: a trend may start there
@@ -501,7 +501,7 @@ impl Graph {
     /// `position` ends) only: None where that is none. For P AND Q, where one of the two is left, a trend of
     /// both is a trend of that one (`ConjunctionAlgebra.restricted`): its class (the ENDS fields: P only, Q
     /// only, both) and the count follow.
-    pub fn restricted(&self, agg: &Agg, position: usize, operands: u8) -> Option<Agg> {
+    pub fn restricted(&self, agg: &Agg, position: usize, operands: u64) -> Option<Agg> {
         if operands == 0 {
             return None;
         }
@@ -523,7 +523,7 @@ impl Graph {
     /// is the operands a trend ending at place p ends (bit o). Nothing where a longer trend ends there too;
     /// for P AND Q, whose trends are pairs of a trend of P and one of Q, each under the semantics on its
     /// own, the part's trends are P's where `position` ends P and no place of R does, and Q's alike.
-    pub fn undominated(&self, position: usize, r: u64, agg: &Agg, ends: impl Fn(usize) -> u8) -> Option<Agg> {
+    pub fn undominated(&self, position: usize, r: u64, agg: &Agg, ends: impl Fn(usize) -> u64) -> Option<Agg> {
         let places = &self.places[position];
         let longer = (0..places.len())
             .filter(|&rank| r >> rank & 1 == 1)
@@ -1590,8 +1590,8 @@ impl<'a> Partition<'a> {
             .collect();
         // The operands a trend ending at position p at `time` ends: those whose own trailing NOT has no match
         // after it.
-        let ends_at = |p: usize, time: i64| -> u8 {
-            (0..8)
+        let ends_at = |p: usize, time: i64| -> u64 {
+            (0..u64::BITS as usize)
                 .filter(|&o| {
                     kernel.accepts[p] >> o & 1 == 1 && by_operand.get(o).is_none_or(|l| l.is_none_or(|l| time >= l))
                 })

@@ -84,7 +84,7 @@ type EdgeSpec<'py> = (
 );
 
 /// P OR Q, P AND Q as Python describes them (`GraphKernel::new`).
-type OperandsSpec = (Vec<u8>, Vec<Option<usize>>, Vec<(usize, Vec<usize>, u64)>);
+type OperandsSpec = (Vec<u64>, Vec<Option<usize>>, Vec<(usize, Vec<usize>, u64)>);
 
 /// A negative sub-pattern as Python describes it (`GraphKernel::new`).
 type NegationSpec<'py> = (
@@ -324,7 +324,7 @@ impl GraphKernel {
                 Some(Guard { negations, outcomes });
         }
         let accepts = if accepts.is_empty() {
-            is_end.iter().map(|&e| e as u8).collect()
+            is_end.iter().map(|&e| e as u64).collect()
         } else {
             accepts
         };
