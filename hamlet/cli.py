@@ -221,10 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in SPARK_COMMANDS:
-        return _spark_command(argv)
-    args = build_parser().parse_args(argv)
     try:
+        if argv and argv[0] in SPARK_COMMANDS:  # (their own errors said by each; a bug of ours said below)
+            return _spark_command(argv)
+        args = build_parser().parse_args(argv)
         return int(args.run(args))
     except (HamletError, EventError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -154,8 +154,9 @@ def _read_table(location: str, kind: str, columns: Sequence[Column], optional: S
         schema = pa.schema(DeltaTable(location).schema().to_arrow())
     except TableNotFoundError:
         return None
-    except DeltaError as e:
-        raise ReportError(f"{location}: not a readable Delta table: {e}") from None
+    except (DeltaError, OSError) as e:  # (OSError: a store deltalake cannot open here, such as s3://)
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ReportError(f"{location}: not a readable Delta table: {reason}") from None
     missing = [c.name for c in columns if c.name not in schema.names]
     if missing:
         raise ReportError(f"{location}: not a {kind} table: no column{'s' if len(missing) > 1 else ''} "
@@ -243,11 +244,16 @@ def read_runs(stats_table: str, workload: str | None) -> list[RunSet]:
     for row in sorted(rows, key=lambda r: (r["range_start"], r["run_id"], r["query_set"])):
         engine = row["engine_stats"]
         engine = dict(engine) if not isinstance(engine, dict) else engine
+        for counter in ENGINE_COUNTERS:  # (a double in the table: the report sums and prints them as counts)
+            value = engine.get(counter, 0)
+            if value is None or not (math.isfinite(value) and value >= 0 and value == int(value)):
+                raise ReportError(f"{stats_table}: run {row['run_id']}: engine_stats {counter} is {value}, "
+                                  "not a count")  # fmt: skip
         runs.append(RunSet(
             run_id=row["run_id"], workload=row["workload"], strategy=row["strategy"],
             range_start=row["range_start"], range_end=row["range_end"], status=row.get("status") or "committed",
             queries=tuple(row["queries"]), events=int(row["set_events"]), partitions=int(row["partitions"]),
-            engine={k: float(v) for k, v in engine.items()},
+            engine={k: float(v) for k, v in engine.items() if v is not None},
             seconds={s: float(row[f"{s}_seconds"]) for s in STAGES},
         ))  # fmt: skip
     return runs

@@ -39,15 +39,32 @@ def arrow_filesystem(location: str) -> pa_fs.FileSystem:
 
 def read_arrow(location: str, columns: list[str] | None = None, filters: Any = None) -> pa.Table:
     """The table's rows (``columns``, DNF ``filters`` as ``DeltaTable.to_pyarrow_table`` takes them)."""
-    from deltalake import DeltaTable
-
-    table = DeltaTable(location)
+    table = _contained(location)
     return table.to_pyarrow_table(columns=columns, filters=filters, filesystem=arrow_filesystem(location))
 
 
 def read_pandas(location: str, columns: list[str] | None = None, filters: Any = None) -> pd.DataFrame:
     """``read_arrow`` as a pandas DataFrame (as ``DeltaTable.to_pandas`` converts it)."""
+    table = _contained(location)
+    return table.to_pandas(columns=columns, filters=filters, filesystem=arrow_filesystem(location))
+
+
+class OutsideTableError(ValueError):
+    """A Delta log names a data file outside its table's folder."""
+
+
+def _contained(location: str) -> Any:
+    """The ``DeltaTable`` at ``location``, or an ``OutsideTableError`` where its log adds a file by a path
+    that leaves the table's folder (``../x.parquet``, absolute, another scheme): the project writes none,
+    and a reader must not be made to read (and a report to publish) a file it was not pointed at."""
+    import posixpath
+    from urllib.parse import unquote
+
     from deltalake import DeltaTable
 
     table = DeltaTable(location)
-    return table.to_pandas(columns=columns, filters=filters, filesystem=arrow_filesystem(location))
+    for path in table.get_add_actions(flatten=False).column("path").to_pylist():
+        plain = unquote(path)
+        if "://" in plain or posixpath.isabs(plain) or posixpath.normpath(plain).split("/")[0] == "..":
+            raise OutsideTableError(f"its log adds a file outside the table: {path}")
+    return table

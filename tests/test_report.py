@@ -215,6 +215,58 @@ def test_a_stats_table_that_is_a_file_is_an_error(tmp_path, capsys):
     )
 
 
+def test_a_log_that_adds_a_file_outside_the_table_is_refused_before_a_row_is_read(tmp_path, capsys):
+    """A commit whose ``add.path`` leaves the table's folder (``../``) would make the report read, and publish,
+    a file it was not pointed at: every project read of a Delta table's rows refuses it (jobs/tables.py)."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hamlet.cli import main
+    from jobs.tables import OutsideTableError, read_arrow
+
+    output, _ = write_tables(tmp_path)
+    outside = tmp_path / "outside.parquet"
+    secret = pa.Table.from_pylist([{**read_arrow(output).to_pylist()[0], "query": "SECRET"}])
+    pq.write_table(secret.drop_columns(["workload", "window_end_date"]), outside)
+    log = Path(output) / "_delta_log"
+    version = len(list(log.glob("*.json")))
+    add = {"path": "../outside.parquet", "partitionValues": {"workload": "factory_sensors",
+           "window_end_date": "2026-01-05"}, "size": outside.stat().st_size, "modificationTime": 0,
+           "dataChange": True}  # fmt: skip
+    (log / f"{version:020d}.json").write_text(json.dumps({"add": add}) + "\n")
+    with pytest.raises(OutsideTableError, match="its log adds a file outside the table: ../outside.parquet"):
+        read_arrow(output)
+    assert main(report_of(Path(output), tmp_path / "r.html")) == 1
+    said = f"error: cannot read the trend_aggregates table {output}: OutsideTableError: its log adds a file outside "
+    assert capsys.readouterr() == ("", said + "the table: ../outside.parquet\n")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_engine_counters_that_are_not_counts_and_stores_not_reachable_here_are_errors(tmp_path, capsys):
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from hamlet.cli import main
+    from jobs.tables import read_arrow
+
+    output, stats = write_tables(tmp_path)
+    rows = read_arrow(stats)
+    for bad, shown in [(float("nan"), "nan"), (float("inf"), "inf"), (2.5, "2.5"), (-1.0, "-1.0")]:
+        engine = pa.array([[("bursts", bad)], [("bursts", 1.0)]], pa.map_(pa.string(), pa.float64()))
+        table = rows.set_column(rows.column_names.index("engine_stats"), "engine_stats", engine)
+        write_deltalake(stats, table, mode="overwrite")
+        assert main(report_of(Path(output), tmp_path / "r.html")) == 1
+        said = f"error: {stats}: run scheduled__2026-01-05T01:00:00+00:00: engine_stats bursts is {shown}"
+        assert capsys.readouterr() == ("", said + ", not a count\n")
+    # (a store deltalake cannot open here: its first line, no traceback; hdfs:// needs no network to fail)
+    assert main(["report", "--table", "hdfs://localhost:1/t", "--output", str(tmp_path / "r.html")]) == 1
+    said = "error: hdfs://localhost:1/t: not a readable Delta table: Kernel error -> Generic HdfsObjectStore error"
+    assert capsys.readouterr() == ("", said + "\n")
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_wrongly_typed_columns_are_named_with_the_type_expected(tmp_path, capsys):
     import pyarrow as pa
     from deltalake import write_deltalake
