@@ -165,7 +165,7 @@ def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None
     operand only where its trailing NOT has no match in (last event, window end) (``trailing``, read at the
     window's end)."""
     operands = pattern.operands if isinstance(pattern, ChoicePattern) else (pattern,)
-    if len(operands) > MAX_OPERANDS:
+    if isinstance(pattern, ChoicePattern) and len(operands) > MAX_OPERANDS:
         raise fail(operands[MAX_OPERANDS], f"the pattern has {len(operands)} operands of {pattern.op} (at most "
                    f"{MAX_OPERANDS}): split the query into several")  # fmt: skip
     too_many = (
