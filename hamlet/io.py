@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -206,7 +207,7 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
             )
     if "" in header:  # (its values would become an attribute no query can name)
         raise EventError(f"column {header.index('') + 1} of the header has no name", where=f"{name}:1")
-    duplicates = {h for h in header if header.count(h) > 1}
+    duplicates = {h for h, count in Counter(header).items() if count > 1}
     if duplicates:
         raise EventError(f"duplicate column(s) {', '.join(sorted(duplicates))}", where=f"{name}:1")
     type_at, time_at = header.index("event_type"), header.index("event_time")
@@ -239,13 +240,19 @@ def read_events_arrow(path: str) -> pa.Table:
     import pyarrow.parquet as pq
     from pyarrow import feather
 
+    from hamlet.runtime.columnar import refuse_duplicate_columns
+
     regular_file(path, "events")  # (pyarrow would read a folder as an empty Parquet dataset)
+    parquet = path.lower().endswith(".parquet")
     try:
-        table = pq.read_table(path) if path.lower().endswith(".parquet") else feather.read_table(path)
+        if parquet:  # (its reader refuses two columns of one name with words of its own: named first here)
+            refuse_duplicate_columns(pq.read_schema(path).names, path)
+        table = pq.read_table(path) if parquet else feather.read_table(path)
     except OSError as e:
         raise HamletError(f"cannot read events {path}: {e.strerror or e}") from None
     except (pa.ArrowException, ValueError) as e:
         raise HamletError(f"cannot read events {path}: {str(e).splitlines()[0]}") from None
+    refuse_duplicate_columns(table.column_names, path)
     _refuse_nul_bytes(table, path)
     return table
 

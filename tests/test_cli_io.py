@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import hamlet_native
 import pytest
 
-from hamlet import EventError
+from hamlet import EventError, evaluate_table
 from hamlet.cli import main
 from hamlet.io import read_events_csv
 from hamlet.partials import int_text
@@ -310,6 +310,22 @@ def test_a_columnar_file_that_cannot_be_read_is_an_error_not_a_traceback(tmp_pat
     assert capsys.readouterr().err == (
         f"error: {tmp_path / 'no_time.parquet'}: the table has no event_time column (found: event_type)\n"
     )
+    # (two columns of one name: which one a query reads would be a guess; Parquet's reader and Arrow's each
+    # stumbled on it in words of their own)
+    from pyarrow import feather
+
+    twice = pa.Table.from_arrays([pa.array(["A"]), pa.array([1]), pa.array([2]), pa.array(["g"]), pa.array([3])],
+                                 names=["event_type", "event_time", "x", "g", "x"])  # fmt: skip
+    pq.write_table(twice, tmp_path / "twice.parquet")
+    feather.write_feather(twice, tmp_path / "twice.arrow")
+    for name in ("twice.parquet", "twice.arrow"):
+        assert main([*args, str(tmp_path / name)]) == 1
+        assert (
+            capsys.readouterr().err
+            == f"error: {tmp_path / name}: the table has more than one column named x\n"
+        )
+    with pytest.raises(EventError, match="the events table: the table has more than one column named x"):
+        evaluate_table("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10", twice)
 
 
 @pytest.mark.parametrize("suffix", ["parquet", "arrow"])

@@ -19,6 +19,7 @@ which two different float times fall into one microsecond (``clashing_rows``).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
@@ -106,6 +107,7 @@ def checked(table: pa.Table, source: str | None = None) -> pa.Table:
         if name not in table.column_names:
             raise EventError(f"the table has no {name} column (found: {', '.join(table.column_names) or 'none'})",
                              where=where)  # fmt: skip
+    refuse_duplicate_columns(table.column_names, where)
     table = _views_as_strings(table)
     kind = table.column(TYPE).type
     if pa.types.is_dictionary(kind):
@@ -146,6 +148,14 @@ def checked(table: pa.Table, source: str | None = None) -> pa.Table:
     if not pa.types.is_floating(time.type) or pc.all(pc.equal(pc.floor(time), time)).as_py():
         table = table.set_column(table.column_names.index(TIME), TIME, time.cast(pa.int64()))
     return table
+
+
+def refuse_duplicate_columns(names: Sequence[str], where: str) -> None:
+    """An ``EventError`` where two columns have one name: a column is read by its name, and which of two
+    would be a guess."""
+    twice = sorted(name for name, count in Counter(names).items() if count > 1)
+    if twice:
+        raise EventError(f"the table has more than one column named {', '.join(twice)}", where=where)
 
 
 def _types(column: pa.ChunkedArray, where: str) -> pa.ChunkedArray:
