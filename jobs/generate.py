@@ -47,6 +47,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
 CHUNK = 50_000
+# The events of one run: its plan holds a row per CHUNK of them (200,000 rows), built in the driver.
+MAX_EVENTS = 10**10
 DISTRICTS = ("Downtown", "Midtown", "Uptown", "Harbor", "Airport", "Campus", "Riverside", "Oldtown",
              "Eastside", "Westside")  # fmt: skip
 SECTORS = ("Tech", "Energy", "Finance", "Health", "Retail", "Transport", "Media", "Materials")
@@ -235,8 +237,9 @@ def generated_frame(spark: SparkSession, scenario: str, start: datetime, hours: 
 def generate(spark: SparkSession, scenario: str, start: datetime, hours: int, events_per_hour: int, table: str,
              seed: int = 1) -> int:  # fmt: skip
     """Write the generated hours into the Delta table at ``table``; returns the number of events."""
-    if hours < 1 or events_per_hour < 0:
-        raise ValueError("--hours must be at least 1 and --events-per-hour at least 0")
+    if hours < 1 or events_per_hour < 0 or hours * events_per_hour > MAX_EVENTS:
+        raise ValueError(f"--hours must be at least 1, --events-per-hour at least 0, and {MAX_EVENTS:,} events "
+                         "at most in all")  # fmt: skip
     frame = generated_frame(spark, scenario, start, hours, events_per_hour, seed)
     (
         frame.write.format("delta")
@@ -273,7 +276,7 @@ def main(argv: list[str] | None = None, prog: str = "hamlet generate") -> int:
         print(f"error: --start {args.start!r} is not an ISO-8601 time", file=sys.stderr)
         return 1
     first, end = EVENT_TIME_RANGE
-    if args.hours >= 1 and not first <= start <= end - timedelta(hours=args.hours):
+    if args.hours >= 1 and not (first <= start <= end and args.hours <= (end - start) // timedelta(hours=1)):
         print(f"error: the hours from --start {start.isoformat()} must lie in {first.isoformat()} to "
               f"{end.isoformat()} (readable by deltalake and pandas)", file=sys.stderr)  # fmt: skip
         return 1
@@ -282,6 +285,10 @@ def main(argv: list[str] | None = None, prog: str = "hamlet generate") -> int:
             "error: --start must be on the hour, --hours at least 1, --events-per-hour at least 0",
             file=sys.stderr,
         )
+        return 1
+    if args.hours * args.events_per_hour > MAX_EVENTS:
+        print(f"error: --hours × --events-per-hour is {args.hours * args.events_per_hour:,} events, more than "
+              f"{MAX_EVENTS:,} in one run: generate them in several", file=sys.stderr)  # fmt: skip
         return 1
     from jobs.session import command_session
 

@@ -250,6 +250,35 @@ def test_generate_refuses_hours_outside_the_range_before_spark_starts(capsys):
         "1970-01-01T00:00:00+00:00 to 2200-01-01T00:00:00+00:00 (readable by deltalake and pandas)\n")  # fmt: skip
 
 
+RANGE = ("the hours from --start 2026-01-05T00:00:00+00:00 must lie in 1970-01-01T00:00:00+00:00 to "
+         "2200-01-01T00:00:00+00:00 (readable by deltalake and pandas)")  # fmt: skip
+TOO_MANY = (
+    "--hours × --events-per-hour is {} events, more than 10,000,000,000 in one run: generate them in several"
+)
+
+
+@pytest.mark.parametrize(
+    "hours, rate, message",
+    [
+        (
+            "99999999",
+            "1",
+            RANGE,
+        ),  # (a date past the range: a Python OverflowError before, with its traceback)
+        # (a plan of a row per 50,000 events, built in the driver: it had filled the machine's memory)
+        ("1", "99999999999999", TOO_MANY.format("99,999,999,999,999")),
+        ("1000", "10000001", TOO_MANY.format("10,000,001,000")),
+    ],
+)
+def test_generate_refuses_unbounded_runs_before_spark_starts(hours, rate, message, capsys):
+    from jobs.generate import main as generate
+
+    argv = ["--scenario", "rideshare", "--start", "2026-01-05T00:00:00Z", "--hours", hours, "--events-per-hour",
+            rate, "--table", "x"]  # fmt: skip
+    assert generate(argv) == 1
+    assert capsys.readouterr().err == f"error: {message}\n"
+
+
 def test_a_bom_is_read_and_an_unreadable_line_is_rejected_alone(tmp_path):
     from hamlet.io import open_csv
     from jobs.load_events import describe_rejects, parse_csv
