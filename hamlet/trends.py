@@ -33,6 +33,7 @@ from hamlet.runtime.greta import QueryRun, run_greta
 from hamlet.runtime.partition import group_of, matched_events, partition_stream
 
 Trend = tuple[Event, ...]
+MAX_EDGES = 5_000_000  # per stream partition: about 400 MB and 5 s of recording
 COUNT_ALL = AggregateSpec("COUNT", None, None, "COUNT(*)")
 
 
@@ -44,7 +45,9 @@ class TrendRecorder:
     start a trend there (START type, no leading NOT match); ``finals`` for END events their own
     aggregates per class (a trend ends at them there)."""
 
+    query: str  # (named when the edges outgrow ``MAX_EDGES``)
     edges: dict[int, list[tuple[Event, dict[int, Any]]]] = field(default_factory=dict)
+    kept: int = 0  # edges in all
     starts: dict[int, dict[int, bool]] = field(default_factory=dict)
     finals: dict[int, dict[int, Any]] = field(default_factory=dict)
     # NEXT on a position template (``dominance.LongerTrends.moves``): per event, per predecessor, its
@@ -52,6 +55,17 @@ class TrendRecorder:
     moves: dict[int, list[tuple[Event, dict[int, Any], dict[frozenset[str], frozenset[str]]]]] = field(
         default_factory=dict
     )
+
+    def keep(self, event: Event, chosen: list[tuple[Event, dict[int, Any]]]) -> None:
+        """``event``'s predecessor events, or a ``HamletError`` once a partition's edges pass ``MAX_EDGES``:
+        under ``SEQ(A, B+)`` every B follows every earlier B, so n events hold n²/2 edges (12,000 Bs took
+        5 GB), and the walk cannot start before they are all kept."""
+        self.kept += len(chosen)
+        if self.kept > MAX_EDGES:
+            raise HamletError(f"listing the trends of {self.query} keeps the edges between its events, more than "
+                              f"{MAX_EDGES:,} in one stream partition here: list one window (--window START) of "
+                              "fewer events; `hamlet evaluate` counts them all")  # fmt: skip
+        self.edges[id(event)] = chosen
 
 
 @dataclass(frozen=True)
@@ -98,6 +112,8 @@ def list_trends(
         raise HamletError(f"query {name!r} is a conjunction P AND Q: it matches pairs of trends, not trends; list "
                           "the trends of P and of Q with a query each")  # fmt: skip
     stream = sorted(events, key=attrgetter("time"))
+    if window_start is not None:  # (a window's trends are of its own events alone, NOTs and CONT included)
+        stream = [e for e in stream if window_start <= e.time < window_start + query.window.within]
     totals = _totals(query, stream)
     types = None if query.whole_substream else set(query.types)
     pooled: dict[tuple[int, tuple], list[_Recorded]] = {}
@@ -144,7 +160,7 @@ def _record(query: AnalyzedQuery, partition: list[Event]) -> _Recorded | None:
     original = {id(p): e for p, e in zip(matched, _placings(query, stream))}
     classes = PartitionClasses([e.time for e in partition])
     run = QueryRun([query], CountAlgebra(), matched, plain_scan=True, classes=classes)
-    recorder = TrendRecorder()
+    recorder = TrendRecorder(query.name)
     run.root.recorder = recorder
     limits: list[tuple[Any, Any]] = []
     for time, batch in groupby(matched, key=attrgetter("time")):

@@ -185,6 +185,32 @@ def test_limit_on_2_to_the_40_trends_is_fast(tmp_path, capsys):
     assert took < 1.0, took
 
 
+def test_edges_past_the_bound_are_an_error_and_one_window_is_listed_from_its_own_events(tmp_path, capsys,
+                                                                                        monkeypatch):  # fmt: skip
+    """The walk needs every edge of a partition kept before its first trend (under SEQ(A, B+), n Bs hold
+    n²/2 edges): past ``MAX_EDGES`` the command says so instead of filling the memory. One window's trends are
+    of its own events, so --window records those alone: a0 b1..b9 of [0, 10) (45 edges) where the stream's
+    three such windows hold 135."""
+    monkeypatch.setattr("hamlet.trends.MAX_EDGES", 100)
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 SLIDE 10\n")
+    rows = ["event_type,event_time"] + [f"{'A' if t % 10 == 0 else 'B'},{t}" for t in range(30)]
+    (tmp_path / "e.csv").write_text("\n".join(rows) + "\n")
+    base = ["trends", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv"), "--query",
+            "q", "--limit", "2"]  # fmt: skip
+    assert main(base) == 1
+    assert capsys.readouterr().err == (
+        "error: listing the trends of q keeps the edges between its events, more than 100 in one stream "
+        "partition here: list one window (--window START) of fewer events; `hamlet evaluate` counts them all\n"
+    )
+    assert main([*base, "--window", "0"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"window [0, 10) group -: {2**9 - 1} trends",  # (every non-empty subset of b1..b9 after a0)
+        "  A@0, B@1",
+        "  A@0, B@1, B@2",
+        f"  ... {2**9 - 3} more (--limit 2)",
+    ]
+
+
 def test_command_line_errors(tmp_path, capsys):
     (tmp_path / "w.hamlet").write_text(FIGURE_2_3_WORKLOAD)
     (tmp_path / "e.csv").write_text("event_type,event_time\n" + "\n".join(

@@ -201,7 +201,7 @@ class TrendGraph:
             else:  # (the recorder asks for the plain scan: every source is a ScanSource)
                 chosen = [found for src in self.incoming[event.type] for found in src.matching(event)]  # type: ignore[union-attr]
             if self.recorder is not None:
-                self.recorder.edges[id(event)] = chosen
+                self.recorder.keep(event, chosen)
                 if isinstance(self.edges, LongerTrends):
                     self.recorder.moves[id(event)] = self.edges.moves
             return _summed(chosen, windows, self.algebra)
