@@ -103,6 +103,38 @@ def test_merged_template_and_sharable_query_sets():
     assert sets[("q1", "q2")].pane == 300 and w.pane == 300
 
 
+def test_sets_join_through_any_shared_sub_pattern_and_thousands_of_queries_form_them_in_one_pass(monkeypatch):
+    """Definition 3.2 transitively: q0 and q2 share nothing but both share with q1 (B+ and C+), so the three
+    are one set; q3 partitions by [m], so it is alone. Then 2,000 queries SEQ(A_i, B+): one set (formed
+    through the first query of each signature and sub-pattern; every pair was 2 million), and past
+    ``MAX_SET_CELLS`` (graphs × types) each graph runs on its own kernel with the same rows."""
+    from hamlet import STRATEGIES, Event, evaluate
+    from hamlet.runtime import native
+    from hamlet.stats import EvaluationStats
+
+    w = parse_workload("""
+        q0: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10
+        q1: RETURN COUNT(*) PATTERN SEQ(B+, C+) WITHIN 10
+        q2: RETURN COUNT(*) PATTERN SEQ(C+, D) WITHIN 10
+        q3: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [m] WITHIN 10
+    """)
+    sets = {s.queries: s.kleene_subpatterns for s in w.sharable_query_sets()}
+    assert sets == {("q0", "q1", "q2"): {"B+": ("q0", "q1"), "C+": ("q1", "q2")}, ("q3",): {}}
+    text = "\n".join(f"q{i}: RETURN COUNT(*) PATTERN SEQ(A{i}, B+) WITHIN 10" for i in range(2000))
+    many = parse_workload(text)
+    assert [len(s.queries) for s in many.sharable_query_sets()] == [2000]
+    stream = [Event("A0", 1), Event("B", 2), Event("B", 3), Event("A7", 4), Event("B", 5)]
+    # (q0: a0 then one or more of b2 b3 b5, 7 trends; q7: a7 b5, 1)
+    expected = {("q0", 7), ("q7", 1)}
+    for cells, shared in ((native.MAX_SET_CELLS, 1), (100, 0)):  # (b2 b3 shared only on the set kernel)
+        monkeypatch.setattr(native, "MAX_SET_CELLS", cells)
+        for strategy in STRATEGIES:
+            stats = EvaluationStats()
+            assert {(r.query, r.value) for r in evaluate(text, stream, strategy, stats)} == expected, strategy
+            if strategy == "hamlet":
+                assert stats.shared_bursts == shared, cells
+
+
 def test_attribute_versus_literal_predicates_equal_the_general_form():
     # compile_local takes a shortcut for `T.a op literal`, either way round, a negated number too; it must
     # give what the general closures give for every value an attribute can hold (null, ints, floats, bools,

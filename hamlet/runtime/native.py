@@ -218,6 +218,11 @@ class CompiledSet:
     sharing: str
 
 
+# The set kernel keeps per graph a slot for every type of the set (``SetKernel::roles``): 6,000 queries
+# SEQ(A_i, B+) hold 36 million (2.4 GB); past this many a set's graphs run each on its own kernel.
+MAX_SET_CELLS = 10_000_000
+
+
 def set_kernel_for(
     groups: Sequence[GraphGroupLike], grouping: Mapping[tuple[str, ...], int]
 ) -> NativeSet | None:
@@ -228,6 +233,9 @@ def set_kernel_for(
         return None
     if any(g.native.contiguous for g in groups if g.native is not None):
         return None  # (a contiguous graph reads its partition's sub-stream: ``NativeGraph.run``)
+    types = {t for g in groups for q in g.queries for t in q.types}
+    if len(groups) * len(types) > MAX_SET_CELLS:
+        return None  # (each graph on its own compiled kernel, in memory of its own types alone)
     keys: dict[tuple, tuple[int, dict[str, list]]] = {}
     key_of = []
     for group in groups:
