@@ -5,19 +5,27 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 import hamlet_native
 import pyarrow as pa
 
-from hamlet.analysis.attributes import check_attributes
+from hamlet.analysis.attributes import UNKNOWN, check_attributes
 from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, load_workload_file
 from hamlet.api import STRATEGIES, evaluate, evaluate_table, finalize_table
 from hamlet.errors import EventError, HamletError, output_file
 from hamlet.events import TIME_RANGE
 from hamlet.explain import explain
-from hamlet.io import ARROW_SUFFIXES, format_table, open_csv, read_events_arrow, read_events_csv, write_jsonl
+from hamlet.io import (
+    ARROW_SUFFIXES,
+    format_table,
+    open_csv,
+    read_events_arrow,
+    read_events_csv,
+    write_jsonl,
+)
 from hamlet.stats import EvaluationStats
 
 
@@ -30,8 +38,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.strategy not in STRATEGIES:
         raise HamletError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
     stats = EvaluationStats()
+    where = f"the events file {args.events}"
     if args.events.lower().endswith(ARROW_SUFFIXES):  # columnar in: the kernel reads the columns themselves
         table = read_events_arrow(args.events)
+        check_attributes(workload, args.workload, _file_attributes(table.column_names), where)
         # (source: a bad row's error names the file, as the CSV reader's names its line)
         partials = evaluate_table(workload, table, strategy=args.strategy, stats=stats, source=args.events)
         rows = finalize_table(workload, partials)
@@ -42,6 +52,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                 events_file = read_events_csv(f, args.events)
         except OSError as e:
             raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
+        check_attributes(workload, args.workload, _file_attributes(events_file.columns), where)
         rows = evaluate(workload, events_file.events, strategy=args.strategy, stats=stats, source=args.events)
         iso_times = events_file.iso_times
     if args.output:
@@ -56,6 +67,12 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.stats:
         print("\n".join(f"{name}: {value}" for name, value in stats.as_dict().items()), file=sys.stderr)
     return 0
+
+
+def _file_attributes(columns: Iterable[str]) -> dict[str, str]:
+    """An events file's attribute columns for ``check_attributes``: a name no column has would be null on
+    every event (``SUM(T.duraton)``). Their values are read cell by cell, so only the names are checked."""
+    return {c: UNKNOWN for c in columns if c not in ("event_type", "event_time", "event_id")}
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -84,14 +101,23 @@ def _trends(args: argparse.Namespace) -> int:
     from hamlet.trends import list_trends, trend_text
 
     workload = load_workload_file(args.workload, args.max_windows_per_event)
-    try:
-        with open_csv(args.events) as f:
-            events_file = read_events_csv(f, args.events)
-    except OSError as e:
-        raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
+    if args.events.lower().endswith(ARROW_SUFFIXES):  # (as evaluate reads them; the walk takes Events)
+        from hamlet.runtime.columnar import checked, events_of, sorted_events
+
+        table = sorted_events(checked(read_events_arrow(args.events), args.events))
+        columns: Iterable[str] = table.column_names
+        events = events_of(table, [c for c in table.column_names if c not in ("event_type", "event_time")])
+    else:
+        try:
+            with open_csv(args.events) as f:
+                events_file = read_events_csv(f, args.events)
+        except OSError as e:
+            raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
+        columns, events = events_file.columns, events_file.events
+    check_attributes(workload, args.workload, _file_attributes(columns), f"the events file {args.events}")
     start = None if args.window is None else _window_start(args.window)
     left, windows = args.limit, 0
-    for found in list_trends(workload, args.query, events_file.events, start):
+    for found in list_trends(workload, args.query, events, start):
         windows += 1
         group = ", ".join(f"{k}={v!r}" for k, v in found.group.items()) or "-"
         window = f"[{as_number(found.window_start)}, {as_number(found.window_end)})"
@@ -207,7 +233,11 @@ def build_parser() -> argparse.ArgumentParser:
         "trends", help="list the trends of one query (streamed; the engine's total per window)"
     )
     tr.add_argument("--workload", required=True, help="workload file (queries)")
-    tr.add_argument("--events", required=True, help="CSV: event_type, event_time, attribute columns")
+    tr.add_argument(
+        "--events",
+        required=True,
+        help="CSV: event_type, event_time, attribute columns; or a Parquet or Arrow IPC file (.parquet, .arrow, .feather) with those columns",
+    )
     tr.add_argument("--query", required=True, help="the query's name")
     tr.add_argument("--window", metavar="START", help="only the window that starts at START (seconds)")
     tr.add_argument("--limit", type=_positive, metavar="N", help="list at most N trends in all")

@@ -93,6 +93,7 @@ def parse_time(text: str, where: str) -> Time:
 class EventsFile:
     events: list[Event]
     iso_times: bool  # some event_time was written as an ISO-8601 time (show windows that way too)
+    columns: tuple[str, ...] = ()  # the header's, whether or not a row has a value there
 
 
 def open_csv(path: str) -> IO[str]:
@@ -229,7 +230,7 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
             and not _DECIMAL.fullmatch(row[time_at].strip())
         )
         events.append(Event(kind, time, attributes))
-    return EventsFile(events, iso_times)
+    return EventsFile(events, iso_times, tuple(header))
 
 
 ARROW_SUFFIXES = (".parquet", ".arrow", ".feather", ".ipc")

@@ -294,6 +294,47 @@ def test_evaluate_reads_parquet_and_arrow_files_on_the_columnar_path(tmp_path, c
     assert "1970-01-01T00:00:00" in capsys.readouterr().out
 
 
+def test_an_attribute_no_column_of_the_events_file_has_is_an_error_at_its_line_and_column(tmp_path, capsys):
+    """``SUM(T.duraton)`` over a file without that column was null on every event, exit 0 (a misspelled
+    GROUP-BY attribute: "no trend matched"). Each use is named at its line and column, with the columns the
+    file has, for CSV and Parquet alike, by evaluate and trends. (Their types are read cell by cell, so only
+    names are checked; an empty column is a column.)"""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    workload = tmp_path / "w.hamlet"
+    workload.write_text(
+        "q: RETURN T.district, SUM(T.duraton)\n  PATTERN SEQ(A, T+) GROUP-BY T.district WITHIN 10\n"
+    )
+    (tmp_path / "e.csv").write_text("event_type,event_time,district,duration\nA,1,d1,\nT,2,d1,\n")
+    pq.write_table(pa.table({"event_type": ["A", "T"], "event_time": [1, 2], "district": ["d1", "d1"],
+                             "duration": pa.array([None, None], pa.int64())}), tmp_path / "e.parquet")  # fmt: skip
+    for name in ("e.csv", "e.parquet"):
+        path = tmp_path / name
+        for command in (["evaluate"], ["trends", "--query", "q"]):
+            assert main([*command, "--workload", str(workload), "--events", str(path)]) == 1
+            assert capsys.readouterr().err == (
+                f"error: {workload}:1:27: query 'q': T.duraton: the events file {path} has no attribute duraton "
+                "(did you mean duration?); its attributes: district, duration\n"
+                "  q: RETURN T.district, SUM(T.duraton)\n"
+                "                            ^\n"
+            )
+    workload.write_text(
+        "q: RETURN T.district, SUM(T.duration)\n  PATTERN SEQ(A, T+) GROUP-BY T.district WITHIN 10\n"
+    )
+    assert main(["evaluate", "--workload", str(workload), "--events", str(tmp_path / "e.csv")]) == 0
+    assert capsys.readouterr().out.splitlines()[2:] == ["q      [0, 10)  district=d1  SUM(T.duration)  null"]
+    for name in ("e.csv", "e.parquet"):  # (trends reads what evaluate reads)
+        assert (
+            main(["trends", "--query", "q", "--workload", str(workload), "--events", str(tmp_path / name)])
+            == 0
+        )
+        assert (
+            capsys.readouterr().out
+            == "window [0, 10) group district='d1': 1 trends\n  A@1 {district='d1'}, T@2 {district='d1'}\n"
+        )
+
+
 def test_a_columnar_file_that_cannot_be_read_is_an_error_not_a_traceback(tmp_path, capsys):
     (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 SLIDE 10\n")
     (tmp_path / "bad.parquet").write_text("not parquet")

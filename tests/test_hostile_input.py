@@ -41,8 +41,10 @@ HOSTILE = [
      "number 9999999999999999999999999999999999999999... has 100000 characters (at most 4300)"),
     ("q: RETURN COUNT(*) PATTERN A WHERE A.x < 1e400" + TAIL, 1, 42, "number 1e400 is beyond the range of a double"),
     # P{n,} unrolls n copies of P (32^3 places here), OR takes each operand: bounded before any state is built.
-    ("q: RETURN COUNT(*) PATTERN " + " OR ".join(["SEQ(A, B+)"] * 3000) + TAIL, 1, 28,
+    ("q: RETURN COUNT(*) PATTERN " + " OR ".join(["SEQ(A{20,}, B+)"] * 60) + TAIL, 1, 28,
      TOO_MANY_PLACES),
+    ("q: RETURN COUNT(*) PATTERN " + " OR ".join(["SEQ(A, B+)"] * 3000) + TAIL, 1, 28 + 64 * len("SEQ(A, B+) OR "),
+     "the pattern has 3000 operands of OR (at most 64): split the query into several"),
     ("q: RETURN COUNT(*) PATTERN SEQ(B, ((A{32,}){32,}){32,})" + TAIL, 1, 28,
      TOO_MANY_PLACES),
     ("q: RETURN COUNT(*) PATTERN A WHERE A.x < 1e-999999999" + TAIL, 1, 42,

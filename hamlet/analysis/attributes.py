@@ -43,13 +43,18 @@ from hamlet.language.nodes import (
 )
 
 NUMBER, STRING, BOOLEAN, TIME, OTHER = "number", "string", "boolean", "time", "other"
+# A column of an events file: its name is checked, its kind fits everything (a CSV's cells are each read as
+# a number or a text; a Parquet column's values are checked as the engine reads them, event by event).
+UNKNOWN = "unknown"
 _KINDS = {
     NUMBER: ("byte", "tinyint", "short", "smallint", "integer", "int", "long", "bigint", "float", "real",
              "double", "decimal"),
     STRING: ("string", "varchar", "char"),
     BOOLEAN: ("boolean", "bool"),
     TIME: ("timestamp", "timestamp_ntz", "date"),
+    UNKNOWN: (UNKNOWN,),
 }  # fmt: skip
+WILDCARDS = (OTHER, UNKNOWN)
 NUMERIC_AGGREGATES = ("SUM", "AVG", "MIN", "MAX")
 
 
@@ -122,7 +127,7 @@ class _Checker:
         missing = list(self._exists(shown, item.attribute, at))
         if missing:
             yield from missing
-        elif item.function in NUMERIC_AGGREGATES and self.kinds[item.attribute] != NUMBER:
+        elif item.function in NUMERIC_AGGREGATES and self.kinds[item.attribute] not in (NUMBER, UNKNOWN):
             yield self.fail(at, f"{item.text()}: {item.function} takes a number attribute; {item.attribute} "
                             f"is {self.schema[item.attribute]} in {self.where}")  # fmt: skip
 
@@ -153,7 +158,7 @@ class _Checker:
             return NUMBER
         if isinstance(expr, Comparison):
             left, right = self._kind(expr.left, errors), self._kind(expr.right, errors)
-            if left is not None and right is not None and left != right and OTHER not in (left, right):
+            if left is not None and right is not None and left != right and not {left, right} & {*WILDCARDS}:
                 errors.append(self.fail((expr.line, expr.column), f"the condition {expression_text(expr)} compares "
                                         f"{self._described(expr.left, left)} with {self._described(expr.right, right)}: "
                                         "it is false for every event"))  # fmt: skip
@@ -166,7 +171,7 @@ class _Checker:
 
     def _number(self, operand: nodes.Expression, op: str, errors: list[QueryError]) -> None:
         found = self._kind(operand, errors)
-        if found is not None and found not in (NUMBER, OTHER):
+        if found is not None and found not in (NUMBER, *WILDCARDS):
             errors.append(self.fail((operand.line, operand.column), f"'{op}' takes numbers; "
                                     f"{self._described(operand, found)} is not one: the result is null"))  # fmt: skip
 
