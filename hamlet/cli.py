@@ -78,11 +78,11 @@ def _file_attributes(columns: Iterable[str]) -> dict[str, str]:
 def _check(args: argparse.Namespace) -> int:
     workload = load_workload_file(args.workload, args.max_windows_per_event)
     fits = ""
-    if args.events_table or args.scenario:
+    if args.events_table is not None or args.scenario is not None:  # (an empty name is checked, and refused)
         # jobs.schema imports deltalake only inside its functions, Spark never: `hamlet check` stays light.
         from jobs.schema import scenario_attributes, table_attributes
 
-        if args.events_table:
+        if args.events_table is not None:
             schema, where = table_attributes(args.events_table), f"the events table {args.events_table}"
         else:
             schema, where = scenario_attributes(args.scenario), f"the {args.scenario} scenario"

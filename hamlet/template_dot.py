@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import signal
 import subprocess
 
 from hamlet.analysis.workload import Workload
@@ -114,5 +115,10 @@ def render_svg(dot_text: str) -> str:
             "--format dot prints the DOT text instead"
         ) from None
     if done.returncode != 0:
-        raise HamletError(f"dot -Tsvg failed: {done.stderr.strip()}")
+        said = done.stderr.strip() or (
+            f"it was killed by signal {-done.returncode} ({signal.Signals(-done.returncode).name})"
+            if done.returncode < 0 and -done.returncode in signal.valid_signals()
+            else f"it exited with status {done.returncode} and said nothing"
+        )
+        raise HamletError(f"dot -Tsvg failed: {said}; --format dot prints the DOT text instead")
     return done.stdout

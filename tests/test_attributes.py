@@ -116,5 +116,8 @@ def test_hamlet_check_against_a_scenario(tmp_path, capsys):
         "  q: RETURN COUNT(*), SUM(T.duraton) PATTERN SEQ(Request R, Travel T+) WITHIN 10 min\n"
         "                          ^\n"
     )
-    assert main(["check", str(good), "--scenario", "weather"]) == 1
-    assert capsys.readouterr().err == "error: unknown scenario 'weather'; known: rideshare, stock, sensor\n"
+    for name in ("weather", ""):  # (an empty name had skipped the check: "OK")
+        assert main(["check", str(good), "--scenario", name]) == 1
+        assert (
+            capsys.readouterr().err == f"error: unknown scenario {name!r}; known: rideshare, stock, sensor\n"
+        )

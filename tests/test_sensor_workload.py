@@ -122,6 +122,21 @@ def test_explain_svg_without_graphviz_says_how_to_get_it(tmp_path, capsys, monke
     )
 
 
+def test_a_dot_that_crashes_silently_is_named_with_its_signal(tmp_path, capsys, monkeypatch):
+    """Graphviz's dot segfaults on a SEQ of 20,000 types after about 30 s and says nothing (the message was
+    "dot -Tsvg failed: " and no more). Here a dot that ends itself with SIGSEGV stands for it."""
+    path = tmp_path / "figure3.hamlet"
+    path.write_text(FIGURE_3)
+    dot = tmp_path / "dot"
+    dot.write_text("#!/bin/sh\nkill -SEGV $$\n")
+    dot.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["explain", "--format", "svg", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        "error: dot -Tsvg failed: it was killed by signal 11 (SIGSEGV); --format dot prints the DOT text instead\n"
+    )
+
+
 def test_the_labels_of_a_workload_of_thousands_of_queries_name_some_and_count_the_rest(tmp_path, capsys):
     """3,000 queries sharing B+: the caption, each edge and the start's tooltip listed every name, a string
     past the 16,384 characters Graphviz reads (dot failed with a syntax error)."""
