@@ -47,7 +47,7 @@ from typing import IO, TYPE_CHECKING, Any
 if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/load_events.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hamlet.errors import EventError
+from hamlet.errors import EventError, shown_char
 from hamlet.events import Time
 from hamlet.io import Record, csv_records, open_csv, parse_number, parse_time, shown
 from jobs.commits import retried
@@ -470,7 +470,9 @@ ROW_SHOWN = 200  # characters of a rejected row printed; the rejects table keeps
 def describe_rejects(parsed: Parsed, source: str) -> Iterator[str]:
     for r in parsed.rejected:
         row = r.row if len(r.row) <= ROW_SHOWN else f"{r.row[:ROW_SHOWN]}... ({len(r.row):,} characters)"
-        yield f"{source}:{r.line}: rejected: {r.reason}: {row.replace(chr(10), ' ').replace(chr(13), ' ')}"
+        # (on one line, and a NUL or a bidi override shown as its escape: it would corrupt the terminal)
+        shown = "".join(shown_char(ch) for ch in row.replace(chr(10), " ").replace(chr(13), " "))
+        yield f"{source}:{r.line}: rejected: {r.reason}: {shown}"
 
 
 def build_parser(prog: str = "hamlet load-events") -> argparse.ArgumentParser:

@@ -308,6 +308,22 @@ def test_a_bom_is_read_and_an_unreadable_line_is_rejected_alone(tmp_path):
     )  # fmt: skip
 
 
+def test_a_rejected_row_is_printed_with_its_control_characters_escaped(tmp_path):
+    """The rejects table keeps the row as it was; the terminal gets a NUL or a bidi override as its escape
+    (printed raw, they corrupt what follows on the screen)."""
+    from hamlet.io import open_csv
+    from jobs.load_events import describe_rejects, parse_csv
+
+    path = tmp_path / "e.csv"
+    path.write_text("event_type,event_time,speed,driver\nTravel,60,1.5,d\x001\u202e\nTravel,61,2.5,d1\n")
+    with open_csv(str(path)) as f:
+        parsed = parse_csv(f, str(path), {"speed": "double", "driver": "string"})
+    assert [r.row for r in parsed.rejected] == ["Travel,60,1.5,d\x001\u202e"]
+    assert list(describe_rejects(parsed, "e.csv")) == [
+        "e.csv:2: rejected: driver holds a NUL byte: Travel,60,1.5,d\\x001\\u202e"
+    ]
+
+
 def test_a_quote_never_closed_is_rejected_where_it_opens_not_read_as_one_long_value(tmp_path):
     """Without strict CSV, the record of line 3 took lines 3-5 as its last field and kept the header's width:
     a Travel with a driver of three lines, and the two events after it gone without a reason."""
