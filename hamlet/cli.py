@@ -13,13 +13,14 @@ import hamlet_native
 import pyarrow as pa
 
 from hamlet.analysis.attributes import UNKNOWN, check_attributes
-from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, load_workload_file
+from hamlet.analysis.workload import MAX_WINDOWS_PER_EVENT, Workload, load_workload_file
 from hamlet.api import STRATEGIES, evaluate, evaluate_table, finalize_table
 from hamlet.errors import EventError, HamletError, output_file
 from hamlet.events import TIME_RANGE
 from hamlet.explain import explain
 from hamlet.io import (
     ARROW_SUFFIXES,
+    EventsFile,
     format_table,
     open_csv,
     read_events_arrow,
@@ -38,21 +39,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.strategy not in STRATEGIES:
         raise HamletError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
     stats = EvaluationStats()
-    where = f"the events file {args.events}"
     if args.events.lower().endswith(ARROW_SUFFIXES):  # columnar in: the kernel reads the columns themselves
         table = read_events_arrow(args.events)
-        check_attributes(workload, args.workload, _file_attributes(table.column_names), where)
+        _check_columns(workload, args, table.column_names)
         # (source: a bad row's error names the file, as the CSV reader's names its line)
         partials = evaluate_table(workload, table, strategy=args.strategy, stats=stats, source=args.events)
         rows = finalize_table(workload, partials)
         iso_times = pa.types.is_timestamp(table.schema.field("event_time").type)
     else:
-        try:
-            with open_csv(args.events) as f:
-                events_file = read_events_csv(f, args.events)
-        except OSError as e:
-            raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
-        check_attributes(workload, args.workload, _file_attributes(events_file.columns), where)
+        events_file = _csv_events(workload, args)
         rows = evaluate(workload, events_file.events, strategy=args.strategy, stats=stats, source=args.events)
         iso_times = events_file.iso_times
     if args.output:
@@ -69,10 +64,22 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _file_attributes(columns: Iterable[str]) -> dict[str, str]:
-    """An events file's attribute columns for ``check_attributes``: a name no column has would be null on
-    every event (``SUM(T.duraton)``). Their values are read cell by cell, so only the names are checked."""
-    return {c: UNKNOWN for c in columns if c not in ("event_type", "event_time", "event_id")}
+def _csv_events(workload: Workload, args: argparse.Namespace) -> EventsFile:
+    """The CSV of ``--events``, read whole, its columns checked against the workload (``_check_columns``)."""
+    try:
+        with open_csv(args.events) as f:
+            events_file = read_events_csv(f, args.events)
+    except OSError as e:
+        raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
+    _check_columns(workload, args, events_file.columns)
+    return events_file
+
+
+def _check_columns(workload: Workload, args: argparse.Namespace, columns: Iterable[str]) -> None:
+    """Every attribute the workload names is a column of the events file: one it lacks would be null on every
+    event (``SUM(T.duraton)``). Values are read cell by cell, so only the names are checked."""
+    attributes = {c: UNKNOWN for c in columns if c not in ("event_type", "event_time", "event_id")}
+    check_attributes(workload, args.workload, attributes, f"the events file {args.events}")
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -105,16 +112,10 @@ def _trends(args: argparse.Namespace) -> int:
         from hamlet.runtime.columnar import checked, events_of, sorted_events
 
         table = sorted_events(checked(read_events_arrow(args.events), args.events))
-        columns: Iterable[str] = table.column_names
+        _check_columns(workload, args, table.column_names)
         events = events_of(table, [c for c in table.column_names if c not in ("event_type", "event_time")])
     else:
-        try:
-            with open_csv(args.events) as f:
-                events_file = read_events_csv(f, args.events)
-        except OSError as e:
-            raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
-        columns, events = events_file.columns, events_file.events
-    check_attributes(workload, args.workload, _file_attributes(columns), f"the events file {args.events}")
+        events = _csv_events(workload, args).events
     start = None if args.window is None else _window_start(args.window)
     left, windows = args.limit, 0
     for found in list_trends(workload, args.query, events, start):
