@@ -155,8 +155,7 @@ def _read_table(location: str, kind: str, columns: Sequence[Column], optional: S
     except TableNotFoundError:
         return None
     except (DeltaError, OSError) as e:  # (OSError: a store deltalake cannot open here, such as s3://)
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ReportError(f"{location}: not a readable Delta table: {reason}") from None
+        raise ReportError(f"{location}: not a readable Delta table: {_first_line(e)}") from None
     missing = [c.name for c in columns if c.name not in schema.names]
     if missing:
         raise ReportError(f"{location}: not a {kind} table: no column{'s' if len(missing) > 1 else ''} "
@@ -170,7 +169,9 @@ def _read_table(location: str, kind: str, columns: Sequence[Column], optional: S
     try:
         table = read_arrow(location, columns=[c.name for c in wanted], filters=filters)
     except Exception as e:  # noqa: BLE001 (deltalake raises several kinds: report which table, not a traceback)
-        raise ReportError(f"cannot read the {kind} table {location}: {type(e).__name__}: {e}") from None
+        raise ReportError(
+            f"cannot read the {kind} table {location}: {type(e).__name__}: {_first_line(e)}"
+        ) from None
     for c in wanted:
         column = table.column(c.name)
         nulls = column.null_count + sum(_nested_nulls(chunk) for chunk in column.chunks)
@@ -182,6 +183,12 @@ def _read_table(location: str, kind: str, columns: Sequence[Column], optional: S
         return table.to_pylist()
     except (ValueError, OverflowError) as e:  # e.g. a timestamp past the year 9999, which Python cannot hold
         raise ReportError(f"{location}: {e}") from None
+
+
+def _first_line(error: BaseException) -> str:
+    """An error's first line (with RUST_BACKTRACE set, deltalake's messages carry the backtrace after it)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _nested_nulls(chunk: pa.Array) -> int:
