@@ -3,7 +3,6 @@ every semantics, with negation and predicates; the total is the engine's count; 
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -163,15 +162,14 @@ def test_position_template_trends_and_a_conjunction_refused(tmp_path, capsys):
     )
 
 
-def test_limit_on_2_to_the_40_trends_is_fast(tmp_path, capsys):
+def test_limit_on_2_to_the_40_trends_lists_the_first_and_counts_the_rest(tmp_path, capsys):
     # SEQ(A+, B) over a1..a40 b41: every non-empty subset of the a's, then b41: 2^40 - 1 trends.
     (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN SEQ(A+, B) WITHIN 100 SLIDE 100\n")
     rows = ["event_type,event_time,x"] + [f"A,{t},{t}" for t in range(1, 41)] + ["B,41,"]
     (tmp_path / "e.csv").write_text("\n".join(rows) + "\n")
-    began = time.perf_counter()
+    # (three of 2^40 listed: the walk never enumerates the rest; no wall clock is asserted in a unit test)
     code = main(["trends", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv"),
                  "--query", "q", "--limit", "3"])  # fmt: skip
-    took = time.perf_counter() - began
     assert code == 0
     out = capsys.readouterr().out.splitlines()
     total = 2**40 - 1
@@ -182,7 +180,6 @@ def test_limit_on_2_to_the_40_trends_is_fast(tmp_path, capsys):
         "  A@1 {x=1}, A@2 {x=2}, B@41",
         f"  ... {total - 3} more (--limit 3)",
     ]
-    assert took < 1.0, took
 
 
 def test_edges_past_the_bound_are_an_error_and_one_window_is_listed_from_its_own_events(tmp_path, capsys,
