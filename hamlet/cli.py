@@ -234,11 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
         "trends", help="list the trends of one query (streamed; the engine's total per window)"
     )
     tr.add_argument("--workload", required=True, help="workload file (queries)")
-    tr.add_argument(
-        "--events",
-        required=True,
-        help="CSV: event_type, event_time, attribute columns; or a Parquet or Arrow IPC file (.parquet, .arrow, .feather) with those columns",
-    )
+    tr.add_argument("--events", required=True, help="CSV: event_type, event_time, attribute columns; or a "
+                    "Parquet or Arrow IPC file (.parquet, .arrow, .feather) with those columns")  # fmt: skip
     tr.add_argument("--query", required=True, help="the query's name")
     tr.add_argument("--window", metavar="START", help="only the window that starts at START (seconds)")
     tr.add_argument("--limit", type=_positive, metavar="N", help="list at most N trends in all")

@@ -146,7 +146,7 @@ def _read_table(location: str, kind: str, columns: Sequence[Column], optional: S
     from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError, TableNotFoundError
 
-    from jobs.tables import read_arrow
+    from jobs.tables import first_line, read_arrow
 
     if "://" not in location and os.path.exists(location) and not os.path.isdir(location):
         raise ReportError(f"{location}: not a Delta table (a file, not a folder)")
@@ -155,7 +155,7 @@ def _read_table(location: str, kind: str, columns: Sequence[Column], optional: S
     except TableNotFoundError:
         return None
     except (DeltaError, OSError) as e:  # (OSError: a store deltalake cannot open here, such as s3://)
-        raise ReportError(f"{location}: not a readable Delta table: {_first_line(e)}") from None
+        raise ReportError(f"{location}: not a readable Delta table: {first_line(e)}") from None
     missing = [c.name for c in columns if c.name not in schema.names]
     if missing:
         raise ReportError(f"{location}: not a {kind} table: no column{'s' if len(missing) > 1 else ''} "
@@ -170,7 +170,7 @@ def _read_table(location: str, kind: str, columns: Sequence[Column], optional: S
         table = read_arrow(location, columns=[c.name for c in wanted], filters=filters)
     except Exception as e:  # noqa: BLE001 (deltalake raises several kinds: report which table, not a traceback)
         raise ReportError(
-            f"cannot read the {kind} table {location}: {type(e).__name__}: {_first_line(e)}"
+            f"cannot read the {kind} table {location}: {type(e).__name__}: {first_line(e)}"
         ) from None
     for c in wanted:
         column = table.column(c.name)
@@ -183,12 +183,6 @@ def _read_table(location: str, kind: str, columns: Sequence[Column], optional: S
         return table.to_pylist()
     except (ValueError, OverflowError) as e:  # e.g. a timestamp past the year 9999, which Python cannot hold
         raise ReportError(f"{location}: {e}") from None
-
-
-def _first_line(error: BaseException) -> str:
-    """An error's first line (with RUST_BACKTRACE set, deltalake's messages carry the backtrace after it)."""
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _nested_nulls(chunk: pa.Array) -> int:

@@ -106,6 +106,8 @@ def table_attributes(path: str, partitioned: bool = False) -> dict[str, str]:
     from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError, TableNotFoundError
 
+    from jobs.tables import first_line
+
     try:
         fields = DeltaTable(path).schema().fields
     except TableNotFoundError:
@@ -113,8 +115,7 @@ def table_attributes(path: str, partitioned: bool = False) -> dict[str, str]:
             f"no Delta table at {path} (create one with `hamlet generate` or `hamlet load-events`)"
         ) from None
     except (DeltaError, OSError) as e:  # (a file, a device, a broken log: deltalake's own words, first line)
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise HamletError(f"cannot read a Delta table at {path}: {reason}") from None
+        raise HamletError(f"cannot read a Delta table at {path}: {first_line(e)}") from None
     missing = [n for n in ("event_type", "event_time") if n not in {f.name for f in fields}]
     if missing:
         raise HamletError(

@@ -49,6 +49,13 @@ def read_pandas(location: str, columns: list[str] | None = None, filters: Any = 
     return table.to_pandas(columns=columns, filters=filters, filesystem=arrow_filesystem(location))
 
 
+def first_line(error: BaseException) -> str:
+    """A deltalake error's first line, or its type's name when it says nothing (with RUST_BACKTRACE set, its
+    message carries the Rust backtrace after that line)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 class OutsideTableError(ValueError):
     """A Delta log names a data file outside its table's folder."""
 

@@ -29,11 +29,9 @@ impl EndGroups {
             slots: vec![Vec::new(); slots],
             read: vec![false; final_only.len()],
         };
-        for p in (0..final_only.len()).filter(|&p| final_only[p]) {
-            predecessors[p].iter().for_each(|&s| groups.read[s] = true);
-        }
         let mut candidates: Vec<Vec<usize>> = Vec::new();
         for p in (0..final_only.len()).filter(|&p| final_only[p]) {
+            predecessors[p].iter().for_each(|&s| groups.read[s] = true);
             match candidates.iter_mut().find(|g| predecessors[g[0]] == predecessors[p]) {
                 Some(group) => group.push(p),
                 None => candidates.push(vec![p]),
