@@ -2,8 +2,8 @@
 //! over a partition's matched events; `SetKernel` takes a partition's events whole, applies the local
 //! predicates of every graph of a sharable query set and runs them all, sharing the bursts of the Kleene
 //! types its queries share in HAMLET's graphlets (`burst.rs`, `graphlet.rs`) and summing each group's windows
-//! itself when asked (`sums.rs`). `SegmentCosts` weighs the Python shared path's per-partition decision
-//! (`segments.rs`).
+//! itself when asked (`sums.rs`); `set.rs` is its run over one partition. `SegmentCosts` weighs the Python
+//! shared path's per-partition decision (`segments.rs`).
 //!
 //! Arithmetic is exact: counts and sums are `num::Num`, i128 while they fit, arbitrary precision beyond. A
 //! sum over an attribute that holds floats is kept, as Python keeps it, as a whole number of units, here of
@@ -38,11 +38,10 @@ mod partials;
 mod predicates;
 mod reach;
 mod segments;
+mod set;
 mod sums;
 mod values;
 mod vertical;
-
-use std::borrow::Cow;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -54,12 +53,13 @@ use edges::{Edge, Expr, Guard};
 use ends::EndGroups;
 use events::{RawEvent, Reader};
 use graph::{
-    gcd, positive_of, Agg, Blocks, Graph, Member, Partition, Role, SharedBurst, Update, ANY, CONT, COUNT, ENDS, FLOATS,
-    MAX, MIN, NEXT, NONNULL, SUM, TRENDS,
+    gcd, positive_of, Graph, Member, Partition, Role, Update, ANY, CONT, COUNT, ENDS, FLOATS, MAX, MIN, NEXT, NONNULL,
+    SUM, TRENDS,
 };
 use negation::Negation;
 use partials::{Function, MemberSpec, PartialColumns, StateSpec};
 use predicates::Program;
+use set::Outcome;
 use sums::{GraphSums, Run};
 use values::Scale;
 
@@ -995,265 +995,6 @@ impl SetKernel {
 }
 
 impl SetKernel {
-    /// One partition (`raw`, sorted by time) on every graph: the runs of those computed here with the
-    /// scales of their values, those left to Python, and what sharing did; None when the partition is
-    /// Python's (with `whole`: unless every graph is computed here).
-    fn compute(&self, raw: &[RawEvent], whole: bool, sharing: Sharing) -> Option<Outcome> {
-        self.compute_until(raw, whole, sharing, None)
-    }
-
-    /// `compute`, or with `segment_end` (a time segment of the partition, ending there: `vertical.rs`)
-    /// the runs of the windows final in the segment and a record per graph for composition (always whole).
-    fn compute_until(
-        &self,
-        raw: &[RawEvent],
-        whole: bool,
-        sharing: Sharing,
-        segment_end: Option<i64>,
-    ) -> Option<Outcome> {
-        let (matched, any) = self.matched(raw)?;
-        // Per key, the type number of each event it matched, side by side: each graph picks its own events
-        // out of these (`Self::graph_events`), and which types are there at all, without a walk over the
-        // events per graph (50 graphs of the authors' shape each walked all 20,000 events twice).
-        let kinds: Vec<Vec<u32>> = matched
-            .iter()
-            .map(|m| m.iter().map(|&i| raw[i].kind as u32).collect())
-            .collect();
-        let present: Vec<Vec<bool>> = kinds
-            .iter()
-            .map(|k| {
-                let mut present = vec![false; self.keys_of_type.len()];
-                k.iter().for_each(|&kind| present[kind as usize] = true);
-                present
-            })
-            .collect();
-        // The graphs with work here.
-        let mut busy = Vec::new();
-        for (g, kernel) in self.graphs.iter().enumerate() {
-            let graph = &kernel.get().graph;
-            let mine = &matched[self.key_of[g]];
-            // Every trend holds an event of each required type; windows of the run may lie elsewhere.
-            let mut seen = vec![false; graph.types.len()];
-            for (kind, _) in present[self.key_of[g]].iter().enumerate().filter(|(_, &there)| there) {
-                if let Some(p) = positive_of(&self.roles[g][kind]) {
-                    seen[p] = true;
-                }
-            }
-            if segment_end.is_some() {
-                // (what flows in from earlier segments may complete trends whatever this segment lacks)
-                if mine.is_empty() {
-                    continue;
-                }
-            } else if mine.is_empty()
-                || !graph.required.iter().all(|&p| seen[graph.places[p][0]])
-                || !graph.has_windows(raw[mine[0]].time, raw[mine[mine.len() - 1]].time)
-            {
-                continue;
-            }
-            busy.push(g);
-        }
-        // Graphs that run as one joint graph here (`joint.rs`): not in time segments, not under GRETA.
-        let joint_runs = match (segment_end, sharing) {
-            (None, Sharing::Static | Sharing::Hamlet) => self.joint_runs(raw, &matched, &busy, sharing),
-            _ => Vec::new(),
-        };
-        // Each other graph's events and what their values are; the graphs the kernel cannot compute exactly.
-        let mut prepared = Vec::new();
-        let mut declined = Vec::new();
-        for &g in &busy {
-            let joint = |run: &JointRun| run.present.iter().any(|&bit| self.joints[run.joint].graphs[bit] == g);
-            if joint_runs.iter().any(joint) {
-                continue;
-            }
-            let graph = &self.graphs[g].get().graph;
-            let key = self.key_of[g];
-            let mine = self.graph_events(g, &matched[key], &kinds[key], &present[key]);
-            match graph.events(raw, &mine, &self.roles[g], &self.attribute_at[g]) {
-                Some((events, scales)) => prepared.push((g, events, scales)),
-                None if whole => return None,
-                None => declined.push(g),
-            }
-        }
-        let mut partitions: Vec<Partition> = Vec::with_capacity(prepared.len());
-        let mut kept = Vec::with_capacity(prepared.len());
-        for (g, events, scales) in &prepared {
-            let graph = &self.graphs[*g].get().graph;
-            let partition = Partition::new(graph, events, scales);
-            let partition = match segment_end {
-                Some(_) => partition.map(|p| p.with_class_zero(vertical::own_class_zero(graph))),
-                None => partition,
-            };
-            match partition {
-                Some(partition) => {
-                    partitions.push(partition);
-                    kept.push((*g, events, scales));
-                }
-                None if whole => return None,
-                None => declined.push(*g),
-            }
-        }
-        let readers: Vec<burst::Reader> = kept
-            .iter()
-            .zip(&partitions)
-            .map(|((g, events, _), partition)| burst::Reader {
-                graph: &self.graphs[*g].get().graph,
-                roles: &self.roles[*g],
-                events,
-                partition,
-            })
-            .collect();
-        let mut plan = burst::plan(raw, self.pane, &self.shared, &readers, sharing);
-        drop(readers);
-        let mut snapshots = 0;
-        let mut computed = Vec::new();
-        let mut records = Vec::new();
-        for (((g, events, scales), partition), bursts) in kept.iter().zip(partitions).zip(&plan.bursts) {
-            let bursts: Vec<SharedBurst> = bursts
-                .iter()
-                .map(|&(from, to, graphlet)| SharedBurst {
-                    from,
-                    to,
-                    graphlet: &plan.graphlets[graphlet],
-                })
-                .collect();
-            if let Some(t1) = segment_end {
-                let graph = &self.graphs[*g].get().graph;
-                let (found, taken, record) = vertical::segment(graph, events, scales, t1, partition, &bursts)?;
-                snapshots += taken;
-                computed.push((*g, found, (*scales).clone()));
-                records.push((*g, record, (*scales).clone()));
-                continue;
-            }
-            match partition.run(&bursts) {
-                Some((found, taken)) => {
-                    snapshots += taken;
-                    computed.push((*g, found, (*scales).clone()));
-                }
-                None if whole => return None,
-                None => declined.push(*g),
-            }
-        }
-        let joint_bursts = if joint_runs.is_empty() || self.pane <= 0 {
-            Vec::new()
-        } else {
-            burst::bursts(raw, self.pane)
-        };
-        for run in &joint_runs {
-            let group = &self.joints[run.joint];
-            let blocks = Blocks {
-                graphs: &group.blocks,
-                zero: &group.zero,
-                offsets: &group.offsets,
-                widths: &group.widths,
-                masks: &run.masks,
-            };
-            let found = Partition::new(&group.graph, &run.events, &run.scales)
-                .and_then(|partition| partition.with_blocks(blocks).run(&[]));
-            let Some((found, _)) = found else {
-                if whole {
-                    return None;
-                }
-                declined.extend(run.present.iter().map(|&bit| group.graphs[bit]));
-                continue;
-            };
-            // Each graph's runs: its block of the joint finals, where it holds a trend.
-            let mut runs: Vec<Vec<Run>> = vec![Vec::new(); group.graphs.len()];
-            for (member, first, last, agg) in found {
-                let (bit, m) = group.members[member];
-                let block: Agg = agg[group.offsets[bit]..group.offsets[bit] + group.widths[bit]]
-                    .iter()
-                    .cloned()
-                    .collect();
-                if !block[0].is_zero() {
-                    runs[bit].push((m, first, last, block));
-                }
-            }
-            for &bit in &run.present {
-                // (the scales as the graph numbers its attributes: the joint graph's units, at least as fine
-                // as the graph's own events need, which its sums take as they take a finer partition's)
-                let scales = group.renumbered[bit].iter().map(|&a| run.scales[a]).collect();
-                computed.push((group.graphs[bit], std::mem::take(&mut runs[bit]), scales));
-            }
-            // (bursts of a type no graphlet shares are not counted by `burst::plan`: they are the joint graph's)
-            for &(kind, ..) in &joint_bursts {
-                if group.kleene[kind] && !self.shared[kind] {
-                    plan.decisions.bursts += 1;
-                    plan.decisions.shared_bursts += 1;
-                }
-            }
-            plan.decisions.graphlets += 1;
-        }
-        let matched = any.iter().filter(|&&m| m).count();
-        Some(Outcome {
-            computed,
-            declined,
-            matched,
-            decisions: plan.decisions,
-            snapshots,
-            records,
-        })
-    }
-
-    /// Graph g's events among those its key matched (`kinds`: their type numbers, `present`: which types are
-    /// there): the ones of types it reads, or all of them as they are when it reads every type there.
-    fn graph_events<'m>(&self, g: usize, matched: &'m [usize], kinds: &[u32], present: &[bool]) -> Cow<'m, [usize]> {
-        let roles = &self.roles[g];
-        if present.iter().zip(roles).all(|(&there, r)| !there || !r.is_empty()) {
-            return Cow::Borrowed(matched);
-        }
-        let mine = matched
-            .iter()
-            .zip(kinds)
-            .filter(|&(_, &kind)| !roles[kind as usize].is_empty());
-        Cow::Owned(mine.map(|(&i, _)| i).collect())
-    }
-
-    /// The joint graphs that run on this partition: per group with two or more `busy` graphs, the union of
-    /// their events with the graphs each is of, where the kernel reads every value exactly and the benefit
-    /// model (hamlet) says one propagation pays.
-    fn joint_runs(&self, raw: &[RawEvent], matched: &[Vec<usize>], busy: &[usize], sharing: Sharing) -> Vec<JointRun> {
-        let mut out = Vec::new();
-        for (j, group) in self.joints.iter().enumerate() {
-            let mut present = Vec::new();
-            let mut alone = vec![0; group.graphs.len()];
-            let mut bits = vec![0u64; raw.len()];
-            for (bit, &g) in group.graphs.iter().enumerate() {
-                if !busy.contains(&g) {
-                    continue;
-                }
-                present.push(bit);
-                let mine = &matched[self.key_of[g]];
-                alone[bit] = mine.len(); // (one event per matched one: no type at two places, no NOT)
-                for &i in mine {
-                    bits[i] |= 1 << bit;
-                }
-            }
-            if present.len() < 2 {
-                continue;
-            }
-            let indexes: Vec<usize> = (0..raw.len()).filter(|&i| bits[i] != 0).collect();
-            let together = indexes.iter().map(|&i| (raw[i].kind, bits[i]));
-            if sharing == Sharing::Hamlet && !joint::pays(group, &alone, together) {
-                continue;
-            }
-            let Some((events, scales)) = group.graph.events(raw, &indexes, &group.roles, &group.attribute_at) else {
-                continue;
-            };
-            let mut masks = Vec::with_capacity(events.len());
-            for &i in &indexes {
-                masks.extend(group.role_graphs[raw[i].kind].iter().map(|&graphs| bits[i] & graphs));
-            }
-            out.push(JointRun {
-                joint: j,
-                present,
-                events,
-                masks,
-                scales,
-            });
-        }
-        out
-    }
-
     /// A segment record as Python reads it (`hamlet/runtime/vertical.py`): (partition, graph, leading,
     /// trailing, columns, windows, running, carry), columns as (kind, position, field) with kind 0 the
     /// constant, 1 a running total, 2 the starts; aggregates as lists of ints in the Python algebra's units
@@ -1380,54 +1121,6 @@ impl SetKernel {
         }
         Ok(out)
     }
-
-    /// Per match key, the indexes of the events that pass its local predicates; and per event whether
-    /// some key matched it. None: a predicate read a value only Python compares exactly.
-    fn matched(&self, raw: &[RawEvent]) -> Option<(Vec<Vec<usize>>, Vec<bool>)> {
-        let mut matched = vec![Vec::new(); self.tests.len()];
-        let mut any = vec![false; raw.len()];
-        for (i, e) in raw.iter().enumerate() {
-            for &key in &self.keys_of_type[e.kind] {
-                let programs = self.tests[key][e.kind].as_ref().expect("a key that reads the type");
-                let mut pass = true;
-                for p in programs {
-                    match p.test(&e.values) {
-                        Ok(true) => {}
-                        Ok(false) => {
-                            pass = false;
-                            break;
-                        }
-                        Err(()) => return None,
-                    }
-                }
-                if pass {
-                    matched[key].push(i);
-                    any[i] = true;
-                }
-            }
-        }
-        Some((matched, any))
-    }
-}
-
-/// One partition's run of a joint graph: the group's graphs among the partition's (bits), the union of their
-/// events, per event the graphs it is of, the scales of their values.
-struct JointRun {
-    joint: usize,
-    present: Vec<usize>,
-    events: Vec<graph::Event>,
-    masks: Vec<u64>,
-    scales: Vec<Scale>,
-}
-
-/// One partition on the set kernel (`SetKernel::compute`).
-struct Outcome {
-    computed: Vec<(usize, Vec<Run>, Vec<Scale>)>, // (graph, its runs, the scales of its values)
-    declined: Vec<usize>,                         // graphs left to Python
-    matched: usize,                               // events some graph's local predicates match
-    decisions: Decisions,
-    snapshots: usize,
-    records: Vec<(usize, vertical::SegmentRecord, Vec<Scale>)>, // a time segment's: per graph
 }
 
 fn decisions_tuple<'py>(py: Python<'py>, d: Decisions, snapshots: usize) -> PyResult<Bound<'py, PyAny>> {
