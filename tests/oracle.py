@@ -37,7 +37,8 @@ The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by s
    ``[window start, first event of the trend)``. A trailing ``NOT N``: no match of N in
    ``(last event of the trend, window end)``. A match of N is a trend of N by the same rules (its own
    nested NOTs, predicates and partition); a match that crosses a window bound does not count. Inside a
-   Kleene plus, each iteration's P1 → P2 boundary is checked. A pattern that parses a trend in several ways
+   Kleene plus, each iteration's P1 → P2 boundary is checked. NOTs side by side (``SEQ(A, NOT C, NOT D, B)``)
+   each hold on the same interval. A pattern that parses a trend in several ways
    (a type at several places, ``P{n,}``) matches it when one parse passes every NOT.
 7. **Event matching semantics** (dissertation §2.4), applied to the trends of step 6 in one window and
    partition. ``ANY`` (Definition 2.2): all of them. ``NEXT`` (Definition 2.3): a trend tr is kept unless
@@ -342,27 +343,29 @@ def _ends(
     elif isinstance(pattern, SeqPattern):
         positions = {i}  # where the match of the items seen so far may end
         seen_positive = False
-        pending: NegationPattern | None = None  # a NOT waiting for the positive item after it
+        pending: list[NegationPattern] = []  # the NOTs waiting for the positive item after them
         for item in pattern.items:
             if isinstance(item, NegationPattern):
-                pending = item
+                pending.append(item)
                 continue
             following: set[int] = set()
             for j in positions:
-                if pending is not None:
+                if pending:
                     # Middle NOT: strictly between trend[j-1] (end of the previous part) and trend[j].
                     # Leading NOT (nothing positive before it): from the window start to trend[j].
                     lower = trend[j - 1].time if seen_positive else None
-                    if j >= len(trend) or _negation_matched(pending.inner, lower, trend[j].time, context):
+                    if j >= len(trend) or any(
+                        _negation_matched(n.inner, lower, trend[j].time, context) for n in pending
+                    ):
                         continue
                 following |= _ends(item, trend, j, context, memo)
             positions = following
             seen_positive = True
-            pending = None
-        if pending is not None:
+            pending = []
+        if pending:
             # Trailing NOT: from the last event of the trend to the window end.
-            positions = {j for j in positions if not _negation_matched(pending.inner, trend[j - 1].time, None,
-                                                                       context)}  # fmt: skip
+            positions = {j for j in positions
+                         if not any(_negation_matched(n.inner, trend[j - 1].time, None, context) for n in pending)}  # fmt: skip
         result = positions
     else:  # pragma: no cover - the analysis rejects anything else
         raise TypeError(f"unexpected pattern node {pattern!r}")

@@ -102,6 +102,21 @@ EXAMPLES = [
         "a1 b2 c2 a3 b4",
         {"qn": [3], "qc": [2]},
     ),
+    # NOTs side by side each hold on the same interval. Over a1 c2 b3 a4 d5 b6 a7 b8: between two parts only
+    # (a7,b8) has neither a C nor a D between its events; leading, only a1 has none before it: (a1,b3), (a1,b6),
+    # (a1,b8); trailing, d5 cuts b3 off, so every a before b6 or b8 ends a trend there: 2 + 3. One NOT of the
+    # sequence, NOT SEQ(C, D), is another query: only a C followed by a D cuts, so (a1,b3), (a4,b6), (a4,b8),
+    # (a7,b8) are its 4.
+    (
+        (
+            "middle: RETURN COUNT(*) PATTERN SEQ(A, NOT C, NOT D, B) WITHIN 100 SLIDE 100\n"
+            "leading: RETURN COUNT(*) PATTERN SEQ(NOT C, NOT D, A, B) WITHIN 100 SLIDE 100\n"
+            "trailing: RETURN COUNT(*) PATTERN SEQ(A, B, NOT C, NOT D) WITHIN 100 SLIDE 100\n"
+            "sequence: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(C, D), B) WITHIN 100 SLIDE 100"
+        ),
+        "a1 c2 b3 a4 d5 b6 a7 b8",
+        {"middle": [1], "leading": [3], "trailing": [5], "sequence": [4]},
+    ),
 ]
 
 # Dissertation chapter 12. Figure 12.2: SEQ(A+, B, A, A+, B+) over a1 b2 a3 a4 b5 has the one trend

@@ -37,13 +37,22 @@ def patterns(draw, pool: list[str], depth: int = 0, top: bool = True, nots: bool
     parts = []
     for i, item in enumerate(items):
         if nots and i and pool and draw(st.integers(0, 3)) == 0:
-            parts.append("NOT " + draw(negated(pool)))
+            parts.extend(draw(side_by_side(pool)))
         parts.append(item)
     if nots and top and pool and draw(st.integers(0, 3)) == 0:
-        parts.insert(0, "NOT " + draw(negated(pool)))
+        parts[:0] = draw(side_by_side(pool))
     if nots and top and pool and draw(st.integers(0, 3)) == 0:
-        parts.append("NOT " + draw(negated(pool)))
+        parts.extend(draw(side_by_side(pool)))
     return "SEQ(" + ", ".join(parts) + ")"
+
+
+@st.composite
+def side_by_side(draw, pool: list[str]) -> list[str]:
+    """One NOT, or now and then two side by side (``SEQ(A, NOT C, NOT D, B)``: both hold between A and B)."""
+    nots = ["NOT " + draw(negated(pool))]
+    if pool and draw(st.integers(0, 3)) == 0:
+        nots.append("NOT " + draw(negated(pool)))
+    return nots
 
 
 @st.composite
@@ -65,7 +74,9 @@ NEGATION_SHAPES = [
     "SEQ(NOT SEQ(C, D), A+)", "SEQ((SEQ(A, B))+, NOT SEQ(C, NOT E, D))", "SEQ(A+, NOT SEQ(C?, D), B)",
     "SEQ(NOT SEQ(C, D*), A+, NOT SEQ(E?, B))", "SEQ(A, NOT A, B+)", "SEQ(A+, NOT C, B, NOT C, D)",
     "SEQ(NOT B, A+, B, NOT A)", "(SEQ(A, NOT B, B))+", "SEQ(A, NOT SEQ(C, C), B+)", "SEQ(A+, NOT C{2,})",
-    "SEQ(NOT SEQ(B, A+, B), A+, B)", "SEQ(A, NOT SEQ(C, NOT B, C), B+)",
+    "SEQ(NOT SEQ(B, A+, B), A+, B)", "SEQ(A, NOT SEQ(C, NOT B, C), B+)", "SEQ(A, NOT C, NOT D, B+)",
+    "SEQ(NOT C, NOT SEQ(D, E), A+)", "SEQ(A+, B, NOT C, NOT D+)", "(SEQ(A, NOT C, NOT SEQ(D, NOT E, D), B))+",
+    "SEQ(A+, NOT A, NOT C, B)",
 ]  # fmt: skip
 
 

@@ -120,6 +120,12 @@ def split_positions(pattern: Pattern, fail: Fail) -> PositionNegations:
     trailing: list[int | None] = []
     for operand in operands:
         own = _split(operand, fail, top_level=True, typed=False).negations
+        for side, outer in (("first", [n for n in own if n.previous is None]),
+                            ("last", [n for n in own if n.following is None])):  # fmt: skip
+            # (an operand's start or end states are guarded by one NOT each)
+            if isinstance(pattern, ChoicePattern) and len(outer) > 1:
+                raise fail(outer[1].node or pattern, f"an operand of {pattern.op} may have one NOT {side} in it, "
+                           "not several side by side")  # fmt: skip
         leading.append(next((len(negations) + i for i, n in enumerate(own) if n.previous is None), None))
         trailing.append(next((len(negations) + i for i, n in enumerate(own) if n.following is None), None))
         negations.extend(own)
@@ -149,12 +155,9 @@ def _split(pattern: Pattern, fail: Fail, top_level: bool, typed: bool = True) ->
             if not isinstance(item, NegationPattern):
                 positives.append(strip(item, False))
                 continue
-            before = items[index - 1] if index > 0 else None
-            after = items[index + 1] if index + 1 < len(items) else None
-            if isinstance(before, NegationPattern) or isinstance(after, NegationPattern):
-                raise fail(
-                    item, "two NOTs in a row; write one NOT SEQ(...) or put a positive pattern between them"
-                )
+            # (NOTs side by side, SEQ(A, NOT C, NOT D, B), each hold between the same two positive parts)
+            before = next((i for i in reversed(items[:index]) if not isinstance(i, NegationPattern)), None)
+            after = next((i for i in items[index + 1 :] if not isinstance(i, NegationPattern)), None)
             if (before is None or after is None) and not (is_root and top_level):
                 where = "first" if before is None else "last"
                 raise fail(item, f"NOT may be {where} only in the top-level SEQ of a query's pattern; "
