@@ -278,9 +278,11 @@ def _states(q: AnalyzedQuery) -> list[str]:
         crossing = states.guards.get((tr.source, tr.target))
         between = when(crossing, "between the two events") if crossing else ""
         lines.append(f"    {tr.source} -> {tr.target}{between}")
-    for operand, k in enumerate(states.trailing):
-        if k is not None:
-            lines.append(f"    operand {operand + 1} ends a trend where {texts[k]} has no match after it")
+    for operand, ks in enumerate(states.trailing):
+        if ks:
+            nots = " and ".join(texts[k] for k in ks)
+            lines.append(f"    operand {operand + 1} ends a trend where {nots} {'has' if len(ks) == 1 else 'have'} "
+                         "no match after it")  # fmt: skip
     return lines
 
 

@@ -22,7 +22,7 @@ class GraphKernel:
         member_ends: list[int] | None = None,  # per member its end position, on a merged template
         # P OR Q, P AND Q: (per position the operands it ends as bits, per operand its trailing NOT's number,
         # (position, negation numbers, outcomes as bits) per start position the operands' leading NOTs guard)
-        operands: tuple[list[int], list[int | None], list[tuple[int, list[int], int]]] | None = None,
+        operands: tuple[list[int], list[list[int]], list[tuple[int, list[int], int]]] | None = None,
     ) -> None: ...
     def run(self, events: list[Any], substream: list[int] | None = None) -> list[tuple[int, int, int, Any]] | None: ...
 

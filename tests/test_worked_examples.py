@@ -106,16 +106,26 @@ EXAMPLES = [
     # (a7,b8) has neither a C nor a D between its events; leading, only a1 has none before it: (a1,b3), (a1,b6),
     # (a1,b8); trailing, d5 cuts b3 off, so every a before b6 or b8 ends a trend there: 2 + 3. One NOT of the
     # sequence, NOT SEQ(C, D), is another query: only a C followed by a D cuts, so (a1,b3), (a4,b6), (a4,b8),
-    # (a7,b8) are its 4.
+    # (a7,b8) are its 4. In an operand of OR: SEQ(B, A) adds (b3,a4), (b3,a7), (b6,a7) to a1 with any of the
+    # 7 non-empty sets of b's (leading), or to the trailing 5.
     (
         (
             "middle: RETURN COUNT(*) PATTERN SEQ(A, NOT C, NOT D, B) WITHIN 100 SLIDE 100\n"
             "leading: RETURN COUNT(*) PATTERN SEQ(NOT C, NOT D, A, B) WITHIN 100 SLIDE 100\n"
             "trailing: RETURN COUNT(*) PATTERN SEQ(A, B, NOT C, NOT D) WITHIN 100 SLIDE 100\n"
-            "sequence: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(C, D), B) WITHIN 100 SLIDE 100"
+            "sequence: RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(C, D), B) WITHIN 100 SLIDE 100\n"
+            "leading_or: RETURN COUNT(*) PATTERN SEQ(NOT C, NOT D, A, B+) OR SEQ(B, A) WITHIN 100 SLIDE 100\n"
+            "trailing_or: RETURN COUNT(*) PATTERN SEQ(A, B, NOT C, NOT D) OR SEQ(B, A) WITHIN 100 SLIDE 100"
         ),
         "a1 c2 b3 a4 d5 b6 a7 b8",
-        {"middle": [1], "leading": [3], "trailing": [5], "sequence": [4]},
+        {
+            "middle": [1],
+            "leading": [3],
+            "trailing": [5],
+            "sequence": [4],
+            "leading_or": [10],
+            "trailing_or": [8],
+        },
     ),
 ]
 

@@ -601,15 +601,17 @@ def family_pattern(draw, family: str, types: str) -> str:
 
 @st.composite
 def position_patterns_with_ends(draw) -> str:
-    """A ``position_patterns`` pattern with NOTs: a leading NOT, a trailing NOT or both, over types the
-    positive part lacks (D, E: a negated type appears once), each a type, a Kleene type or a sequence,
+    """A ``position_patterns`` pattern with NOTs: a leading NOT, a trailing NOT or both (now and then two side
+    by side), over types the positive part lacks (D, E), each a type, a Kleene type or a sequence,
     first or last in the top-level SEQ, or in one or two operands of OR / AND (the grammar allows them only
     as the whole pattern); and NOT F or NOT F+ between two items of any SEQ in it (``with_nots_inside``)."""
     core = draw(position_patterns())
     if draw(st.booleans()):
         core = draw(with_nots_inside(core, ["NOT F", "NOT F+"], 1))
+    # (and two NOTs side by side: "D, NOT F" leads with NOT D, NOT F)
     lead, trail = draw(st.sampled_from([("D", ""), ("", "E"), ("D", "E"), ("D+", "E"), ("SEQ(D, E)", ""),
-                                        ("", "SEQ(E, D+)"), ("E", "D+"), ("", "")]))  # fmt: skip
+                                        ("", "SEQ(E, D+)"), ("E", "D+"), ("", ""), ("D, NOT F", "E"),
+                                        ("", "E, NOT F+")]))  # fmt: skip
     op = next((o for o in (" OR ", " AND ") if o in core), None)
     if op is None:
         return _with_ends(core, lead, trail)

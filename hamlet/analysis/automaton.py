@@ -85,8 +85,8 @@ class StateTemplate:
     guards: dict[tuple[str, str], Guard] = field(default_factory=dict)
     # start state → the outcomes of the operands' leading NOTs (in [window start, event)) that start there
     start_guards: dict[str, Guard] = field(default_factory=dict)
-    # per operand of OR / AND: the number of its trailing NOT, or None (empty: no operand has one)
-    trailing: tuple[int | None, ...] = ()
+    # per operand of OR / AND: the numbers of its trailing NOTs (empty: no operand has one)
+    trailing: tuple[tuple[int, ...], ...] = ()
 
     def type_template(self) -> Template:
         """The template projected on event types: which types follow which (what the analysis of
@@ -151,18 +151,18 @@ class _Glushkov:
 
 
 def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None = None,
-                 leading: Sequence[int | None] = (), trailing: Sequence[int | None] = ()) -> StateTemplate:  # fmt: skip
+                 leading: Sequence[tuple[int, ...]] = (), trailing: Sequence[tuple[int, ...]] = ()) -> StateTemplate:  # fmt: skip
     """The deterministic position template of ``pattern`` (a ``ChoicePattern`` or any pattern), with its
     NOTs between two parts in place: ``guarded`` numbers them (by the id of their node). ``leading`` and
-    ``trailing``: per operand of OR / AND, the number of the NOT first or last in it (or None).
+    ``trailing``: per operand of OR / AND, the numbers of the NOTs first or last in it (side by side).
 
     A NOT between two parts of a parse guards the follow pairs across it, so whether a trend may go from
     one set of positions to the next depends on which of the NOTs crossed had a match between the two
     events. The subset construction runs over (event type, those outcomes): a transition from a state to
     another is taken for some outcomes (``Guard``), and a trend still runs along exactly one path. Where
     operands lead with NOTs of their own, so does the state a trend starts at: the first positions of the
-    operands whose NOT has no match in [window start, first event) (``start_guards``); a trend ends an
-    operand only where its trailing NOT has no match in (last event, window end) (``trailing``, read at the
+    operands whose NOTs have no match in [window start, first event) (``start_guards``); a trend ends an
+    operand only where its trailing NOTs have no match in (last event, window end) (``trailing``, read at the
     window's end)."""
     operands = pattern.operands if isinstance(pattern, ChoicePattern) else (pattern,)
     if isinstance(pattern, ChoicePattern) and len(operands) > MAX_OPERANDS:
@@ -196,8 +196,7 @@ def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None
         return fail(pattern, _too_many_guards)
 
     # (a start position "crosses" its operand's leading NOT, from the window's start to the event)
-    lead_of = [leading[o] if leading else None for o in positions.operand]
-    leads = [frozenset[int]() if k is None else frozenset({k}) for k in lead_of]
+    leads = [frozenset(leading[o]) if leading else frozenset[int]() for o in positions.operand]
     start_guards: dict[frozenset[int], Guard | None] = {}
     for found in by_type(first).values():
         start_guards.update(_guarded_sets([(y, {leads[y]}) for y in sorted(found)], too_many_guards))

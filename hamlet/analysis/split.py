@@ -102,13 +102,14 @@ class PositionNegations:
     """The negations of a pattern on a position template (automaton.py), as written, and where each stands:
     ``middle``: the number among them of each NOT between two parts, by the id of its node (what
     ``build_states`` guards the transitions across); ``leading``, ``trailing``: per operand of OR / AND, the
-    number of the NOT first or last in it, or None (empty without OR / AND: a leading or trailing NOT of the
-    top-level SEQ then holds at every start or end state, anchored to types as GRETA's)."""
+    numbers of the NOTs first or last in it (several side by side; none: empty), all empty without OR / AND
+    (a leading or trailing NOT of the top-level SEQ then holds at every start or end state, anchored to
+    types as GRETA's)."""
 
     negations: tuple[Negation, ...]
     middle: dict[int, int]
-    leading: tuple[int | None, ...]
-    trailing: tuple[int | None, ...]
+    leading: tuple[tuple[int, ...], ...]
+    trailing: tuple[tuple[int, ...], ...]
 
 
 def split_positions(pattern: Pattern, fail: Fail) -> PositionNegations:
@@ -116,25 +117,19 @@ def split_positions(pattern: Pattern, fail: Fail) -> PositionNegations:
     build it."""
     operands = pattern.operands if isinstance(pattern, ChoicePattern) else (pattern,)
     negations: list[Negation] = []
-    leading: list[int | None] = []
-    trailing: list[int | None] = []
+    leading: list[tuple[int, ...]] = []
+    trailing: list[tuple[int, ...]] = []
     for operand in operands:
         own = _split(operand, fail, top_level=True, typed=False).negations
-        for side, outer in (("first", [n for n in own if n.previous is None]),
-                            ("last", [n for n in own if n.following is None])):  # fmt: skip
-            # (an operand's start or end states are guarded by one NOT each)
-            if isinstance(pattern, ChoicePattern) and len(outer) > 1:
-                raise fail(outer[1].node or pattern, f"an operand of {pattern.op} may have one NOT {side} in it, "
-                           "not several side by side")  # fmt: skip
-        leading.append(next((len(negations) + i for i, n in enumerate(own) if n.previous is None), None))
-        trailing.append(next((len(negations) + i for i, n in enumerate(own) if n.following is None), None))
+        leading.append(tuple(len(negations) + i for i, n in enumerate(own) if n.previous is None))
+        trailing.append(tuple(len(negations) + i for i, n in enumerate(own) if n.following is None))
         negations.extend(own)
     middle = {
         id(n.node): i for i, n in enumerate(negations) if n.previous is not None and n.following is not None
     }
     choice = isinstance(pattern, ChoicePattern)
     return PositionNegations(tuple(negations), middle, tuple(leading) if choice else (),
-                             tuple(trailing) if choice and any(t is not None for t in trailing) else ())  # fmt: skip
+                             tuple(trailing) if choice and any(trailing) else ())  # fmt: skip
 
 
 def _split(pattern: Pattern, fail: Fail, top_level: bool, typed: bool = True) -> SubPattern:

@@ -92,8 +92,8 @@ class TrendGraph:
             for state, guard in (states.start_guards.items() if states is not None else ())
         }
         self.operand_trailing = [
-            None if k is None else self.children[k][1]
-            for k in (states.trailing if states is not None else ())
+            _latest_of(self.children[k][1] for k in ks)
+            for ks in (states.trailing if states is not None else ())
         ]
         # The matching semantics apply to the trends of the query's pattern, not to the matches of its
         # negative sub-patterns (Definition 2.2 negates matches_any(N, I)).
@@ -374,7 +374,7 @@ class TrendGraph:
     def end_limits(self) -> tuple[Any, tuple[Any, ...]]:
         """The latest starts of the trailing NOTs' matches so far: the pattern's, and each operand's."""
         limit = self.trailing_limit() if self.trailing_limit is not None else None
-        return limit, tuple(None if g is None else g.latest_match_start for g in self.operand_trailing)
+        return limit, tuple(None if latest is None else latest() for latest in self.operand_trailing)
 
     def ends_of(self, time: Any, state: str, limits: tuple[Any, tuple[Any, ...]]) -> frozenset[int]:
         """The operands (0 for a pattern without OR / AND) a trend ending at ``state`` (an end state, or on a

@@ -419,7 +419,7 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra, projections: 
         top = [k for k, spec in enumerate(negations, 1) if spec[5] == 0]  # (the pattern's own NOTs, in order)
         operands = (
             [sum(1 << o for o in states.accepts.get(t, ())) for t in template.types],
-            [None if i is None else top[i] for i in states.trailing],
+            [[top[i] for i in ks] for ks in states.trailing],
             [(position[s], [top[i] for i in g.negations], g.bits) for s, g in states.start_guards.items()],
         )
     kernel = hamlet_native.GraphKernel(

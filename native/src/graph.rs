@@ -152,10 +152,10 @@ pub struct Graph {
     pub trailing: Vec<usize>,     // the negations after its end
     /// P OR Q, P AND Q whose operands lead or end with NOTs of their own (`automaton.build_states`): per
     /// position, the outcomes of those leading NOTs (in [window start, event)) that start trends there;
-    /// per position, the operands it ends (bit o); per operand, its trailing NOT's number.
+    /// per position, the operands it ends (bit o); per operand, the numbers of its trailing NOTs.
     pub start_guard: Vec<Option<Guard>>,
     pub accepts: Vec<u64>,
-    pub operand_trailing: Vec<Option<usize>>,
+    pub operand_trailing: Vec<Vec<usize>>,
     pub negated: Vec<bool>,  // per position: a NOT reads its type too (`SEQ(A, NOT A, B)`)
     pub is_start: Vec<bool>, // per position: a trend may start there
     pub is_end: Vec<bool>,   // per position: a trend may end there
@@ -1586,10 +1586,10 @@ impl<'a> Partition<'a> {
         let by_operand: Vec<Option<i64>> = kernel
             .operand_trailing
             .iter()
-            .map(|k| k.as_ref().and_then(latest))
+            .map(|ks| ks.iter().map(latest).max().flatten())
             .collect();
-        // The operands a trend ending at position p at `time` ends: those whose own trailing NOT has no match
-        // after it.
+        // The operands a trend ending at position p at `time` ends: those whose own trailing NOTs have no
+        // match after it.
         let ends_at = |p: usize, time: i64| -> u64 {
             (0..u64::BITS as usize)
                 .filter(|&o| {

@@ -84,7 +84,7 @@ type EdgeSpec<'py> = (
 );
 
 /// P OR Q, P AND Q as Python describes them (`GraphKernel::new`).
-type OperandsSpec = (Vec<u64>, Vec<Option<usize>>, Vec<(usize, Vec<usize>, u64)>);
+type OperandsSpec = (Vec<u64>, Vec<Vec<usize>>, Vec<(usize, Vec<usize>, u64)>);
 
 /// A negative sub-pattern as Python describes it (`GraphKernel::new`).
 type NegationSpec<'py> = (
@@ -172,7 +172,7 @@ impl GraphKernel {
     /// trend holds (default: all); `member_ends`: per member, the end position whose trends it counts, on a
     /// merged template (queries that share every position but the end; default: every end, for each);
     /// `operands`: for P OR Q and P AND Q (`automaton.build_states`), (per position the operands it ends as
-    /// a bit set, per operand the number of its trailing NOT or None, and (position, negation numbers,
+    /// a bit set, per operand the numbers of its trailing NOTs (none: empty), and (position, negation numbers,
     /// outcomes as a bit set) for each start position that the operands' leading NOTs guard).
     #[new]
     #[allow(clippy::too_many_arguments)]
