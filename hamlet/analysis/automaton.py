@@ -195,7 +195,7 @@ def build_states(pattern: Pattern, fail: Fail, guarded: Mapping[int, int] | None
     def too_many_guards() -> QueryError:
         return fail(pattern, _too_many_guards)
 
-    # (a start position "crosses" its operand's leading NOT, from the window's start to the event)
+    # (a start position "crosses" its operand's leading NOTs, from the window's start to the event)
     leads = [frozenset(leading[o]) if leading else frozenset[int]() for o in positions.operand]
     start_guards: dict[frozenset[int], Guard | None] = {}
     for found in by_type(first).values():
