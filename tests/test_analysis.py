@@ -66,6 +66,19 @@ def test_predicates_are_classified():
     assert q.window == Window(Fraction(1800), Fraction(60))
 
 
+def test_a_query_named_like_a_time_unit_after_a_bare_window_is_the_next_query():
+    """A bare number is in seconds, so a unit word after it followed by ':' names the next query."""
+    workload = parse_workload(
+        "q1: RETURN COUNT(*) PATTERN A+ WITHIN 10\n"
+        "h: RETURN COUNT(*) PATTERN B+ WITHIN 10 SLIDE 5\n"
+        "min: RETURN COUNT(*) PATTERN B+ WITHIN 2 h\n"
+        "s: RETURN COUNT(*) PATTERN B+ WITHIN 3 min SLIDE 1\n"
+        "d: RETURN COUNT(*) PATTERN A+ WITHIN 1 d"
+    )
+    assert [(q.name, q.window.within, q.window.slide) for q in workload.queries] == [
+        ("q1", 10, 10), ("h", 10, 5), ("min", 7200, 7200), ("s", 180, 1), ("d", 86400, 86400)]  # fmt: skip
+
+
 def test_windows_of_an_event():
     w = Window(Fraction(10), Fraction(3))
     assert list(w.indexes(9)) == [0, 1, 2, 3]  # [0,10) [3,13) [6,16) [9,19)

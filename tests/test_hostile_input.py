@@ -11,7 +11,9 @@ import pytest
 from hamlet import QueryError, parse_workload
 from hamlet.analysis.template import Template, Transition, build_template
 from hamlet.cli import main
+from hamlet.explain import explain
 from hamlet.language.parser import parse_workload_text
+from hamlet.runtime.aggregates import VectorAlgebra
 
 TAIL = " WITHIN 1 s"
 
@@ -56,6 +58,10 @@ HOSTILE = [
      "unknown time unit 'years'; use ms, s|sec|second(s), min|minute(s), h|hour(s) or d|day(s)"),
     ("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 1 s SLIDE 36526 d", 1, 56,
      "36526 d is longer than 100 years (3155760000 s), the longest window or slide"),
+    # (the kernel decides a step across NOTs by their outcomes, a 64-bit set: 2^6)
+    ("q: RETURN COUNT(*) PATTERN SEQ(A, " + ", ".join(f"NOT N{i}" for i in range(7)) + ", B)" + TAIL, 1, 83,
+     ("more than 6 NOTs side by side between two parts (the engine decides each step across them by which of "
+      "them matched)")),
 ]  # fmt: skip
 
 
@@ -451,3 +457,32 @@ def test_a_value_an_aggregate_cannot_read_stops_only_the_rows_that_read_it(strat
     for path in paths:
         with pytest.raises(EvaluationError):
             path(workload, ended)
+
+
+def test_wide_workloads_analyse_and_explain_in_one_pass():
+    """A SEQ of 10,000 types, an equivalence list of 10,000 attributes, 5,000 NOTs each between two parts, a
+    RETURN of 4,000 sums: each used to cost a search of a list per item (parsing, the template, the kernel's
+    type numbers and Kleene positions, the aggregate fields), minutes at the 1 MiB a workload file may hold."""
+    types = [f"A{i}" for i in range(10_000)]
+    wide = parse_workload(
+        f"long: RETURN COUNT(*) PATTERN SEQ({', '.join(types)}, B+) WITHIN 1 s\n"
+        f"keyed: RETURN COUNT(*) PATTERN B+ WHERE [{', '.join(f'a{i}' for i in range(10_000))}, a7] WITHIN 1 s\n"
+        f"negated: RETURN COUNT(*) PATTERN SEQ({', '.join(f'A{i}, NOT N{i}' for i in range(5_000))}, B) WITHIN 1 s\n"
+        f"summed: RETURN {', '.join(f'SUM(B.x{i}), AVG(B.x{i})' for i in range(2_000))} PATTERN SEQ(A0, B+) WITHIN 1 s"
+    )
+    seq, equivalence, nots, sums = wide.queries
+    assert seq.pattern.template.types == (*types, "B")
+    pairs = {(t.source, t.target) for t in seq.pattern.template.transitions}
+    assert pairs == {*zip(types, [*types[1:], "B"]), ("B", "B")}
+    assert equivalence.equivalence == tuple(f"a{i}" for i in range(10_000))
+    assert [(n.previous, n.following) for n in nots.pattern.negations] == [
+        (f"A{i}", f"A{i + 1}" if i < 4_999 else "B") for i in range(5_000)
+    ]
+    assert len(sums.aggregates) == 4_000
+    # (a SUM and an AVG of one attribute share its fields: the sum, the non-null count, the floats' count)
+    assert len(VectorAlgebra.of(sums, []).fields) == 1 + 3 * 2_000
+    text = explain(wide)
+    assert (
+        "Kleene sub-patterns: B+" in text
+        and "negative sub-pattern NOT N4999 (previous: A4999, following: B)" in text
+    )

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hamlet.analysis.split import Fail
+from hamlet.analysis.split import MAX_GUARD_NOTS, Fail
 from hamlet.analysis.template import Template, Transition
 from hamlet.errors import QueryError
 from hamlet.language.nodes import (
@@ -46,8 +46,6 @@ from hamlet.language.nodes import (
 MAX_STATES = 256  # subset construction may grow exponentially; real patterns stay far below
 # Places before the subset construction: P{n,} unrolls n copies of P, so ((A{32,}){32,}){32,} would have 32^3.
 MAX_POSITIONS = 1024
-# The NOTs one transition crosses: its outcomes are a 64-bit set in the kernel (``edges.rs``).
-MAX_GUARD_NOTS = 6
 MAX_CROSSED_NOTS = 12  # (before the NOTs that decide nothing there are left out: 2^12 outcomes tried)
 # The operands of OR / AND: the kernel keeps the operands a trend ends as a 64-bit set (``graph.rs``).
 MAX_OPERANDS = 64

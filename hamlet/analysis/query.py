@@ -234,13 +234,13 @@ class _Analyzer:
                 if item.attribute not in group_by:
                     raise self.fail(item, f"RETURN attribute '{item.text()}' is not in GROUP-BY; only grouping "
                                     "attributes may be returned besides aggregates")  # fmt: skip
-        equivalence: list[str] = []
+        equivalence: dict[str, None] = {}  # (in order, once each)
         local: list[LocalPredicate] = []
         edge: list[EdgePredicate] = []
         if q.where is not None:
             for conjunct in conjuncts(q.where):
                 if isinstance(conjunct, EquivalenceList):
-                    equivalence.extend(a for a in conjunct.attributes if a not in equivalence)
+                    equivalence.update(dict.fromkeys(conjunct.attributes))
                     continue
                 nested = contains_equivalence(conjunct)
                 if nested is not None:

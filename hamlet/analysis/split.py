@@ -8,6 +8,7 @@ it); a leading NOT has no previous type and a trailing NOT no following type.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -37,6 +38,9 @@ from hamlet.language.nodes import (
 )
 
 Fail = Callable[[Node, str], QueryError]
+
+# The NOTs one transition crosses: its outcomes are a 64-bit set in the kernel (``edges.rs``).
+MAX_GUARD_NOTS = 6
 
 
 @dataclass(frozen=True)
@@ -146,13 +150,19 @@ def _split(pattern: Pattern, fail: Fail, top_level: bool, typed: bool = True) ->
             raise TypeError("P{n,}, OR and AND are never split: they hold no NOT (query.py refuses it)")
         items = p.items
         positives: list[Pattern] = []
+        kept = [(i, item) for i, item in enumerate(items) if not isinstance(item, NegationPattern)]
+        places = [i for i, _ in kept]
         for index, item in enumerate(items):
             if not isinstance(item, NegationPattern):
                 positives.append(strip(item, False))
                 continue
             # (NOTs side by side, SEQ(A, NOT C, NOT D, B), each hold between the same two positive parts)
-            before = next((i for i in reversed(items[:index]) if not isinstance(i, NegationPattern)), None)
-            after = next((i for i in items[index + 1 :] if not isinstance(i, NegationPattern)), None)
+            k = bisect_left(places, index)
+            before = kept[k - 1][1] if k > 0 else None
+            after = kept[k][1] if k < len(kept) else None
+            if before is not None and after is not None and index - places[k - 1] > MAX_GUARD_NOTS:
+                raise fail(item, f"more than {MAX_GUARD_NOTS} NOTs side by side between two parts (the engine "
+                           "decides each step across them by which of them matched)")  # fmt: skip
             if (before is None or after is None) and not (is_root and top_level):
                 where = "first" if before is None else "last"
                 raise fail(item, f"NOT may be {where} only in the top-level SEQ of a query's pattern; "

@@ -255,13 +255,13 @@ def needs_positions(pattern: Pattern) -> bool:
     (``split.py``, with a template of its own places where it needs them): ``SEQ(A, NOT A, B)`` and
     ``SEQ(A, NOT SEQ(C, C), B)`` keep GRETA's template."""
 
-    def visit(p: Pattern | NegationPattern, seen: list[str]) -> bool:
+    def visit(p: Pattern | NegationPattern, seen: set[str]) -> bool:
         if isinstance(p, (MinimalLengthPattern, ChoicePattern)):
             return True
         if isinstance(p, EventTypePattern):
             if p.type_name in seen:
                 return True
-            seen.append(p.type_name)
+            seen.add(p.type_name)
             return False
         if isinstance(p, NegationPattern):
             return False
@@ -269,4 +269,4 @@ def needs_positions(pattern: Pattern) -> bool:
             return visit(p.inner, seen)
         return any(visit(item, seen) for item in p.items)
 
-    return visit(pattern, [])
+    return visit(pattern, set())

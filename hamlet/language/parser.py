@@ -318,11 +318,13 @@ class _Parser:
         number = self.advance()
         seconds = Fraction(number.text) if isinstance(number.value, float) else Fraction(number.value or 0)
         text = number.text
-        if self.tok.kind is Kind.IDENT and self.tok.text.lower() in UNIT_SECONDS:
+        # (a unit word followed by ':' names the next query: `WITHIN 10` then `h: RETURN ...`)
+        named = self.peek().is_symbol(":")
+        if self.tok.kind is Kind.IDENT and self.tok.text.lower() in UNIT_SECONDS and not named:
             unit = self.advance()
             seconds *= UNIT_SECONDS[unit.text.lower()]
             text += f" {unit.text}"
-        elif self.tok.kind is Kind.IDENT and not self.peek().is_symbol(":"):
+        elif self.tok.kind is Kind.IDENT and not named:
             raise self.error("a time unit (ms, s, min, h, d)", message=f"unknown time unit '{self.tok.text}'; "
                              "use ms, s|sec|second(s), min|minute(s), h|hour(s) or d|day(s)")  # fmt: skip
         if negative:

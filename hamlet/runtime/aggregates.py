@@ -136,11 +136,10 @@ class VectorAlgebra:
     @classmethod
     def of(cls, query: AnalyzedQuery, events: Iterable[Event] | FloatColumns) -> VectorAlgebra:
         """The fields of the query's RETURN clause; a sum is scaled when its attribute holds floats."""
-        fields: list[Field] = [("trends", None, None)]
-        for spec in query.aggregates:
-            for field in _fields(spec):
-                if field not in fields:
-                    fields.append(field)
+        # (each field once, in order: a dict, since a RETURN may hold thousands of aggregates)
+        fields = list(
+            dict.fromkeys([("trends", None, None), *(f for spec in query.aggregates for f in _fields(spec))])
+        )
         floats = events if isinstance(events, FloatColumns) else FloatColumns(events)
         return cls(fields, {(f[1], f[2]) for f in fields if f[0] == "sum" and (f[1], f[2]) in floats})
 

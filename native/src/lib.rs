@@ -63,14 +63,23 @@ use set::Outcome;
 use sums::{GraphSums, Run};
 use values::Scale;
 
-/// The number of `name` in `names`, added at the end if it is not there yet.
-fn number(names: &mut Vec<String>, name: &str) -> usize {
-    match names.iter().position(|x| x == name) {
-        Some(i) => i,
-        None => {
-            names.push(name.to_owned());
-            names.len() - 1
+/// Names (types, attributes) numbered in the order they are first met, found by hash: a pattern of 30,000
+/// types took seconds with a search of the list per name.
+#[derive(Default)]
+struct Names {
+    list: Vec<String>,
+    index: rustc_hash::FxHashMap<String, usize>,
+}
+
+impl Names {
+    /// The number of `name`, added at the end if it is not there yet.
+    fn number(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.index.get(name) {
+            return i;
         }
+        self.list.push(name.to_owned());
+        self.index.insert(name.to_owned(), self.list.len() - 1);
+        self.list.len() - 1
     }
 }
 
@@ -104,11 +113,11 @@ type NegationSpec<'py> = (
 fn parse_edges(
     n: usize,
     specs: &[EdgeSpec],
-    attributes: &mut Vec<String>,
+    attributes: &mut Names,
 ) -> PyResult<(Vec<Edge>, Vec<Vec<usize>>, Vec<Vec<usize>>)> {
     let (mut edges, mut into, mut from) = (Vec::new(), vec![Vec::new(); n], vec![Vec::new(); n]);
     for (source, target, predicates, index, guard) in specs {
-        let mut number_of = |a: &str| number(attributes, a);
+        let mut number_of = |a: &str| attributes.number(a);
         let predicates = predicates
             .iter()
             .map(|p| Expr::parse(p, &mut number_of))
@@ -212,10 +221,12 @@ impl GraphKernel {
         let mut is_end = vec![false; n];
         starts.iter().for_each(|&p| is_start[p] = true);
         ends.iter().for_each(|&p| is_end[p] = true);
-        let places: Vec<Vec<usize>> = types
+        let mut at: rustc_hash::FxHashMap<&str, Vec<usize>> = Default::default();
+        types
             .iter()
-            .map(|t| (0..n).filter(|&q| &types[q] == t).collect())
-            .collect();
+            .enumerate()
+            .for_each(|(q, t)| at.entry(t).or_default().push(q));
+        let places: Vec<Vec<usize>> = types.iter().map(|t| at[t.as_str()].clone()).collect();
         let mut predecessors = vec![Vec::new(); n];
         let mut successors = vec![Vec::new(); n];
         let mut is_source = vec![false; n];
@@ -229,7 +240,7 @@ impl GraphKernel {
         }
         let mut kinds = Vec::new();
         let mut updates = vec![Vec::new(); n];
-        let mut attributes: Vec<String> = Vec::new();
+        let mut attributes = Names::default();
         // (the edges' attributes numbered first: graphs with one edge predicate number them alike, whatever
         // they aggregate, and may run as one joint graph: `joint.rs`)
         let (parsed_edges, edges_into, edges_from) = parse_edges(n, &edges, &mut attributes)?;
@@ -247,9 +258,7 @@ impl GraphKernel {
             };
             kinds.push(kind);
             outside(&format!("field {i} ({kind_name})", kind_name = fields[i].0), positions)?;
-            let a = attribute
-                .as_deref()
-                .map_or(usize::MAX, |name| number(&mut attributes, name));
+            let a = attribute.as_deref().map_or(usize::MAX, |name| attributes.number(name));
             for &p in positions {
                 updates[p].push(Update {
                     field: i,
@@ -369,10 +378,8 @@ impl GraphKernel {
                 last,
             })
             .collect();
-        let negated = types
-            .iter()
-            .map(|t| parsed_negations.iter().any(|neg| neg.types.contains(t)))
-            .collect();
+        let read: rustc_hash::FxHashSet<&String> = parsed_negations.iter().flat_map(|neg| &neg.types).collect();
+        let negated = types.iter().map(|t| read.contains(t)).collect();
         let mut graph = Graph {
             negated,
             edges: parsed_edges,
@@ -391,6 +398,7 @@ impl GraphKernel {
             member_slot,
             final_only,
             end_groups: EndGroups::default(),
+            cyclic: Vec::new(),
             feeds_only,
             places,
             required,
@@ -400,7 +408,7 @@ impl GraphKernel {
             kinds,
             updates,
             resets,
-            attributes,
+            attributes: attributes.list,
             count_only,
             semantics,
             successors,
@@ -415,12 +423,13 @@ impl GraphKernel {
             members,
         };
         graph.end_groups = EndGroups::new(&graph.final_only, &graph.predecessors, &graph.end_slot, graph.slots());
+        graph.cyclic = graph.cycles();
         // Read on its own, the graph numbers its types in the order of `Graph::roles`.
-        let mut types: Vec<String> = Vec::new();
+        let mut types = Names::default();
         let mut roles: Vec<Vec<Role>> = Vec::new();
         let mut needs: Vec<Vec<usize>> = Vec::new();
         for (t, role) in graph.roles() {
-            let t = number(&mut types, &t);
+            let t = types.number(&t);
             if t == roles.len() {
                 roles.push(Vec::new());
                 needs.push(Vec::new());
@@ -432,7 +441,7 @@ impl GraphKernel {
             need.sort_unstable();
             need.dedup();
         }
-        let reader = Reader::new(py, &types, &graph.attributes, needs);
+        let reader = Reader::new(py, &types.list, &graph.attributes, needs);
         let attribute_at = (0..graph.attributes.len()).collect();
         Ok(GraphKernel {
             graph,
@@ -589,17 +598,17 @@ impl SetKernel {
                 "grouping_of: one grouping per member of each graph",
             ));
         }
-        let mut types: Vec<String> = Vec::new();
-        let mut attributes: Vec<String> = Vec::new();
+        let mut types = Names::default();
+        let mut attributes = Names::default();
         let mut parsed: Vec<Vec<(usize, Vec<Program>)>> = Vec::new();
         for key in &keys {
             let mut per_type = Vec::new();
             for (t, programs) in key.iter() {
-                let t = number(&mut types, &t.extract::<String>()?);
+                let t = types.number(&t.extract::<String>()?);
                 let programs = programs.cast::<PyList>()?;
                 let programs = programs
                     .iter()
-                    .map(|p| Program::parse(&p, &mut |a: &str| number(&mut attributes, a)))
+                    .map(|p| Program::parse(&p, &mut |a: &str| attributes.number(a)))
                     .collect::<PyResult<Vec<_>>>()?;
                 per_type.push((t, programs));
             }
@@ -612,18 +621,18 @@ impl SetKernel {
             let by_type: Vec<(usize, Role)> = graph
                 .roles()
                 .into_iter()
-                .map(|(t, role)| (number(&mut types, &t), role))
+                .map(|(t, role)| (types.number(&t), role))
                 .collect();
             roles.push(by_type);
             attribute_at.push(
                 graph
                     .attributes
                     .iter()
-                    .map(|a| number(&mut attributes, a))
+                    .map(|a| attributes.number(a))
                     .collect::<Vec<_>>(),
             );
         }
-        let n = types.len();
+        let n = types.list.len();
         let mut needs = vec![Vec::new(); n];
         let tests: Vec<Vec<Option<Vec<Program>>>> = parsed
             .into_iter()
@@ -681,7 +690,7 @@ impl SetKernel {
             pane,
             shared: kleene_readers.iter().map(|&k| k > 1).collect(),
             graphs,
-            reader: Reader::new(py, &types, &attributes, needs),
+            reader: Reader::new(py, &types.list, &attributes.list, needs),
             tests,
             key_of,
             roles,
