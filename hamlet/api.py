@@ -38,6 +38,7 @@ from hamlet.runtime.columnar import (
     events_of,
     kernel_micros,
     partial_rows_table,
+    refuse_duplicate_columns,
     run_compiled,
     seconds,
     set_rows,
@@ -490,9 +491,7 @@ def to_events(events: Any, source: str | None = None) -> list[Event]:
     if hasattr(events, "to_dict") and hasattr(events, "columns"):
         frame = source or "the DataFrame"
         names = [str(c) for c in events.columns]
-        if len(set(names)) < len(names):
-            twice = sorted({n for n in names if names.count(n) > 1})
-            raise EventError(f"duplicate column(s) {', '.join(twice)}", where=frame)
+        refuse_duplicate_columns(names, frame)
         # A column missing is the DataFrame's error, as a table's (not "row 1: missing event_type"; and no
         # error at all without rows).
         for required in ("event_type", "event_time"):

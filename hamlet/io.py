@@ -6,7 +6,6 @@ import csv
 import json
 import math
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,6 +20,7 @@ from hamlet.errors import EventError, HamletError, not_utf8_by_its_bom, regular_
 from hamlet.events import MICROS, TIME_RANGE, Event, Time
 from hamlet.partials import int_text
 from hamlet.results import ResultRow
+from hamlet.runtime.columnar import first_nul_row, refuse_duplicate_columns
 
 # What a number is in an events CSV, for the engine's reader and the loader of the events table
 # (jobs/load_events.py) alike: ASCII digits with an optional sign, fraction and exponent, surrounding spaces
@@ -208,9 +208,7 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
             )
     if "" in header:  # (its values would become an attribute no query can name)
         raise EventError(f"column {header.index('') + 1} of the header has no name", where=f"{name}:1")
-    duplicates = {h for h, count in Counter(header).items() if count > 1}
-    if duplicates:
-        raise EventError(f"duplicate column(s) {', '.join(sorted(duplicates))}", where=f"{name}:1")
+    refuse_duplicate_columns(header, f"{name}:1")
     type_at, time_at = header.index("event_type"), header.index("event_time")
     events = []
     iso_times = False
@@ -241,8 +239,6 @@ def read_events_arrow(path: str) -> pa.Table:
     import pyarrow.parquet as pq
     from pyarrow import feather
 
-    from hamlet.runtime.columnar import refuse_duplicate_columns
-
     regular_file(path, "events")  # (pyarrow would read a folder as an empty Parquet dataset)
     parquet = path.lower().endswith(".parquet")
     try:
@@ -262,8 +258,6 @@ def _refuse_nul_bytes(table: pa.Table, path: str) -> None:
     """An ``EventError`` naming the first row of a text attribute that holds a NUL byte, as the CSV reader
     names its line and the loader of the events table quarantines such a row (``jobs/load_events.py``): the
     same file gives the same rows by every path. (``event_type`` is ``checked``'s, with its own message.)"""
-    from hamlet.runtime.columnar import first_nul_row
-
     for field in table.schema:
         kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
         if field.name == "event_type" or not (

@@ -50,6 +50,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/lo
 from hamlet.errors import EventError, shown_char
 from hamlet.events import Time
 from hamlet.io import Record, csv_records, open_csv, parse_number, parse_time, shown
+from hamlet.runtime.columnar import refuse_duplicate_columns
 from jobs.commits import retried
 from jobs.logs import error_line
 from jobs.schema import (
@@ -279,9 +280,10 @@ def _check_header(header: list[str], source: str, attributes: dict[str, str]) ->
             found = found if len(found) <= 200 else found[:200] + "..."  # (a JSON line, a huge field)
             raise LoadError(f"{source}:1: the header has no {required} column (found: {found})"
                             + (_not_csv(header) or _case_only(header, [required])))  # fmt: skip
-    duplicates = sorted({h for h in header if header.count(h) > 1})
-    if duplicates:
-        raise LoadError(f"{source}:1: duplicate column(s) {', '.join(duplicates)}")
+    try:
+        refuse_duplicate_columns(header, f"{source}:1")
+    except EventError as error:
+        raise LoadError(str(error)) from None
     derived = {name for name, _, _ in PARTITION_COLUMNS}
     known = {name for name, _, _ in BASE_COLUMNS} | set(attributes)
     unknown = [h for h in header if h not in known]

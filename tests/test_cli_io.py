@@ -42,7 +42,7 @@ def test_csv_values_times_and_nulls():
             "e.csv:1",
             "the header has no event_type column (found: type, event_time)",
         ),
-        ("event_type,event_time,v,v\nA,1,2,3\n", "e.csv:1", "duplicate column(s) v"),
+        ("event_type,event_time,v,v\nA,1,2,3\n", "e.csv:1", "more than one column named v"),
         ("event_type,event_time, ,v\nA,1,2,3\n", "e.csv:1", "column 3 of the header has no name"),
         ("event_type,event_time,v\nA,1,2\nB,2\n", "e.csv:3", "2 fields, but the header has 3"),
         ("event_type,event_time\nA,1\n,2\n", "e.csv:3", "event_type is empty"),
@@ -361,11 +361,8 @@ def test_a_columnar_file_that_cannot_be_read_is_an_error_not_a_traceback(tmp_pat
     feather.write_feather(twice, tmp_path / "twice.arrow")
     for name in ("twice.parquet", "twice.arrow"):
         assert main([*args, str(tmp_path / name)]) == 1
-        assert (
-            capsys.readouterr().err
-            == f"error: {tmp_path / name}: the table has more than one column named x\n"
-        )
-    with pytest.raises(EventError, match="the events table: the table has more than one column named x"):
+        assert capsys.readouterr().err == f"error: {tmp_path / name}: more than one column named x\n"
+    with pytest.raises(EventError, match="the events table: more than one column named x"):
         evaluate_table("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10", twice)
 
 

@@ -227,7 +227,7 @@ def test_nan_and_infinity_under_sum_and_nan_under_min_are_errors_naming_the_even
         ("q: RETURN COUNT(*) PATTERN A WITHIN 1", pd.DataFrame({"event_type": ["A", "A"], "event_time": pd.to_datetime(
             ["2026-01-05 08:00:00", None])}), "the DataFrame, row 2: event_time is empty"),
         ("q: RETURN COUNT(*) PATTERN A WITHIN 1", pd.DataFrame([["A", 1, 2, 3]], columns=["event_type", "event_time", "x", "x"]),
-         "the DataFrame: duplicate column(s) x"),
+         "the DataFrame: more than one column named x"),
     ],
 )  # fmt: skip
 def test_arguments_of_the_wrong_kind_are_errors_that_say_what_they_are(workload, events, message):

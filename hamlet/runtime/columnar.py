@@ -151,11 +151,11 @@ def checked(table: pa.Table, source: str | None = None) -> pa.Table:
 
 
 def refuse_duplicate_columns(names: Sequence[str], where: str) -> None:
-    """An ``EventError`` where two columns have one name: a column is read by its name, and which of two
-    would be a guess."""
+    """An ``EventError`` where two columns have one name (of a table, a CSV header or a DataFrame): a column
+    is read by its name, and which of two would be a guess."""
     twice = sorted(name for name, count in Counter(names).items() if count > 1)
     if twice:
-        raise EventError(f"the table has more than one column named {', '.join(twice)}", where=where)
+        raise EventError(f"more than one column named {', '.join(twice)}", where=where)
 
 
 def _types(column: pa.ChunkedArray, where: str) -> pa.ChunkedArray:

@@ -167,6 +167,12 @@ def test_the_loader_refuses_a_header_that_does_not_fit():
         parse_csv(io.StringIO("event_type,event_time,vehicle\nA,1,v\n"), "x.csv", {"driver": "string"})
     with pytest.raises(LoadError, match="no event_time column"):
         parse_csv(io.StringIO("event_type,time\nA,1\n"), "x.csv", {})
+    with pytest.raises(LoadError, match="^x.csv:1: more than one column named driver, v$"):
+        parse_csv(
+            io.StringIO("event_type,event_time,v,driver,v,driver\nA,1,2,d,3,e\n"),
+            "x.csv",
+            {"driver": "string"},
+        )
     renamed = parse_csv(io.StringIO("event_type,event_time,type\nA,1,Pool\n"), "x.csv", {"request_type": "string"},
                         {"type": "request_type"})  # fmt: skip
     assert renamed.rows[0]["request_type"] == "Pool"
