@@ -21,7 +21,7 @@
 //! sharing pays, and by Theorem 4.3 queries that add no snapshot (the same events) are always in it.
 
 use crate::events::RawEvent;
-use crate::graph::{positive_of, Event, Graph, Partition, Role};
+use crate::graph::{positive_of, Graph, RawTimes, Role};
 use crate::graphlet::Graphlet;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -62,15 +62,16 @@ impl Decisions {
     }
 }
 
-/// One graph of the set as the decision sees it.
+/// One graph of the set as the decision sees it, before its events exist: the raw events it reads (their
+/// indexes, ascending).
 pub struct Reader<'a> {
     pub graph: &'a Graph,
     pub roles: &'a [Vec<Role>],
-    pub events: &'a [Event],
-    pub partition: &'a Partition<'a>,
+    pub mine: &'a [usize],
 }
 
-/// The graphlets of one partition, and per graph its shared bursts as (from, to, graphlet).
+/// The graphlets of one partition, and per graph its shared bursts as (from, to, graphlet), `from..to` a
+/// range of its `mine` (`Graph::events_with_bursts` holds them).
 pub struct Plan {
     pub graphlets: Vec<Graphlet>,
     pub bursts: Vec<Vec<(usize, usize, usize)>>,
@@ -134,7 +135,7 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
         })
         .collect();
     let mut last = vec![0u8; readers.len() * types];
-    let mut cursor = vec![0usize; readers.len()]; // per graph: its first event at or after the burst
+    let mut cursor = vec![0usize; readers.len()]; // per graph: its first raw event after the last burst
     let mut classes: Vec<(i64, usize)> = vec![(i64::MIN, 0); readers.len()]; // per graph: (pane, classes)
 
     // Per burst, the graphs that read it at a Kleene position as (graph, position, from, to), and each one's
@@ -152,28 +153,19 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
         group_of.clear();
         for (g, reader) in readers.iter().enumerate() {
             let Some(p) = kleene[g * types + kind] else { continue };
-            let events = reader.events;
-            // (bursts come in order: each graph's events are walked once over the partition)
-            let mut from = cursor[g];
-            while from < events.len() && events[from].raw < first {
-                from += 1;
-            }
-            let mut to = from;
-            while to < events.len() && events[to].raw < end {
-                to += 1;
-            }
+            let mine = reader.mine;
+            // (bursts come in order: each graph's raw events are searched from where the last burst ended)
+            let from = cursor[g] + mine[cursor[g]..].partition_point(|&i| i < first);
+            let to = from + mine[from..].partition_point(|&i| i < end);
             cursor[g] = to;
             if from == to {
                 continue;
             }
             let linked = reader.graph.linked(p);
+            let here = &mine[from..to];
             let same = |&(h, q, f, t): &(usize, usize, usize, usize)| {
-                t - f == to - from
-                    && readers[h].graph.linked(q) == linked
-                    && readers[h].events[f..t]
-                        .iter()
-                        .zip(&events[from..to])
-                        .all(|(a, b)| a.raw == b.raw)
+                let there = &readers[h].mine[f..t];
+                readers[h].graph.linked(q) == linked && (std::ptr::eq(there, here) || there == here)
             };
             // (a group is named by its first member, which comes first: readers are in order)
             let leader = (0..members.len()).find(|&m| group_of[m] == m && same(&members[m]));
@@ -193,7 +185,7 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
                     .map(|m| members[m]),
             );
             let share = match sharing {
-                Sharing::Hamlet => pays(&group, readers, time, &mut classes, pane),
+                Sharing::Hamlet => pays(&group, raw, readers, time, &mut classes, pane),
                 _ => true,
             };
             for &(g, ..) in &group {
@@ -211,7 +203,7 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
             let (g, p, from, to) = group[0];
             times.clear();
             if readers[g].graph.linked(p) {
-                times.extend(readers[g].events[from..to].iter().map(|e| e.time));
+                times.extend(readers[g].mine[from..to].iter().map(|&i| raw[i].time));
             } else {
                 // (no event of the burst precedes another: as if all had one time, C = b)
                 times.resize(to - from, 0);
@@ -231,6 +223,7 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
 /// `classes` caches each graph's window classes per pane.
 fn pays(
     members: &[(usize, usize, usize, usize)],
+    raw: &[RawEvent],
     readers: &[Reader],
     time: i64,
     classes: &mut [(i64, usize)],
@@ -243,7 +236,11 @@ fn pays(
         let graph = readers[g].graph;
         let here = time.div_euclid(pane);
         if classes[g].0 != here {
-            classes[g] = (here, readers[g].partition.class_count(time));
+            let times = RawTimes {
+                raw,
+                indexes: readers[g].mine,
+            };
+            classes[g] = (here, graph.class_count(&times, time));
         }
         let w = classes[g].1;
         let (t, f) = (graph.predecessors[p].len(), graph.updates[p].len());

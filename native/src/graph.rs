@@ -225,8 +225,27 @@ impl Graph {
         roles: &[Vec<Role>],
         attribute_at: &[usize],
     ) -> Option<(Vec<Event>, Vec<Scale>)> {
+        let (events, scales, _) = self.events_with_bursts(raw, indexes, roles, attribute_at, &[], true)?;
+        Some((events, scales))
+    }
+
+    /// `events`, with `bursts` (ranges of `indexes`, ascending and disjoint, each at a position the graph
+    /// takes at once: `burst_position`) and each one's range among the events. A burst whose events nothing
+    /// reads one by one (`reads_burst_events`) is held as its first event alone, which stands for them all
+    /// (`Partition::apply_burst`): the queries that share it hold none of its other events. With
+    /// `hold_every`, every event of every burst (a time segment's basis runs step them one by one: `vertical.rs`).
+    pub fn events_with_bursts(
+        &self,
+        raw: &[RawEvent],
+        indexes: &[usize],
+        roles: &[Vec<Role>],
+        attribute_at: &[usize],
+        bursts: &[(usize, usize)],
+        hold_every: bool,
+    ) -> Option<(Vec<Event>, Vec<Scale>, Vec<(usize, usize)>)> {
         let mut out = Vec::with_capacity(indexes.len());
         let mut scales = vec![Scale::default(); self.attributes.len()];
+        let mut ranges = Vec::with_capacity(bursts.len());
         // Per type: the one position its events take, when they carry nothing there (no value, no field, one
         // place, no NOT reads the type); most events of most graphs, each then one push.
         let plain: Vec<Option<u32>> = roles
@@ -244,7 +263,7 @@ impl Graph {
                 .map(|p| p as u32)
             })
             .collect();
-        for &i in indexes {
+        let mut read = |i: usize, out: &mut Vec<Event>| -> Option<()> {
             let e = &raw[i];
             if let Some(position) = plain[e.kind] {
                 out.push(Event {
@@ -254,13 +273,41 @@ impl Graph {
                     position,
                     data: None,
                 });
-                continue;
+                return Some(());
             }
             for &role in &roles[e.kind] {
-                self.read_event(e, i, role, attribute_at, &mut scales, &mut out)?;
+                self.read_event(e, i, role, attribute_at, &mut scales, out)?;
             }
+            Some(())
+        };
+        let mut j = 0;
+        for &(from, to) in bursts {
+            for &i in &indexes[j..from] {
+                read(i, &mut out)?;
+            }
+            let start = out.len();
+            let position = positive_of(&roles[raw[indexes[from]].kind]).expect("a burst of a positive type");
+            let stop = if hold_every || self.reads_burst_events(position) {
+                to
+            } else {
+                from + 1
+            };
+            for &i in &indexes[from..stop] {
+                read(i, &mut out)?;
+            }
+            ranges.push((start, out.len()));
+            j = to;
         }
-        Some((out, scales)) // (no exponent passes FLOAT_SCALE_BITS: a double's least unit is 2^-1074)
+        for &i in &indexes[j..] {
+            read(i, &mut out)?;
+        }
+        Some((out, scales, ranges)) // (no exponent passes FLOAT_SCALE_BITS: a double's least unit is 2^-1074)
+    }
+
+    /// Whether a burst at `position`, applied at once, reads its events one by one: the values its aggregates
+    /// update (`Graphlet::own`), the fields of a NOT's edge into it. Else its first event stands for all.
+    fn reads_burst_events(&self, position: usize) -> bool {
+        !self.updates[position].is_empty() || !self.edges_into[position].is_empty()
     }
 
     /// Event `i` in one of its roles: one event of the negation's graph, or one per place of its type in the
@@ -434,6 +481,47 @@ impl Graph {
         self.members.iter().any(|m| m.indexes(first).0 < m.indexes(last).1)
     }
 
+    /// The classes of the windows (of every member) that contain `time`, ascending, over the graph's event
+    /// `times` (`TrendGraph.windows`): a class is the first event at or after a window's start, so windows
+    /// whose starts no event lies between are one.
+    pub fn classes<T: EventTimes + ?Sized>(&self, times: &T, time: i64) -> Vec<usize> {
+        let mut out = Vec::new();
+        for member in &self.windows {
+            let (mut k, stop) = member.indexes(time);
+            while k < stop {
+                let (c, through) = class_of(times, member, k);
+                out.push(c);
+                if c >= times.count() {
+                    break;
+                }
+                k = through + 1;
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// How many window classes hold `time` (what a burst at `time` costs per query: `burst::pays`).
+    pub fn class_count<T: EventTimes + ?Sized>(&self, times: &T, time: i64) -> usize {
+        if let [member] = self.windows.as_slice() {
+            // (one window: its classes come ascending, so they are counted as `classes` walks them, with no
+            // list to build, sort and drop for every graph of every burst the decision weighs)
+            let (mut k, stop) = member.indexes(time);
+            let mut count = 0;
+            while k < stop {
+                let (c, through) = class_of(times, member, k);
+                count += 1;
+                if c >= times.count() {
+                    break;
+                }
+                k = through + 1;
+            }
+            return count;
+        }
+        self.classes(times, time).len()
+    }
+
     /// The aggregate as the Python algebra holds it: an int (COUNT(*) only) or a tuple, sums over floats in
     /// units of 2^-1074, MIN/MAX over floats as floats.
     pub fn to_python<'py>(&self, py: Python<'py>, agg: &Agg, scales: &[Scale]) -> PyResult<Bound<'py, PyAny>> {
@@ -605,6 +693,56 @@ impl Graph {
             _ => None,
         }
     }
+}
+
+/// The times of a graph's events, in order, as its window classes read them: a `Partition`'s, or the raw
+/// events a graph will hold, before its events exist (`burst::plan`).
+pub trait EventTimes {
+    fn count(&self) -> usize;
+    fn at(&self, i: usize) -> i64;
+    /// The first event at or after `time`.
+    fn first_from(&self, time: i64) -> usize;
+}
+
+impl EventTimes for [i64] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn at(&self, i: usize) -> i64 {
+        self[i]
+    }
+    fn first_from(&self, time: i64) -> usize {
+        self.partition_point(|&t| t < time)
+    }
+}
+
+/// The times of the raw events at `indexes` (ascending, so in time order).
+pub struct RawTimes<'a> {
+    pub raw: &'a [RawEvent],
+    pub indexes: &'a [usize],
+}
+
+impl EventTimes for RawTimes<'_> {
+    fn count(&self) -> usize {
+        self.indexes.len()
+    }
+    fn at(&self, i: usize) -> i64 {
+        self.raw[self.indexes[i]].time
+    }
+    fn first_from(&self, time: i64) -> usize {
+        self.indexes.partition_point(|&i| self.raw[i].time < time)
+    }
+}
+
+/// Window k's class (the first event at or after its start) and the last window of that class.
+fn class_of<T: EventTimes + ?Sized>(times: &T, member: &Member, k: i64) -> (usize, i64) {
+    let c = times.first_from(k * member.slide);
+    let through = if c < times.count() {
+        times.at(c).div_euclid(member.slide)
+    } else {
+        AFTER_ALL
+    };
+    (c, through)
 }
 
 /// A burst of one graph's events applied at once (HAMLET §3.3): events `from..to` of the graph, all of one
@@ -959,55 +1097,12 @@ impl<'a> Partition<'a> {
     }
 
     fn class_of(&self, member: &Member, k: i64) -> (usize, i64) {
-        let c = self.times.partition_point(|&t| t < k * member.slide);
-        let through = if c < self.times.len() {
-            self.times[c].div_euclid(member.slide)
-        } else {
-            AFTER_ALL
-        };
-        (c, through)
-    }
-
-    /// How many window classes hold `time` (what a burst at `time` costs per query: `burst::pays`).
-    pub fn class_count(&self, time: i64) -> usize {
-        if self.pane_times.0 <= time && time < self.pane_times.1 {
-            return self.classes.len();
-        }
-        if let [member] = self.kernel.windows.as_slice() {
-            // (one window: its classes come ascending, so they are counted as `classes` walks them, with no
-            // list to build, sort and drop for every graph of every burst the decision weighs)
-            let (mut k, stop) = member.indexes(time);
-            let mut count = 0;
-            while k < stop {
-                let (c, through) = self.class_of(member, k);
-                count += 1;
-                if c >= self.times.len() {
-                    break;
-                }
-                k = through + 1;
-            }
-            return count;
-        }
-        self.classes(time).len()
+        class_of(&self.times[..], member, k)
     }
 
     /// `TrendGraph.windows`: the classes of the windows (of every member) that contain `time`, ascending.
     pub fn classes(&self, time: i64) -> Vec<usize> {
-        let mut out = Vec::new();
-        for member in &self.kernel.windows {
-            let (mut k, stop) = member.indexes(time);
-            while k < stop {
-                let (c, through) = self.class_of(member, k);
-                out.push(c);
-                if c >= self.times.len() {
-                    break;
-                }
-                k = through + 1;
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        out
+        self.kernel.classes(&self.times[..], time)
     }
 
     /// The combined aggregate of the predecessors of an event at `position` in class c, from what is

@@ -1,7 +1,9 @@
 //! One stream partition on a sharable query set's kernel (`SetKernel`, whose bindings are in `lib.rs`): the
 //! events each match key's local predicates pass, the graphs with work, the joint graphs (`joint.rs`) and the
-//! bursts shared in HAMLET's graphlets (`burst.rs`) that the benefit model chooses, then every graph run over
-//! its events (`graph::Partition`).
+//! bursts shared in HAMLET's graphlets (`burst.rs`) that the benefit model chooses, decided on the raw events
+//! before any graph holds its own, then every graph run over its events (`graph::Partition`). A shared burst
+//! is held by each of its graphs as its first event alone where nothing reads the others: the work of its
+//! events is done once, in the graphlet, and no graph pays for them one by one.
 
 use std::borrow::Cow;
 
@@ -75,82 +77,29 @@ impl SetKernel {
             (None, Sharing::Static | Sharing::Hamlet) => self.joint_runs(raw, &matched, &busy, sharing),
             _ => Vec::new(),
         };
-        // Each other graph's events and what their values are; the graphs the kernel cannot compute exactly.
-        let mut prepared = Vec::new();
+        let joint = |g: usize| {
+            let of = |run: &JointRun| run.present.iter().any(|&bit| self.joints[run.joint].graphs[bit] == g);
+            joint_runs.iter().any(of)
+        };
+        busy.retain(|&g| !joint(g));
+        // The other graphs, each on its own; those the kernel cannot compute exactly are Python's, and the
+        // rest run again without them (their bursts' decisions are the rest's alone).
         let mut declined = Vec::new();
-        for &g in &busy {
-            let joint = |run: &JointRun| run.present.iter().any(|&bit| self.joints[run.joint].graphs[bit] == g);
-            if joint_runs.iter().any(joint) {
-                continue;
-            }
-            let graph = &self.graphs[g].get().graph;
-            let key = self.key_of[g];
-            let mine = self.graph_events(g, &matched[key], &kinds[key], &present[key]);
-            match graph.events(raw, &mine, &self.roles[g], &self.attribute_at[g]) {
-                Some((events, scales)) => prepared.push((g, events, scales)),
-                None if whole => return None,
-                None => declined.push(g),
-            }
-        }
-        let mut partitions: Vec<Partition> = Vec::with_capacity(prepared.len());
-        let mut kept = Vec::with_capacity(prepared.len());
-        for (g, events, scales) in &prepared {
-            let graph = &self.graphs[*g].get().graph;
-            let partition = Partition::new(graph, events, scales);
-            let partition = match segment_end {
-                Some(_) => partition.map(|p| p.with_class_zero(vertical::own_class_zero(graph))),
-                None => partition,
-            };
-            match partition {
-                Some(partition) => {
-                    partitions.push(partition);
-                    kept.push((*g, events, scales));
+        let Ran {
+            mut computed,
+            mut decisions,
+            snapshots,
+            records,
+        } = loop {
+            match self.run_graphs(raw, &matched, &kinds, &present, &busy, sharing, segment_end) {
+                Ok(ran) => break ran,
+                Err(_) if whole => return None,
+                Err(out) => {
+                    busy.retain(|g| !out.contains(g));
+                    declined.extend(out);
                 }
-                None if whole => return None,
-                None => declined.push(*g),
             }
-        }
-        let readers: Vec<burst::Reader> = kept
-            .iter()
-            .zip(&partitions)
-            .map(|((g, events, _), partition)| burst::Reader {
-                graph: &self.graphs[*g].get().graph,
-                roles: &self.roles[*g],
-                events,
-                partition,
-            })
-            .collect();
-        let mut plan = burst::plan(raw, self.pane, &self.shared, &readers, sharing);
-        drop(readers);
-        let mut snapshots = 0;
-        let mut computed = Vec::new();
-        let mut records = Vec::new();
-        for (((g, events, scales), partition), bursts) in kept.iter().zip(partitions).zip(&plan.bursts) {
-            let bursts: Vec<SharedBurst> = bursts
-                .iter()
-                .map(|&(from, to, graphlet)| SharedBurst {
-                    from,
-                    to,
-                    graphlet: &plan.graphlets[graphlet],
-                })
-                .collect();
-            if let Some(t1) = segment_end {
-                let graph = &self.graphs[*g].get().graph;
-                let (found, taken, record) = vertical::segment(graph, events, scales, t1, partition, &bursts)?;
-                snapshots += taken;
-                computed.push((*g, found, (*scales).clone()));
-                records.push((*g, record, (*scales).clone()));
-                continue;
-            }
-            match partition.run(&bursts) {
-                Some((found, taken)) => {
-                    snapshots += taken;
-                    computed.push((*g, found, (*scales).clone()));
-                }
-                None if whole => return None,
-                None => declined.push(*g),
-            }
-        }
+        };
         let joint_bursts = if joint_runs.is_empty() || self.pane <= 0 {
             Vec::new()
         } else {
@@ -195,21 +144,116 @@ impl SetKernel {
             // (bursts of a type no graphlet shares are not counted by `burst::plan`: they are the joint graph's)
             for &(kind, ..) in &joint_bursts {
                 if group.kleene[kind] && !self.shared[kind] {
-                    plan.decisions.bursts += 1;
-                    plan.decisions.shared_bursts += 1;
+                    decisions.bursts += 1;
+                    decisions.shared_bursts += 1;
                 }
             }
-            plan.decisions.graphlets += 1;
+            decisions.graphlets += 1;
         }
         let matched = any.iter().filter(|&&m| m).count();
         Some(Outcome {
             computed,
             declined,
             matched,
-            decisions: plan.decisions,
+            decisions,
             snapshots,
             records,
         })
+    }
+
+    /// `graphs` on their own: the bursts they share decided first (`burst::plan`, on the raw events each reads),
+    /// then each graph's events, holding a shared burst's first event for them all where nothing reads the
+    /// others (`Graph::events_with_bursts`), and its run. Err: the graphs the kernel cannot compute exactly.
+    #[allow(clippy::too_many_arguments)]
+    fn run_graphs(
+        &self,
+        raw: &[RawEvent],
+        matched: &[Vec<usize>],
+        kinds: &[Vec<u32>],
+        present: &[Vec<bool>],
+        graphs: &[usize],
+        sharing: Sharing,
+        segment_end: Option<i64>,
+    ) -> Result<Ran, Vec<usize>> {
+        let mines: Vec<Cow<[usize]>> = graphs
+            .iter()
+            .map(|&g| {
+                let key = self.key_of[g];
+                self.graph_events(g, &matched[key], &kinds[key], &present[key])
+            })
+            .collect();
+        let readers: Vec<burst::Reader> = graphs
+            .iter()
+            .zip(&mines)
+            .map(|(&g, mine)| burst::Reader {
+                graph: &self.graphs[g].get().graph,
+                roles: &self.roles[g],
+                mine,
+            })
+            .collect();
+        let plan = burst::plan(raw, self.pane, &self.shared, &readers, sharing);
+        drop(readers);
+        let mut prepared = Vec::with_capacity(graphs.len());
+        let mut declined = Vec::new();
+        for ((&g, mine), bursts) in graphs.iter().zip(&mines).zip(&plan.bursts) {
+            let graph = &self.graphs[g].get().graph;
+            let ranges: Vec<(usize, usize)> = bursts.iter().map(|&(from, to, _)| (from, to)).collect();
+            let (roles, attribute_at) = (&self.roles[g], &self.attribute_at[g]);
+            match graph.events_with_bursts(raw, mine, roles, attribute_at, &ranges, segment_end.is_some()) {
+                Some(events) => prepared.push((g, events)),
+                None => declined.push(g),
+            }
+        }
+        drop(mines);
+        let mut partitions: Vec<Partition> = Vec::with_capacity(prepared.len());
+        for (g, (events, scales, _)) in &prepared {
+            let graph = &self.graphs[*g].get().graph;
+            let partition = Partition::new(graph, events, scales);
+            let partition = match segment_end {
+                Some(_) => partition.map(|p| p.with_class_zero(vertical::own_class_zero(graph))),
+                None => partition,
+            };
+            match partition {
+                Some(partition) => partitions.push(partition),
+                None => declined.push(*g),
+            }
+        }
+        if !declined.is_empty() {
+            return Err(declined);
+        }
+        let mut ran = Ran {
+            computed: Vec::with_capacity(prepared.len()),
+            decisions: plan.decisions,
+            snapshots: 0,
+            records: Vec::new(),
+        };
+        for (((g, (events, scales, ranges)), partition), bursts) in prepared.iter().zip(partitions).zip(&plan.bursts) {
+            let bursts: Vec<SharedBurst> = ranges
+                .iter()
+                .zip(bursts)
+                .map(|(&(from, to), &(.., graphlet))| SharedBurst {
+                    from,
+                    to,
+                    graphlet: &plan.graphlets[graphlet],
+                })
+                .collect();
+            let found = match segment_end {
+                Some(t1) => {
+                    let graph = &self.graphs[*g].get().graph;
+                    vertical::segment(graph, events, scales, t1, partition, &bursts).map(|(found, taken, record)| {
+                        ran.records.push((*g, record, scales.clone()));
+                        (found, taken)
+                    })
+                }
+                None => partition.run(&bursts),
+            };
+            let Some((found, taken)) = found else {
+                return Err(vec![*g]);
+            };
+            ran.snapshots += taken;
+            ran.computed.push((*g, found, scales.clone()));
+        }
+        Ok(ran)
     }
 
     /// Graph g's events among those its key matched (`kinds`: their type numbers, `present`: which types are
@@ -309,6 +353,15 @@ struct JointRun {
     events: Vec<graph::Event>,
     masks: Vec<u64>,
     scales: Vec<Scale>,
+}
+
+/// The graphs of a partition that ran on their own (`SetKernel::run_graphs`): their runs with the scales of
+/// their values, the decisions of their bursts, the snapshots taken, and a time segment's records.
+struct Ran {
+    computed: Vec<(usize, Vec<Run>, Vec<Scale>)>,
+    decisions: Decisions,
+    snapshots: usize,
+    records: Vec<(usize, vertical::SegmentRecord, Vec<Scale>)>,
 }
 
 /// One partition on the set kernel (`SetKernel::compute`).
