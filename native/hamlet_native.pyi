@@ -37,7 +37,8 @@ class SetKernel:
     def summed(self) -> list[tuple[int, int, int, bool, list[tuple[int, Any]]]]: ...
     def run_columns(
         self, type_names: list[str], types: Any, times: Any, partitions: Any, count: int, groups: list[Any],
-        group_offsets: list[int], columns: list[tuple[str, Any]], members: list[Any], window_ends: tuple[int, int],
+        group_offsets: list[int], columns: list[tuple[str, Any]], members: list[Any],
+        texts: tuple[list[str], list[str], list[str]], window_ends: tuple[int, int],
         sharing: str = "none", segment: tuple[int, int] | None = None,
     ) -> tuple[Any, ...]: ...
     def segment_obstacle(self) -> str | None: ...

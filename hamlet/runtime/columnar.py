@@ -421,6 +421,12 @@ def _int64(buffer: bytes, n: int) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(buffer)])
 
 
+def _text(buffers: tuple[bytes, bytes], n: int) -> pa.Array:
+    """A string column as the kernel writes it: (offsets as int32, bytes)."""
+    offsets, data = buffers
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
 def member_specs(compiled: Any, queries: Sequence[Any]) -> tuple[list, list[str], list[str]]:
     """Per graph, per member: (query code, [(aggregate code, function, fields)]) for ``run_columns``; the
     query names and the aggregate texts the codes stand for."""
@@ -538,11 +544,11 @@ def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros:
     ]
     times = micros.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     ends = window_ends_us if window_ends_us is not None else (-(1 << 63), (1 << 63) - 1)
-    n, query, group, start, end, aggregate, offsets_out, data, fallback, matched, decisions, raw_records = (
+    n, query, group, start, end, aggregate, state, fallback, matched, decisions, raw_records = (
         compiled.native.kernel.run_columns(
             types.dictionary.to_pylist(), native.words(types.indices.cast(pa.int64()).to_numpy()),
             native.words(times), native.words(partition), count, [native.words(g) for g in groups], offsets,
-            columns, specs, ends, compiled.sharing, segment,
+            columns, specs, (names, keys, aggregates), ends, compiled.sharing, segment,
         )
     )  # fmt: skip
     records = []
@@ -561,18 +567,8 @@ def run_compiled(compiled: Any, queries: Sequence[Any], table: pa.Table, micros:
         ]
     native.count(stats, matched, decisions)
     stats.partitions += count - len(fallback)
-    out = pa.Table.from_arrays(
-        [
-            pa.array(names, pa.string()).take(_int64(query, n)),
-            _int64(start, n),
-            _int64(end, n),
-            pa.array(keys, pa.string()).take(_int64(group, n)),
-            pa.array(aggregates, pa.string()).take(_int64(aggregate, n)),
-            pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets_out), pa.py_buffer(data)]).cast(
-                pa.string()),
-        ],
-        schema=PARTIAL_SCHEMA,
-    )  # fmt: skip
+    out = pa.Table.from_arrays([_text(query, n), _int64(start, n), _int64(end, n), _text(group, n),
+                                _text(aggregate, n), _text(state, n)], schema=PARTIAL_SCHEMA)  # fmt: skip
     left = (
         np.flatnonzero(np.isin(partition, np.asarray(fallback, dtype=np.int64)))
         if fallback

@@ -155,8 +155,8 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
             let Some(p) = kleene[g * types + kind] else { continue };
             let mine = reader.mine;
             // (bursts come in order: each graph's raw events are searched from where the last burst ended)
-            let from = cursor[g] + mine[cursor[g]..].partition_point(|&i| i < first);
-            let to = from + mine[from..].partition_point(|&i| i < end);
+            let from = gallop(mine, cursor[g], first);
+            let to = gallop(mine, from, end);
             cursor[g] = to;
             if from == to {
                 continue;
@@ -219,6 +219,20 @@ pub fn plan(raw: &[RawEvent], pane: i64, shared: &[bool], readers: &[Reader], sh
     plan
 }
 
+/// The first of `sorted[start..]` at or after `bound`, found by galloping from `start`: bursts and the events
+/// between them are short next to a graph's events, which a binary search over the rest would walk anew
+/// from the middle for each burst.
+fn gallop(sorted: &[usize], start: usize, bound: usize) -> usize {
+    let mut step = 1;
+    let mut lo = start;
+    while lo + step <= sorted.len() && sorted[lo + step - 1] < bound {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(sorted.len());
+    lo + sorted[lo..hi].partition_point(|&i| i < bound)
+}
+
 /// Eq. 7 for one group of graphs that match the same events of a burst at `time` (module docstring);
 /// `classes` caches each graph's window classes per pane.
 fn pays(
@@ -248,4 +262,21 @@ fn pays(
         shared += w * (t + 2) + b * f;
     }
     shared < alone
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gallop;
+
+    #[test]
+    fn gallops_to_the_first_at_or_after_the_bound() {
+        let sorted: Vec<usize> = (0..100).map(|i| 3 * i).collect();
+        for start in [0, 1, 7, 50, 99, 100] {
+            for bound in 0..310 {
+                let expected = start + sorted[start..].partition_point(|&i| i < bound);
+                assert_eq!(gallop(&sorted, start, bound), expected, "start {start}, bound {bound}");
+            }
+        }
+        assert_eq!(gallop(&[], 0, 5), 0);
+    }
 }

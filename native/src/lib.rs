@@ -781,11 +781,14 @@ impl SetKernel {
     /// `window_ends` (microseconds). A partition the kernel cannot compute whole and exactly is left to
     /// the caller (its number in `fallback`); the others' sums are written out and cleared.
     ///
-    /// Returns (rows, query, group, window_start_us, window_end_us, aggregate, state offsets, state bytes,
-    /// fallback, matched, decisions): int64 columns as bytes, states as a large_string's buffers.
+    /// `texts`: the query names, group keys and aggregate texts the codes of `members` and `group_offsets`
+    /// stand for.
+    ///
+    /// Returns (rows, query, group, window_start_us, window_end_us, aggregate, state, fallback, matched,
+    /// decisions, records): int64 columns as bytes, text columns as a string array's (offsets, bytes).
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (type_names, types, times, partitions, count, groups, group_offsets, columns, members,
-                        window_ends, sharing="none", segment=None))]
+                        texts, window_ends, sharing="none", segment=None))]
     fn run_columns<'py>(
         &mut self,
         py: Python<'py>,
@@ -798,6 +801,7 @@ impl SetKernel {
         group_offsets: Vec<i64>,
         columns: Vec<(String, ColumnSpec<'py>)>,
         members: Vec<Vec<(i64, Vec<(i64, String, Vec<usize>)>)>>,
+        texts: (Vec<String>, Vec<String>, Vec<String>),
         window_ends: (i64, i64),
         sharing: &str,
         segment: Option<(i64, i64)>,
@@ -938,15 +942,21 @@ impl SetKernel {
             let raw: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
             PyBytes::new(py, &raw).into_any()
         };
+        let text = |(offsets, data): (Vec<u8>, Vec<u8>)| -> Bound<'py, PyAny> {
+            (PyBytes::new(py, &offsets), PyBytes::new(py, &data))
+                .into_pyobject(py)
+                .expect("a pair")
+                .into_any()
+        };
+        let (names, keys, aggregates) = &texts;
         let items: Vec<Bound<'py, PyAny>> = vec![
             out.query.len().into_pyobject(py)?.into_any(),
-            bytes(&out.query),
-            bytes(&out.group),
+            text(partials::texts(&out.query, names)?),
+            text(partials::texts(&out.group, keys)?),
             bytes(&out.window_start_us),
             bytes(&out.window_end_us),
-            bytes(&out.aggregate),
-            bytes(&out.offsets),
-            PyBytes::new(py, &out.data).into_any(),
+            text(partials::texts(&out.aggregate, aggregates)?),
+            text(partials::states(&out.offsets, std::mem::take(&mut out.data))?),
             PyList::new(py, fallback)?.into_any(),
             matched.into_pyobject(py)?.into_any(),
             decisions_tuple(py, decisions, snapshots)?,

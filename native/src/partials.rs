@@ -2,6 +2,9 @@
 //! `hamlet.partials.AggregateState.to_text` writes it (one line of JSON, every integer as `Num::to_text`), so
 //! the Spark job's second stage merges the kernel's rows and Python's alike.
 
+use pyo3::exceptions::PyValueError;
+use pyo3::PyResult;
+
 use crate::graph::Graph;
 use crate::num::Num;
 use crate::sums::GraphSums;
@@ -198,4 +201,37 @@ fn write_state(out: &mut Vec<u8>, state: &StateSpec, agg: &[Num], sums: &GraphSu
         }
     };
     out.extend_from_slice(text.as_bytes());
+}
+
+/// A text column of `codes`, each the number of its text in `texts`, as a string array's buffers: its
+/// offsets (int32, as bytes) and its bytes.
+pub fn texts(codes: &[i64], texts: &[String]) -> PyResult<(Vec<u8>, Vec<u8>)> {
+    let mut offsets = Vec::with_capacity(4 * (codes.len() + 1));
+    let mut data = Vec::new();
+    offsets.extend_from_slice(&0i32.to_le_bytes());
+    for &code in codes {
+        let text = usize::try_from(code).ok().and_then(|c| texts.get(c));
+        let Some(text) = text else {
+            return Err(PyValueError::new_err(format!("no text for code {code}")));
+        };
+        data.extend_from_slice(text.as_bytes());
+        offsets.extend_from_slice(&offset(data.len())?.to_le_bytes());
+    }
+    Ok((offsets, data))
+}
+
+/// The states (`offsets` into `data`, as `PartialColumns` writes them) as a string array's buffers.
+pub fn states(offsets: &[i64], data: Vec<u8>) -> PyResult<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::with_capacity(4 * offsets.len());
+    for &o in offsets {
+        out.extend_from_slice(&offset(o as usize)?.to_le_bytes());
+    }
+    Ok((out, data))
+}
+
+/// An offset of a string array (int32): a call's partial rows hold less than 2 GiB of text.
+fn offset(at: usize) -> PyResult<i32> {
+    i32::try_from(at).map_err(|_| {
+        PyValueError::new_err("the partial rows of one call hold more than 2 GiB of text: call with fewer rows")
+    })
 }
