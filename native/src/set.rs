@@ -31,22 +31,7 @@ impl SetKernel {
         sharing: Sharing,
         segment_end: Option<i64>,
     ) -> Option<Outcome> {
-        let (matched, any) = self.matched(raw)?;
-        // Per key, the type number of each event it matched, side by side: each graph picks its own events
-        // out of these (`Self::graph_events`), and which types are there at all, without a walk over the
-        // events per graph (50 graphs of the authors' shape each walked all 20,000 events twice).
-        let kinds: Vec<Vec<u32>> = matched
-            .iter()
-            .map(|m| m.iter().map(|&i| raw[i].kind as u32).collect())
-            .collect();
-        let present: Vec<Vec<bool>> = kinds
-            .iter()
-            .map(|k| {
-                let mut present = vec![false; self.keys_of_type.len()];
-                k.iter().for_each(|&kind| present[kind as usize] = true);
-                present
-            })
-            .collect();
+        let Matched { matched, present, any } = self.matched(raw)?;
         // The graphs with work here.
         let mut busy = Vec::new();
         for (g, kernel) in self.graphs.iter().enumerate() {
@@ -91,7 +76,7 @@ impl SetKernel {
             snapshots,
             records,
         } = loop {
-            match self.run_graphs(raw, &matched, &kinds, &present, &busy, sharing, segment_end) {
+            match self.run_graphs(raw, &matched, &present, &busy, sharing, segment_end) {
                 Ok(ran) => break ran,
                 Err(_) if whole => return None,
                 Err(out) => {
@@ -169,7 +154,6 @@ impl SetKernel {
         &self,
         raw: &[RawEvent],
         matched: &[Vec<usize>],
-        kinds: &[Vec<u32>],
         present: &[Vec<bool>],
         graphs: &[usize],
         sharing: Sharing,
@@ -179,7 +163,7 @@ impl SetKernel {
             .iter()
             .map(|&g| {
                 let key = self.key_of[g];
-                self.graph_events(g, &matched[key], &kinds[key], &present[key])
+                self.graph_events(g, raw, &matched[key], &present[key])
             })
             .collect();
         let readers: Vec<burst::Reader> = graphs
@@ -256,18 +240,20 @@ impl SetKernel {
         Ok(ran)
     }
 
-    /// Graph g's events among those its key matched (`kinds`: their type numbers, `present`: which types are
-    /// there): the ones of types it reads, or all of them as they are when it reads every type there.
-    fn graph_events<'m>(&self, g: usize, matched: &'m [usize], kinds: &[u32], present: &[bool]) -> Cow<'m, [usize]> {
+    /// Graph g's events among those its key matched (`present`: which types are there): the ones of types it
+    /// reads, or all of them as they are when it reads every type there.
+    fn graph_events<'m>(&self, g: usize, raw: &[RawEvent], matched: &'m [usize], present: &[bool]) -> Cow<'m, [usize]> {
         let roles = &self.roles[g];
         if present.iter().zip(roles).all(|(&there, r)| !there || !r.is_empty()) {
             return Cow::Borrowed(matched);
         }
-        let mine = matched
-            .iter()
-            .zip(kinds)
-            .filter(|&(_, &kind)| !roles[kind as usize].is_empty());
-        Cow::Owned(mine.map(|(&i, _)| i).collect())
+        Cow::Owned(
+            matched
+                .iter()
+                .copied()
+                .filter(|&i| !roles[raw[i].kind].is_empty())
+                .collect(),
+        )
     }
 
     /// The joint graphs that run on this partition: per group with two or more `busy` graphs, the union of
@@ -316,10 +302,11 @@ impl SetKernel {
         out
     }
 
-    /// Per match key, the indexes of the events that pass its local predicates; and per event whether
-    /// some key matched it. None: a predicate read a value only Python compares exactly.
-    fn matched(&self, raw: &[RawEvent]) -> Option<(Vec<Vec<usize>>, Vec<bool>)> {
+    /// Per match key, the indexes of the events that pass its local predicates and which types they are of;
+    /// per event, whether some key matched it. None: a predicate read a value only Python compares exactly.
+    fn matched(&self, raw: &[RawEvent]) -> Option<Matched> {
         let mut matched = vec![Vec::new(); self.tests.len()];
+        let mut present = vec![vec![false; self.keys_of_type.len()]; self.tests.len()];
         let mut any = vec![false; raw.len()];
         for (i, e) in raw.iter().enumerate() {
             for &key in &self.keys_of_type[e.kind] {
@@ -337,12 +324,20 @@ impl SetKernel {
                 }
                 if pass {
                     matched[key].push(i);
+                    present[key][e.kind] = true;
                     any[i] = true;
                 }
             }
         }
-        Some((matched, any))
+        Some(Matched { matched, present, any })
     }
+}
+
+/// The events of a partition each match key's local predicates pass (`SetKernel::matched`).
+struct Matched {
+    matched: Vec<Vec<usize>>, // per key: the indexes of its events, ascending
+    present: Vec<Vec<bool>>,  // per key, per type number: whether an event of it is among them
+    any: Vec<bool>,           // per event: whether some key matched it
 }
 
 /// One partition's run of a joint graph: the group's graphs among the partition's (bits), the union of their
