@@ -16,6 +16,8 @@ from functools import partial
 from hypothesis import given
 from hypothesis import strategies as st
 from oracle import evaluate_bruteforce
+from streams import stream
+from test_hamlet import FIGURE_4
 
 from hamlet import Event, evaluate, parse_workload
 from hamlet.api import evaluate_with
@@ -119,6 +121,23 @@ def test_a_burst_too_large_for_any_fixed_width_is_shared_exactly():
                         ("q2", "COUNT(*)", 2**200 - 1), ("q2", "AVG(B.x)", xs / 200)]  # fmt: skip
         shared = (0, 0) if strategy == "greta" else (1, 1)
         assert (stats.shared_bursts, stats.graphlets) == shared
+
+
+def test_a_graph_left_to_python_leaves_the_others_sharing_their_bursts():
+    """Figure 4's stream (q1 132, q2 72 trends) with a third query over the same Bs that sums B.x, one of whose
+    values is 2^70: the kernel reads no int beyond 64 bits, so q3's graph runs on the Python engine, and the
+    kernel decides the bursts again for q1's and q2's graphs alone, which share both bursts of B."""
+    text = FIGURE_4 + "\nq3: RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, C, B+) WITHIN 100"
+    xs = {b: 2**70 if b == "b5" else 1 for b in ("b4", "b5", "b6", "b7", "b13", "b14")}
+    events = stream("a1 a2 c3 b4 b5 b6 b7 a8 a9 c10 c11 c12 b13 b14", x=xs)
+    expected = evaluate_bruteforce(parse_workload(text), events)
+    assert [(r.query, r.value) for r in expected][:2] == [("q1", 132), ("q2", 72)]
+    for strategy in ("greta", "static", "hamlet"):
+        stats = EvaluationStats()
+        assert evaluate(text, events, strategy, stats) == expected, strategy
+        assert stats.python_partitions == 1
+        if strategy == "static":
+            assert (stats.bursts, stats.shared_bursts, stats.graphlets) == (2, 2, 2)
 
 
 @given(

@@ -10,12 +10,14 @@
 //! The decision weighs, per group, the steps of the two plans in the units the kernel spends them in
 //! (one unit: an aggregate added or extended once):
 //!
-//!   NonShared = Σ_q b · w_q · (t_q + 1 + f_q)        every event, in every window class, on its own
-//!   Shared    = b + Σ_q (w_q · (t_q + 2) + b · f_q)   one propagation, then a snapshot and a commit per class
+//!   NonShared = Σ_q b · (w_q · (t_q + 1 + f_q) + 1)        every event, in every window class, on its own
+//!   Shared    = b + Σ_q (w_q · (t_q + 2) + b · f_q + h_q)   one propagation, then a snapshot and a commit per class
 //!
 //! with b the burst's events the group matches, w_q the window classes of query q's graph at the burst,
-//! t_q the predecessor types of E in q and f_q the fields q aggregates from E's values. This is Eq. 7 with
-//! s_p = 1 propagated snapshot, s_c = w_q snapshots per query, and n = w_q · (t_q + 1) per event. A query
+//! t_q the predecessor types of E in q and f_q the fields q aggregates from E's values; an event a graph
+//! holds costs it one unit, and h_q is what it holds of a burst it shares: one event where nothing reads the
+//! others (`Graph::events_with_bursts`), else b. This is Eq. 7 with s_p = 1 propagated snapshot, s_c = w_q
+//! snapshots per query, and n = w_q · (t_q + 1) per event. A query
 //! that matches events no other query matches forms a group of its own (no event-level snapshot is ever
 //! needed), so the groups are decided independently: by Theorem 4.5 a query joins its group exactly when
 //! sharing pays, and by Theorem 4.3 queries that add no snapshot (the same events) are always in it.
@@ -258,8 +260,9 @@ fn pays(
         }
         let w = classes[g].1;
         let (t, f) = (graph.predecessors[p].len(), graph.updates[p].len());
-        alone += b * w * (t + 1 + f);
-        shared += w * (t + 2) + b * f;
+        let held = if graph.reads_burst_events(p) { b } else { 1 };
+        alone += b * (w * (t + 1 + f) + 1);
+        shared += w * (t + 2) + b * f + held;
     }
     shared < alone
 }

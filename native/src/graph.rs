@@ -306,7 +306,7 @@ impl Graph {
 
     /// Whether a burst at `position`, applied at once, reads its events one by one: the values its aggregates
     /// update (`Graphlet::own`), the fields of a NOT's edge into it. Else its first event stands for all.
-    fn reads_burst_events(&self, position: usize) -> bool {
+    pub fn reads_burst_events(&self, position: usize) -> bool {
         !self.updates[position].is_empty() || !self.edges_into[position].is_empty()
     }
 
