@@ -149,7 +149,6 @@ impl SetKernel {
     /// `graphs` on their own: the bursts they share decided first (`burst::plan`, on the raw events each reads),
     /// then each graph's events, holding a shared burst's first event for them all where nothing reads the
     /// others (`Graph::events_with_bursts`), and its run. Err: the graphs the kernel cannot compute exactly.
-    #[allow(clippy::too_many_arguments)]
     fn run_graphs(
         &self,
         raw: &[RawEvent],
