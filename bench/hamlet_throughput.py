@@ -6,18 +6,25 @@ Workload: ``--queries`` flat sequences SEQ(E<a>, E2+, E<b>) of distinct types ar
 (a, b drawn from E1, E3..E13), COUNT(*), one tumbling window holding the whole stream. Stream: periods
 of 13 types × 5 events (five rounds of E1..E13) followed by a burst of ``--burst`` E2 events, one event
 per time unit, ``--events`` events in all. Every strategy must give identical counts; the ratios are
-measured in the same process, strategies interleaved, best of ``--repeat`` (``timing.py``).
+measured in the same process, strategies interleaved, best of ``--repeat`` (``timing.py``). With
+``--alone`` each strategy runs in a process of its own (best of ``--repeat`` there): no other strategy's run
+between two of its calls, as a job that runs one strategy sees its caches; the rows are compared by digest.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
+import subprocess
+import sys
+from typing import Any
 
 from timing import load, machine, measure_all
 
 from hamlet import Event, parse_workload
+from hamlet.stats import EvaluationStats
 
 
 def workload(queries: int, seed: int = 1) -> str:
@@ -77,16 +84,44 @@ def main() -> None:
     parser.add_argument(
         "--table", action="store_true", help="Arrow in, partial states out (hamlet.evaluate_table)"
     )
+    parser.add_argument("--alone", action="store_true", help="each strategy in a process of its own")
+    parser.add_argument("--emit", action="store_true", help=argparse.SUPPRESS)  # (--alone's child: one line)
     args = parser.parse_args()
-    print(f"# {machine()}; {load()} at the start")
+    if args.emit:
+        (strategy,) = args.strategies
+        ((seconds, rows, stats),) = measure_all(parse_workload(workload(args.queries[0])),
+                                                stream(args.events[0], args.burst[0]), [strategy], args.repeat,
+                                                args.table).values()  # fmt: skip
+        digest = hashlib.sha256(repr(rows).encode()).hexdigest()
+        print(json.dumps({"seconds": seconds, "digest": digest, "stats": stats.as_dict()}))
+        return
+    print(
+        f"# {machine()}; {load()} at the start"
+        + ("; each strategy in a process of its own" if args.alone else "")
+    )
     print(HEADER)
     for q in args.queries:
         for n in args.events:
             for k in args.burst:
-                results = measure_all(parse_workload(workload(q)), stream(n, k), args.strategies, args.repeat,
-                                      args.table)  # fmt: skip
+                results: dict[str, tuple[float, Any, EvaluationStats]]
+                if args.alone:
+                    results = {s: alone(q, n, k, s, args.repeat, args.table) for s in args.strategies}
+                else:
+                    results = measure_all(parse_workload(workload(q)), stream(n, k), args.strategies, args.repeat,
+                                          args.table)  # fmt: skip
                 report("authors", q, n, k, results, args.json)
     print(f"# {load()} at the end")
+
+
+def alone(queries: int, events: int, burst: int, strategy: str, repeat: int,
+          table: bool) -> tuple[float, str, EvaluationStats]:  # fmt: skip
+    """``measure_all``'s best for one strategy, measured in a process of its own; its rows as a digest."""
+    argv = [sys.executable, __file__, "--queries", str(queries), "--events", str(events), "--burst", str(burst),
+            "--strategies", strategy, "--repeat", str(repeat), "--emit"] + (["--table"] if table else [])  # fmt: skip
+    line = json.loads(
+        subprocess.run(argv, check=True, capture_output=True, text=True).stdout.splitlines()[-1]
+    )
+    return line["seconds"], line["digest"], EvaluationStats(**line["stats"])
 
 
 if __name__ == "__main__":
