@@ -290,7 +290,11 @@ def write_jsonl(rows: Iterable[ResultRow], out: IO[str]) -> None:
                 value = repr(
                     value
                 )  # (JSON has no infinity: Python's "Infinity" is no JSON, and jq reads it as 1.8e308)
-            out.write(json.dumps({**fields, "value": value}, ensure_ascii=False, allow_nan=False) + "\n")
+            # (a value JSON has no type for, a MIN or MAX of times or bytes, is its text, as a group's key)
+            out.write(
+                json.dumps({**fields, "value": value}, ensure_ascii=False, allow_nan=False, default=str)
+                + "\n"
+            )
 
 
 def _cell(value: Any) -> str:

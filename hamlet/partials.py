@@ -7,9 +7,10 @@ Spark job merges partials from many engine calls this way; ``hamlet.evaluate`` m
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -195,17 +196,69 @@ class AggregateState:
             raise EvaluationError(self.extreme.error[1])
         total = self.total
         fields = [self.function, state_int_text(self.count), state_int_text(total.numerator),
-                  state_int_text(total.denominator), state_int_text(self.floats), self.extreme]  # fmt: skip
+                  state_int_text(total.denominator), state_int_text(self.floats),
+                  *_extreme_fields(self.extreme)]  # fmt: skip
         if self.function == "PAIRS":
             fields.append([state_int_text(n) for n in self.pairs])
         return json.dumps(fields, ensure_ascii=False)
 
     @classmethod
     def from_text(cls, text: str) -> AggregateState:
-        function, count, numerator, denominator, floats, extreme, *rest = json.loads(text)
+        function, count, numerator, denominator, floats, *rest = json.loads(text)
         total = Fraction(int_from_text(numerator), int_from_text(denominator))
-        pairs = tuple(int_from_text(n) for n in rest[0]) if rest else (0, 0, 0)
+        if function == "PAIRS":
+            extreme, pairs = None, tuple(int_from_text(n) for n in rest[1])
+        else:
+            extreme, pairs = _extreme_of(rest), (0, 0, 0)
         return cls(function, int_from_text(count), total, _floats(floats), extreme, pairs)  # type: ignore[arg-type]
+
+
+def _extreme_fields(value: Any) -> list[Any]:
+    """A MIN or MAX state's extreme as its last fields: ``[value]`` where JSON holds it, else ``[text, kind]``
+    for the orderable values it has no form for (a date, timestamp, time of day or duration column's, bytes),
+    exact to the nanosecond where pandas holds one (``pd.Timestamp``, ``pd.Timedelta``: Arrow's ``ns`` units)."""
+    if isinstance(value, dt.datetime):
+        # (pandas writes and reads its Timestamp's nanoseconds; the offset is kept, a zone's name not)
+        return [value.isoformat(), "timestamp_ns" if hasattr(value, "nanosecond") else "datetime"]
+    if isinstance(value, dt.timedelta):
+        if hasattr(value, "nanoseconds"):  # (pd.Timedelta)
+            return [str(value.value), "timedelta_ns"]  # type: ignore[attr-defined]
+        return [[value.days, value.seconds, value.microseconds], "timedelta"]
+    if isinstance(value, dt.date):
+        return [value.isoformat(), "date"]
+    if isinstance(value, dt.time):
+        return [value.isoformat(), "time"]
+    if isinstance(value, bytes):
+        return [value.hex(), "bytes"]
+    return [value]
+
+
+def _timestamp_ns(text: str) -> Any:
+    import pandas as pd
+
+    return pd.Timestamp(text)
+
+
+def _timedelta_ns(text: str) -> Any:
+    import pandas as pd
+
+    return pd.Timedelta(int(text))
+
+
+_EXTREME_KINDS: dict[str, Callable[[Any], Any]] = {
+    "datetime": dt.datetime.fromisoformat,
+    "timestamp_ns": _timestamp_ns,
+    "timedelta": lambda parts: dt.timedelta(*parts),
+    "timedelta_ns": _timedelta_ns,
+    "date": dt.date.fromisoformat,
+    "time": dt.time.fromisoformat,
+    "bytes": bytes.fromhex,
+}
+
+
+def _extreme_of(fields: list[Any]) -> Any:
+    """The inverse of ``_extreme_fields``."""
+    return _EXTREME_KINDS[fields[1]](fields[0]) if len(fields) > 1 else fields[0]
 
 
 def _floats(field: int | str) -> int:
@@ -226,7 +279,7 @@ def merged_text_states(texts: Sequence[str]) -> AggregateState:
         pick = least if function == "MIN" else greatest
         extreme = None
         for text in texts:
-            extreme = pick(extreme, json.loads(text)[5])
+            extreme = pick(extreme, _extreme_of(json.loads(text)[5:]))
         return AggregateState(function, extreme=extreme)
     if function == "PAIRS":
         pairs = [0, 0, 0]

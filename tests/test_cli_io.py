@@ -881,3 +881,19 @@ def test_a_bug_of_ours_is_a_one_line_internal_error_not_a_traceback(tmp_path, ca
         f"error: internal error in hamlet ({said}); please report it with the command, the workload and the "
         "events\n"
     )
+
+
+def test_a_minimum_of_timestamps_or_bytes_is_its_text_in_json_lines(tmp_path, capsys):
+    """JSON has no timestamp or bytes: such a MIN or MAX is written as its text, as a group's key is (the
+    writer stopped with Python's TypeError)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*), MAX(B.at), MIN(B.tag) PATTERN B+ WITHIN 10\n")
+    at = pa.array([2, 1], pa.int64()).cast(pa.timestamp("s", "UTC"))
+    pq.write_table(pa.table({"event_type": ["B", "B"], "event_time": [1, 2], "at": at, "tag": [b"b", b"a"]}),
+                   tmp_path / "e.parquet")  # fmt: skip
+    argv = ["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.parquet")]
+    assert main([*argv, "--output", str(tmp_path / "o.jsonl")]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert [r["value"] for r in rows] == [3, "1970-01-01 00:00:02+00:00", "b'a'"]

@@ -108,7 +108,7 @@ def checked(table: pa.Table, source: str | None = None) -> pa.Table:
             raise EventError(f"the table has no {name} column (found: {', '.join(table.column_names) or 'none'})",
                              where=where)  # fmt: skip
     refuse_duplicate_columns(table.column_names, where)
-    table = _views_as_strings(table)
+    table = _halves_as_doubles(_views_as_strings(table))
     kind = table.column(TYPE).type
     if pa.types.is_dictionary(kind):
         kind = kind.value_type
@@ -201,6 +201,15 @@ def _views_as_strings(table: pa.Table) -> pa.Table:
                       for c in table.column(index).chunks]  # fmt: skip
             kind = pa.dictionary(field.type.index_type, pa.string())
             table = table.set_column(index, field.name, pa.chunked_array(chunks, kind))
+    return table
+
+
+def _halves_as_doubles(table: pa.Table) -> pa.Table:
+    """Half-precision float columns (numpy's ``float16``) as doubles, which hold each of their values exactly
+    and which Arrow's compute functions take (they have no kernels for halves)."""
+    for index, field in enumerate(table.schema):
+        if pa.types.is_float16(field.type):
+            table = table.set_column(index, field.name, table.column(index).cast(pa.float64()))
     return table
 
 

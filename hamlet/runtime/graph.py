@@ -51,6 +51,7 @@ from hamlet.runtime.sources import (
     ScanSource,
     Source,
     Threshold,
+    indexable,
 )
 
 GLOBAL_WINDOW = (0,)
@@ -598,6 +599,8 @@ def _choose_source(query: AnalyzedQuery, source: str, target: str, algebra: Alge
     p = predicates[0]
     assert p.key_op is not None and p.source_key is not None and p.target_key is not None
     values = [p.source_key(e) for e in events if e.type == source]
+    if not indexable(values):
+        return ScanSource(source, algebra, [p.test], None, horizon)
     return IndexedSource(source, algebra, p.key_op, p.source_key, p.target_key, values)
 
 

@@ -158,6 +158,10 @@ class _Fenwick:
         return zero if result is None else result
 
 
+# The kinds an ordered index ranks: each totally ordered and hashable in Python.
+INDEXED_KINDS = ("number", "bool", "str")
+
+
 def _kind(value: Any) -> str | None:
     """Values compare only within a kind (numbers with numbers, strings with strings, bools with bools, as
     ``predicates.compare`` has them); null never, and
@@ -166,7 +170,14 @@ def _kind(value: Any) -> str | None:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     found = value_kind(value)
-    return found if found in ("number", "bool", "str") else None
+    return found if found in INDEXED_KINDS else None
+
+
+def indexable(values: Sequence[Any]) -> bool:
+    """Whether an ordered index over the predecessors' ``values`` answers a comparison as ``compare`` does:
+    numbers, bools, texts and nulls. Values of other kinds (dates, timestamps, durations, bytes: an Arrow
+    column's, or whatever an ``Event`` holds) are compared one by one (``ScanSource``)."""
+    return all(v is None or value_kind(v) in INDEXED_KINDS for v in values)
 
 
 class IndexedSource:
