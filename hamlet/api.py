@@ -213,15 +213,17 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
     prepared = _clipped_us(workload, window_ends_us)
     table = sorted_events(checked(table, source))
     floating = vertical.floating_columns(table.schema)
-    runners = []
+    runners, float_sums = [], []
     for query_set in prepared.sets:
         queries = list(query_set.queries)
-        runner = executor(queries, vertical.segment_algebras(queries, floating), stats)
+        algebras = vertical.segment_algebras(queries, floating)
+        runner = executor(queries, algebras, stats)
         reason = _set_segment_obstacle(query_set, runner)
         if reason is not None:
             names = ", ".join(q.name for q in queries)
             raise HamletError(f"the stream cannot be cut into time segments: {names}: {reason}")
         runners.append(runner)
+        float_sums.append(vertical.float_sums(algebras))
     t0, t1 = vertical.check_segment(segment_us, [_set_pane(s) for s in prepared.sets])
     if table.num_rows:
         micros = kernel_micros(table)
@@ -249,8 +251,10 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
                              "on, NaN or an infinity): evaluate this stream without time "
                              "segments", where=f"{source}, {at}" if source else at)  # fmt: skip
         parts.append(done)
-        records.extend({"query_set": number, "partition_key": key, "segment_start_us": segment_us[0],
-                        "record": record.to_json()} for key, record in found)  # fmt: skip
+        for key, record in found:
+            record.float_sums = float_sums[number]
+            records.append({"query_set": number, "partition_key": key, "segment_start_us": segment_us[0],
+                            "record": record.to_json()})  # fmt: skip
     partials = pa.concat_tables(parts) if parts else PARTIAL_SCHEMA.empty_table()
     return partials, pa.Table.from_pylist(records, schema=vertical.RECORD_SCHEMA)
 
@@ -294,8 +298,20 @@ def compose_segments(workload: Workload | PreparedWorkload | str, records: pa.Ta
             decoded = [vertical.Record.from_json(text) for _, text in sorted(found, key=lambda item: item[0])]
         except (ValueError, TypeError) as e:  # (json's errors are ValueErrors)
             raise HamletError(f"a record of partition {key} is not one evaluate_segment wrote: {e}") from None
+        expected = vertical.float_sums(algebras)
+        for (start, _), record in zip(sorted(found, key=lambda item: item[0]), decoded):
+            if record.float_sums is not None and record.float_sums != expected:
+                raise HamletError(
+                    f"the segment that starts at {start} µs kept the sums over {_columns(record.float_sums)} as "
+                    f"floats (its table's floating-point columns), floating those over {_columns(expected)}: each "
+                    "column must have one type in every segment's table, and floating must name those columns"
+                )
         rows.extend(vertical.partial_rows(groups, decoded, algebras, grouping_of))
     return partial_rows_table(rows, window_ends_us)
+
+
+def _columns(names: Sequence[str]) -> str:
+    return ", ".join(names) if names else "no column"
 
 
 def segment_pane(workload: Workload | PreparedWorkload | str) -> Fraction:

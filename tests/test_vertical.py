@@ -321,6 +321,28 @@ def test_records_that_are_not_this_workloads_are_errors_that_say_so():
         compose_segments(text, records, None)  # type: ignore[arg-type]
 
 
+def test_segments_that_type_a_summed_column_differently_are_an_error_not_a_sum():
+    """x is int64 in the first segment's table and double in the second's: each segment's records hold its
+    sums over x as its type has them (ints, or floats scaled), and composed under either ``floating`` one
+    half was read as the other (SUM 14.0 and AVG 1e-323, or inf, where 26.0 is right)."""
+    text = "q: RETURN COUNT(*), SUM(B.x), AVG(B.x) PATTERN SEQ(A, B+) WITHIN 20 sec SLIDE 10 sec"
+
+    def segment(rows, kind, bounds):
+        times = pa.array([t * MICROS for _, t, _ in rows], pa.int64()).cast(pa.timestamp("us", "UTC"))
+        table = pa.table({"event_type": [r[0] for r in rows], "event_time": times,
+                          "x": pa.array([r[2] for r in rows], kind)})  # fmt: skip
+        return evaluate_segment(text, table, (bounds[0] * MICROS, bounds[1] * MICROS))[1]
+
+    records = pa.concat_tables([segment([("A", 1, 1), ("B", 2, 3)], pa.int64(), (0, 10)),
+                                segment([("B", 12, 1.5), ("B", 13, 2)], pa.float64(), (10, 20))])  # fmt: skip
+    for floating, first in ((["x"], "no column"), ([], "x")):
+        start = 0 if floating else 10_000_000
+        message = (f"the segment that starts at {start} µs kept the sums over {first} as floats (its table's "
+                   f"floating-point columns), floating those over {'x' if floating else 'no column'}")  # fmt: skip
+        with pytest.raises(HamletError, match=re.escape(message)):
+            compose_segments(text, records, floating)
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_decimal_columns_read_as_doubles_compose_as_doubles(strategy):
     """A decimal column the engine reads as doubles (scale > 0) is a floating column to ``floating_columns``:

@@ -82,6 +82,13 @@ def segment_algebras(queries: Sequence[AnalyzedQuery], floating: Iterable[str]) 
     return {q.name: algebra_for(q, floats) for q in queries}
 
 
+def float_sums(algebras: dict[str, Any]) -> list[str]:
+    """The attributes whose sums the set's algebras keep as floats (their columns' type): a record holds
+    such sums scaled, others as ints, so every segment's records of a set, and their composition, must
+    agree on them."""
+    return sorted({str(attribute) for a in algebras.values() for _, attribute in getattr(a, "scaled", ())})
+
+
 @dataclass
 class Record:
     """One graph's record of one segment (``vertical::SegmentRecord``), decoded."""
@@ -95,16 +102,17 @@ class Record:
     windows: list[tuple[int, int, list[Vector | None]]]
     running: list[list[Vector | None] | None]
     carry: list[tuple[int, int, list[Vector | None], Vector | None, bool]]
+    float_sums: list[str] | None = None  # (``float_sums`` of the segment's algebras; None: not recorded)
 
     def to_json(self) -> str:
         return json.dumps([self.end, self.graph, self.groups, self.leading, self.trailing, self.columns,
-                           _hex(self.windows), _hex(self.running), _hex(self.carry)])  # fmt: skip
+                           _hex(self.windows), _hex(self.running), _hex(self.carry), self.float_sums])  # fmt: skip
 
     @staticmethod
     def from_json(text: str) -> Record:
-        end, graph, groups, leading, trailing, columns, windows, running, carry = json.loads(text)
+        end, graph, groups, leading, trailing, columns, windows, running, carry, *sums = json.loads(text)
         return Record(end, graph, groups, leading, trailing, [tuple(c) for c in columns], _ints(windows),
-                      _ints(running), _ints(carry))  # fmt: skip
+                      _ints(running), _ints(carry), sums[0] if sums else None)  # fmt: skip
 
 
 def _hex(value: Any) -> Any:
