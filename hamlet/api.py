@@ -164,23 +164,44 @@ def _table_set(query_set: PreparedSet, table: pa.Table, executor: Executor, stat
     return pa.concat_tables(parts)
 
 
-def segment_obstacle(workload: Workload | PreparedWorkload | str, strategy: str = "hamlet") -> str | None:
+def segment_obstacle(workload: Workload | PreparedWorkload | str, strategy: str = "hamlet",
+                     schema: pa.Schema | None = None) -> str | None:  # fmt: skip
     """Why the workload's stream partitions cannot be cut into time segments that compose exactly
-    (``evaluate_segment``), naming the queries concerned; None: they can."""
-    reasons = [f"{', '.join(names)}: {why}" for names, why in segment_obstacles(workload, strategy) if why]
+    (``evaluate_segment``), naming the queries concerned; None: they can. With the events table's
+    ``schema``, its columns' types too (an aggregate over a column of no number type)."""
+    reasons = [
+        f"{', '.join(names)}: {why}" for names, why in segment_obstacles(workload, strategy, schema) if why
+    ]
     return reasons[0] if reasons else None
 
 
-def segment_obstacles(workload: Workload | PreparedWorkload | str,
-                      strategy: str = "hamlet") -> list[tuple[tuple[str, ...], str | None]]:  # fmt: skip
+def segment_obstacles(workload: Workload | PreparedWorkload | str, strategy: str = "hamlet",
+                      schema: pa.Schema | None = None) -> list[tuple[tuple[str, ...], str | None]]:  # fmt: skip
     """Per sharable query set, its queries and why its segments would not compose (None: they do)."""
     executor = _executor(strategy)
     out: list[tuple[tuple[str, ...], str | None]] = []
     for query_set in prepare(workload).sets:
         queries = list(query_set.queries)
         runner = executor(queries, vertical.segment_algebras(queries, ()), EvaluationStats())
-        out.append((tuple(q.name for q in queries), _set_segment_obstacle(query_set, runner)))
+        why = _set_segment_obstacle(query_set, runner)
+        if why is None and schema is not None:
+            why = _column_obstacle(queries, schema)
+        out.append((tuple(q.name for q in queries), why))
     return out
+
+
+def _column_obstacle(queries: Sequence[AnalyzedQuery], schema: pa.Schema) -> str | None:
+    """An aggregate over a column of no number type, whose values only the Python engine aggregates (a
+    segment's records hold numbers), or None."""
+    for q in queries:
+        for spec in q.aggregates:
+            if spec.attribute is None or spec.attribute not in schema.names:
+                continue
+            kind = schema.field(spec.attribute).type
+            if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)
+                    or pa.types.is_null(kind)):  # fmt: skip
+                return f"{spec.text} of {q.name} reads {spec.attribute}, a {kind} column, which only Python aggregates"
+    return None
 
 
 def _set_segment_obstacle(query_set: PreparedSet, runner: PartitionRunner) -> str | None:
@@ -218,7 +239,7 @@ def evaluate_segment(workload: Workload | PreparedWorkload | str, table: pa.Tabl
         queries = list(query_set.queries)
         algebras = vertical.segment_algebras(queries, floating)
         runner = executor(queries, algebras, stats)
-        reason = _set_segment_obstacle(query_set, runner)
+        reason = _set_segment_obstacle(query_set, runner) or _column_obstacle(queries, table.schema)
         if reason is not None:
             names = ", ".join(q.name for q in queries)
             raise HamletError(f"the stream cannot be cut into time segments: {names}: {reason}")

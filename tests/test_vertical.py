@@ -321,6 +321,27 @@ def test_records_that_are_not_this_workloads_are_errors_that_say_so():
         compose_segments(text, records, None)  # type: ignore[arg-type]
 
 
+def test_an_aggregate_over_text_is_an_obstacle_given_the_schema():
+    """A segment's records hold numbers: MIN, MAX or SUM over text, bools or dates only Python aggregates.
+    ``segment_obstacle`` says so given the table's schema (the Spark job then runs the partition whole), and
+    ``evaluate_segment`` refuses before running (each segment stopped with a message about integers beyond
+    64 bits, NaN or infinities, none of which the stream held)."""
+    text = "q: RETURN COUNT(*), MAX(B.s) PATTERN B+ WITHIN 10"
+    table = pa.table({"event_type": ["B", "B"], "event_time": pa.array([1 * MICROS, 2 * MICROS]).cast(
+        pa.timestamp("us", "UTC")), "s": ["a", "b"]})  # fmt: skip
+    assert segment_obstacle(text) is None
+    assert (
+        segment_obstacle(text, schema=table.schema)
+        == "q: MAX(B.s) of q reads s, a string column, which only Python aggregates"
+    )
+    numbers = table.set_column(2, "s", pa.array([1.5, None]))
+    assert segment_obstacle(text, schema=numbers.schema) is None
+    with pytest.raises(
+        HamletError, match=re.escape("the stream cannot be cut into time segments: q: MAX(B.s) of q")
+    ):
+        evaluate_segment(text, table, (0, 10 * MICROS))
+
+
 def test_segments_that_type_a_summed_column_differently_are_an_error_not_a_sum():
     """x is int64 in the first segment's table and double in the second's: each segment's records hold its
     sums over x as its type has them (ints, or floats scaled), and composed under either ``floating`` one
