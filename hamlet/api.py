@@ -27,7 +27,7 @@ from hamlet.partials import AggregateState, PartialRow
 from hamlet.results import ResultRow, group_key
 from hamlet.runtime import vertical
 from hamlet.runtime.aggregates import Algebra, FloatColumns, WindowSums, algebra_for
-from hamlet.runtime.clipping import WindowEnds, clip_window
+from hamlet.runtime.clipping import WindowEnds, checked_window_ends, clip_window
 from hamlet.runtime.columnar import (
     PARTIAL_SCHEMA,
     TIME,
@@ -401,7 +401,7 @@ class PreparedWorkload:
         """The same workload whose queries open only the windows that end in (lo, hi]."""
         if window_ends is None:
             return self
-        return _clipped(self, *window_ends)
+        return _clipped(self, *checked_window_ends(window_ends))
 
 
 def prepare(workload: Workload | PreparedWorkload | str) -> PreparedWorkload:
@@ -625,6 +625,11 @@ def event_time(value: Any, where: str) -> Time:
     if _plain(value) is None:  # (None, NaN, or pandas' NaT, which passes for a datetime)
         raise EventError("event_time is empty", where=where)
     if hasattr(value, "to_pydatetime"):
+        if getattr(
+            value, "nanosecond", 0
+        ):  # (pandas would drop them with a warning; the table path refuses them)
+            raise EventError(f"event_time {value} has a fraction of a microsecond, finer than the engine's "
+                             "microseconds", where=where)  # fmt: skip
         value = value.to_pydatetime()
     if isinstance(value, datetime):
         if value.tzinfo is None:

@@ -494,6 +494,24 @@ def test_event_times_no_microsecond_of_the_years_1_to_9999_holds_are_errors_nami
     assert message in str(error.value)
 
 
+def test_a_dataframes_nanoseconds_are_the_same_error_as_the_tables():
+    """pandas dropped them with a warning, so a1 and b1.0000005 became equal times and their trend was lost."""
+    import pandas as pd
+
+    from hamlet import EventError
+
+    frame = pd.DataFrame({"event_type": ["A", "B"],
+                          "event_time": pd.to_datetime([1_000_000_000, 1_000_000_500], unit="ns", utc=True)})  # fmt: skip
+    message = "row 2: event_time 1970-01-01 00:00:01.000000500+00:00 has a fraction of a microsecond"
+    workload = "q: RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 10"
+    for run in (
+        lambda: evaluate(workload, frame),
+        lambda: evaluate_table(workload, pa.Table.from_pandas(frame)),
+    ):
+        with pytest.raises(EventError, match=re.escape(message)):
+            run()
+
+
 def test_what_is_not_a_table_is_an_error_and_a_record_batch_is_read_as_one():
     from hamlet import EventError
 
@@ -694,3 +712,14 @@ def test_half_precision_floats_read_as_the_doubles_they_hold(strategy):
         ({"h": 1.5}, 3),
         ({"h": 1.5}, 6.0),
     ]
+
+
+def test_a_group_of_negative_zero_has_the_key_of_zero_in_every_call():
+    """Two calls, as the Spark job makes them, one whose group z holds only -0.0 and one with 0.0: one key,
+    so the job merges them into one row (the first wrote '{"z":-0.0}', a second row for the same group)."""
+    workload = "q: RETURN z, COUNT(*) PATTERN SEQ(A, B+) GROUP-BY z WITHIN 10"
+    keys = []
+    for zero in (-0.0, 0.0):
+        table = pa.table({"event_type": ["A", "B"], "event_time": [1, 2], "z": [zero, zero]})
+        keys.append(evaluate_table(workload, table).column("group_key").to_pylist())
+    assert keys == [['{"z":0.0}'], ['{"z":0.0}']]

@@ -3,8 +3,12 @@ for every strategy, on random workloads and streams (the strategies of tests/wor
 
 from __future__ import annotations
 
+import math
+import re
 from fractions import Fraction
 
+import pyarrow as pa
+import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 from workloads import (
@@ -16,8 +20,8 @@ from workloads import (
     workloads,
 )
 
-from hamlet import STRATEGIES, parse_workload
-from hamlet.api import evaluate, evaluate_partials, finalize, prepare
+from hamlet import STRATEGIES, Event, HamletError, parse_workload
+from hamlet.api import evaluate, evaluate_partials, evaluate_table, finalize, prepare
 from hamlet.runtime.clipping import clip_window
 
 bounds = st.one_of(st.integers(-5, 30), st.sampled_from([Fraction(7, 2), 2.5, 11.25]))
@@ -67,3 +71,24 @@ def test_clipped_window_indexes():
     assert list(window.indexes(5)) == [-1, 0, 1] and list(clipped.indexes(5)) == [1]
     assert list(clipped.indexes(40)) == []
     assert (clip_window(clipped, 15, 100).first, clip_window(clipped, 15, 100).last) == (2, 4)
+
+
+TEXT = "q: RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 10"
+EVENTS = [Event("A", 1), Event("B", 2)]
+TABLE = pa.table({"event_type": ["A", "B"], "event_time": [1, 2]})
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: evaluate(TEXT, EVENTS, window_ends=(0, math.inf)), "of finite numbers of seconds, not (0, inf)"),
+        (lambda: evaluate(TEXT, EVENTS, window_ends=(math.nan, 10)), "of finite numbers of seconds, not (nan, 10)"),
+        (lambda: evaluate(TEXT, EVENTS, window_ends=(True, 10)), "of finite numbers of seconds, not (True, 10)"),
+        (lambda: evaluate_table(TEXT, TABLE, window_ends_us=(0, 2**70)),
+         "window_ends_us must be a pair (lo, hi) of whole microseconds in 64 bits, not (0, 1180591620717411303424)"),
+    ],
+)  # fmt: skip
+def test_window_ends_no_window_end_compares_with_are_errors_that_say_so(call, message):
+    # (formerly Python's OverflowError and ValueError; True passed for 1)
+    with pytest.raises(HamletError, match=re.escape(message)):
+        call()

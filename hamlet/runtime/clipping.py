@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from hamlet.analysis.windows import Window
+from hamlet.errors import HamletError
 from hamlet.events import Number, Time
 
 WindowEnds = tuple[Number, Number]  # (lo, hi]: keep windows whose end e satisfies lo < e <= hi
@@ -31,6 +32,20 @@ class ClippedWindow(Window):
             return range(max((time - w) // s + 1, self.first), min(time // s + 1, self.last + 1))
         every = super().indexes(time)
         return range(max(every.start, self.first), min(every.stop, self.last + 1))
+
+
+def checked_window_ends(value: object) -> WindowEnds:
+    """``value`` as (lo, hi], or a ``HamletError`` that says what it is instead: two finite numbers of
+    seconds (not bools, NaN or infinities, which no window end can be compared with exactly)."""
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(_finite(v) for v in value):
+        return value[0], value[1]
+    raise HamletError(f"window_ends must be a pair (lo, hi) of finite numbers of seconds, not {value!r}")
+
+
+def _finite(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+        return False
+    return not isinstance(value, float) or math.isfinite(value)
 
 
 def clip_window(window: Window, lo: Number, hi: Number) -> ClippedWindow:

@@ -49,7 +49,10 @@ PARTIAL_SCHEMA = pa.schema([
 
 
 def group_text(group: dict[str, Any]) -> str:
-    """The canonical key of a group: JSON of {attribute: value} in GROUP-BY order ("{}" without GROUP-BY)."""
+    """The canonical key of a group: JSON of {attribute: value} in GROUP-BY order ("{}" without GROUP-BY).
+    -0.0 is 0.0 (one group, as ``codes`` folds them): a call whose group holds only -0.0 wrote another key
+    than one that held 0.0 first, and the Spark job, which merges calls by key, wrote the group twice."""
+    group = {a: 0.0 if isinstance(v, float) and v == 0 else v for a, v in group.items()}
     # A value JSON has no type for (a time, bytes) is keyed by its text.
     return json.dumps(group, ensure_ascii=False, separators=(",", ":"), default=str)
 

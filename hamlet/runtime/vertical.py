@@ -321,8 +321,8 @@ def _layout(algebra: Any) -> Layout:
 def microsecond_pair(value: Any, what: str) -> tuple[int, int]:
     """``value`` as (lo, hi) whole microseconds, or a ``HamletError`` that says what it is instead."""
     if not (isinstance(value, (tuple, list)) and len(value) == 2
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):  # fmt: skip
-        raise HamletError(f"{what} must be a pair (lo, hi) of whole microseconds, not {value!r}")
+            and all(isinstance(v, int) and not isinstance(v, bool) and -(1 << 63) <= v < 1 << 63 for v in value)):  # fmt: skip
+        raise HamletError(f"{what} must be a pair (lo, hi) of whole microseconds in 64 bits, not {value!r}")
     return value[0], value[1]
 
 
