@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hamlet.analysis.predicates import unkinded
+from hamlet.analysis.predicates import group_values
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window, as_number, pane_size
 from hamlet.analysis.workload import Workload, parse_workload
@@ -494,8 +494,8 @@ def _set_rows(query_set: PreparedSet, stream: list[Event], executor: Executor, s
         finals[summed.query].merge(summed.group, summed.diffs, summed.entries)
     run.release()
     # A group's values as its first partition holds them: a number as the group's first event writes it
-    # (1 or 1.0; -0.0 or 0.0), in every window, whichever of its partitions has trends there.
-    values_of = [[unkinded(values) for values in number] for number in numbers]
+    # (1 or 1.0; -0.0 as 0.0: ``group_values``), in every window, whichever of its partitions has trends there.
+    values_of = [[group_values(values) for values in number] for number in numbers]
     out: dict[str, list[PartialRow]] = {}
     for name, sums in finals.items():
         query = by_name[name]

@@ -58,6 +58,11 @@ HOSTILE = [
      "unknown time unit 'years'; use ms, s|sec|second(s), min|minute(s), h|hour(s) or d|day(s)"),
     ("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 1 s SLIDE 36526 d", 1, 56,
      "36526 d is longer than 100 years (3155760000 s), the longest window or slide"),
+    # (a table's window bounds are microseconds: evaluate_table gave [0, 1.000001) for this window)
+    ("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 1.0000005", 1, 46,
+     "1.0000005 is not a whole number of microseconds, the finest time of a window's bounds"),
+    ("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 1.5 ms SLIDE 0.0005 ms", 1, 59,
+     "0.0005 ms is not a whole number of microseconds, the finest time of a window's bounds"),
     # (the kernel decides a step across NOTs by their outcomes, a 64-bit set: 2^6)
     ("q: RETURN COUNT(*) PATTERN SEQ(A, " + ", ".join(f"NOT N{i}" for i in range(7)) + ", B)" + TAIL, 1, 83,
      ("more than 6 NOTs side by side between two parts (the engine decides each step across them by which of "

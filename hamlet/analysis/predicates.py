@@ -93,6 +93,12 @@ def unkinded(key: tuple) -> tuple:
     return tuple(v.value if type(v) is Kinded else v for v in key)
 
 
+def group_values(key: tuple) -> tuple:
+    """A group's values as results show them: a ``kinded`` key's, -0.0 as 0.0 (one value, which every path and
+    every call of the Spark job must write alike, whichever of the two a group's first event held)."""
+    return tuple(0.0 if type(v) is float and v == 0 else v for v in unkinded(key))
+
+
 def compare(op: str, left: Any, right: Any) -> bool:
     if left is None or right is None:
         return False

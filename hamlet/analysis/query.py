@@ -26,6 +26,7 @@ from hamlet.analysis.split import Negation, SubPattern, split_pattern, split_pos
 from hamlet.analysis.template import canonical, has_optional, needs_positions, nullable, required_types
 from hamlet.analysis.windows import Window
 from hamlet.errors import QueryError
+from hamlet.events import MICROS
 from hamlet.language import nodes
 from hamlet.language.nodes import (
     AggregateCall,
@@ -254,6 +255,10 @@ class _Analyzer:
             if duration is not None and duration.seconds > MAX_DURATION:
                 raise self.fail(duration, f"{duration.text} is longer than {MAX_DURATION_TEXT}, the longest window "
                                 "or slide", expected="a duration of at most 100 years")  # fmt: skip
+            if duration is not None and (duration.seconds * MICROS).denominator != 1:
+                # (the tables the engine writes hold window bounds in microseconds, as Spark's timestamps do)
+                raise self.fail(duration, f"{duration.text} is not a whole number of microseconds, the finest time "
+                                "of a window's bounds", expected="a duration of whole microseconds")  # fmt: skip
         window = Window(q.within.seconds, q.slide.seconds if q.slide else q.within.seconds)
         return AnalyzedQuery(
             name=q.name,

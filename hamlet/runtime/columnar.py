@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hamlet.analysis.predicates import group_values
 from hamlet.errors import EventError
 from hamlet.events import MICROS, TIME_RANGE, TYPE_SPACE, Event, decimal_number
 from hamlet.partials import PartialRow
@@ -50,9 +51,9 @@ PARTIAL_SCHEMA = pa.schema([
 
 def group_text(group: dict[str, Any]) -> str:
     """The canonical key of a group: JSON of {attribute: value} in GROUP-BY order ("{}" without GROUP-BY).
-    -0.0 is 0.0 (one group, as ``codes`` folds them): a call whose group holds only -0.0 wrote another key
-    than one that held 0.0 first, and the Spark job, which merges calls by key, wrote the group twice."""
-    group = {a: 0.0 if isinstance(v, float) and v == 0 else v for a, v in group.items()}
+    -0.0 is 0.0 (``group_values``): a call whose group held only -0.0 wrote another key than one that held
+    0.0 first, and the Spark job, which merges calls by key, wrote the group twice."""
+    group = dict(zip(group, group_values(tuple(group.values()))))
     # A value JSON has no type for (a time, bytes) is keyed by its text.
     return json.dumps(group, ensure_ascii=False, separators=(",", ":"), default=str)
 

@@ -318,8 +318,6 @@ def kernel_obstacle(query: AnalyzedQuery) -> str | None:
             return f"edge predicate {predicate.text} (a literal int beyond 127 bits)"
     if query.states is None and len(set(template.types)) != len(template.types):
         return "a type at two places of the pattern"
-    if _member(query.window) is None:
-        return "windows that are not a whole number of microseconds (or span 36,000 years)"
     return None
 
 
@@ -406,7 +404,7 @@ def kernel_for(queries: Sequence[AnalyzedQuery], algebra: Algebra, projections: 
     fields = _fields(algebra, position, places)
     if fields is None:
         return None
-    members = [m for q in queries if (m := _member(q.window)) is not None]  # (all: no obstacle)
+    members = [_member(q.window) for q in queries]
     negations: list[tuple] = []
     plain, edges = _transitions(query, part, negations, 0)
     # (on a merged template, the types of the shared positions: each member's end is its own)
@@ -564,11 +562,10 @@ def wide(literal: object) -> bool:
     return isinstance(literal, int) and not -(1 << 127) <= literal < 1 << 127
 
 
-def _member(window: Window) -> tuple[int, int, int, int] | None:
-    """(within, slide, first, last) of windows of whole microseconds (the kernel's times) within
-    ``TIME_LIMIT``; None for others."""
-    if window.micros is None or max(window.micros) >= TIME_LIMIT:
-        return None
+def _member(window: Window) -> tuple[int, int, int, int]:
+    """(within, slide, first, last) of windows in the kernel's whole microseconds: every window is (the
+    analysis refuses others, and any longer than 100 years, far below ``TIME_LIMIT``)."""
+    assert window.micros is not None and max(window.micros) < TIME_LIMIT
     within, slide = window.micros
     first, last = -UNBOUNDED, UNBOUNDED
     if isinstance(window, ClippedWindow):

@@ -9,7 +9,7 @@ from math import isnan
 from operator import itemgetter
 from typing import Any
 
-from hamlet.analysis.predicates import ONE_KIND, kinded, unkinded
+from hamlet.analysis.predicates import ONE_KIND, group_values, kinded, unkinded
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.errors import EventError
 from hamlet.events import Event
@@ -269,5 +269,5 @@ def matched_events(
 
 def group_of(query: AnalyzedQuery, attributes: Sequence[str], key: PartitionKey) -> dict:
     """The GROUP-BY values of a partition of ``partition_stream`` (its ``key``)."""
-    values = dict(zip(attributes, unkinded(key)))
+    values = dict(zip(attributes, group_values(key)))
     return {a: values[a] for a in query.group_by}
