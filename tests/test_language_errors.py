@@ -266,7 +266,7 @@ MALFORMED = [
         "q1",
         1,
         48,
-        "an A event is never immediately followed by a C event",
+        "no A event is ever immediately followed by a C event",
     ),
     ("q1: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE A.x < B.y WITHIN 1", "q1", 1, 45, "mixes event types A, B"),
     (

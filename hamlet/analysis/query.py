@@ -391,7 +391,7 @@ class _Analyzer:
             raise self.fail(expr, f"edge predicate '{text}' must read one previous type X and one NEXT(Y)")
         source, target = previous.pop(), following.pop()
         if not any(part.follows(source, target) for part in pattern.walk()):
-            raise self.fail(expr, f"edge predicate '{text}': an {source} event is never immediately followed "
+            raise self.fail(expr, f"edge predicate '{text}': no {source} event is ever immediately followed "
                             f"by a {target} event in this pattern")  # fmt: skip
         key = index_key(expr)
         key_op, source_key, target_key = key if key is not None else (None, None, None)
