@@ -283,24 +283,26 @@ class Segmenting:
 
 
 def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], keys: tuple[str, ...],
-                  mine: DataFrame) -> tuple[DataFrame, Segmenting | None]:  # fmt: skip
+                  mine: DataFrame) -> tuple[DataFrame, Segmenting | None, DataFrame | None]:  # fmt: skip
     """``mine`` with a column ``_segment`` (−1 for rows of partitions that run whole) where some stream
     partition has more than ``plan.segment_events`` events and every set composes (``hamlet.segment_obstacle``).
     Segments are sized from the volume: the hottest partition in at least 2 per core, at most
-    ``plan.segment_events`` events each on average."""
+    ``plan.segment_events`` events each on average. The third value: the hot partitions, cached until the
+    engine stage has read them (the caller unpersists them: a long-lived Spark Connect server kept every
+    run's)."""
     from pyspark.sql import functions as F
 
     if plan.segment_events <= 0 or any(segment_obstacle(s.workload_text, plan.strategy) for s in sets):
-        return mine, None
+        return mine, None, None
     panes_us = [segment_pane(s.workload_text) * MICROS for s in sets]
     if any(p.denominator != 1 for p in panes_us):
-        return mine, None  # (segments cut at whole microseconds: the kernel's times)
+        return mine, None, None  # (segments cut at whole microseconds: the kernel's times)
     pane_us = math.lcm(*(int(p) for p in panes_us))
     hot = None
     if keys:
         hot = _hot_partitions(mine, keys, plan.segment_events)
         if hot is None:
-            return mine, None
+            return mine, None, None
         hot = hot.persist()
         found = hot.select(EVENTS).collect()
         hottest, partitions = max((r[EVENTS] for r in found), default=0), len(found)
@@ -308,7 +310,9 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
         hottest = mine.count()
         partitions = int(hottest > plan.segment_events)
     if not partitions:
-        return mine, None
+        if hot is not None:
+            hot.unpersist()
+        return mine, None, None
     cores = 2 if is_remote(spark) else spark.sparkContext.defaultParallelism
     wanted = min(MAX_SEGMENTS, max(2 * cores, math.ceil(hottest / plan.segment_events)))
     origin = _micros(plan.read_start) // pane_us * pane_us
@@ -321,7 +325,7 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
         mine = flagged.withColumn(SEGMENT_COLUMN, F.when(F.col(HOT), segment).otherwise(F.lit(-1))).drop(HOT)
     else:
         mine = mine.withColumn(SEGMENT_COLUMN, segment)
-    return mine, segmenting
+    return mine, segmenting, hot
 
 
 def _hot_partitions(mine: DataFrame, keys: tuple[str, ...], threshold: int) -> DataFrame | None:
@@ -521,7 +525,9 @@ def run_group(
     # (the columns the engine reads as doubles, by its own rule on the Arrow batches it gets: floats, and
     # decimals with a scale; Spark's type names alone left the decimals out of the segments' composition)
     floating = floating_columns(to_arrow_schema(mine.schema, timezone="UTC"))
-    mine, segmenting = plan_segments(spark, plan, sets, keys, mine) if may_segment else (mine, None)
+    mine, segmenting, hot = (
+        plan_segments(spark, plan, sets, keys, mine) if may_segment else (mine, None, None)
+    )
     if keys and buckets:  # many stream partitions per engine call
         mine = mine.withColumn(BUCKET, F.pmod(F.xxhash64(*keys), F.lit(buckets)))
         group_columns = [BUCKET]
@@ -551,9 +557,11 @@ def run_group(
     for row in partials.where(F.col("kind") == STATS).select("state").collect():
         summary = json.loads(row.state)
         summaries[summary["query_set"]].append(summary)
+    if hot is not None:  # (the engine stage has read them: the partials are cached)
+        hot.unpersist()
     engine_seconds = _lap(clock)
 
-    compose_seconds, finished = 0.0, partials.where(F.col("kind") == PARTIAL).drop("kind")
+    compose_seconds, finished, composed = 0.0, partials.where(F.col("kind") == PARTIAL).drop("kind"), None
     if segmenting is not None:  # every segment of a partition's records in one call, composed in time order
         composed = (
             partials.where(F.col("kind") == SEGMENT)
@@ -575,6 +583,8 @@ def run_group(
     rows = {r["query"]: r["count"] for r in results.groupBy("query").count().collect()}
     combine_seconds = _lap(clock)
     partials.unpersist()
+    if composed is not None:
+        composed.unpersist()
     set_results = []
     for s in sets:
         summary = add_summaries(summaries[s.index])

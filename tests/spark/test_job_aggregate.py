@@ -145,7 +145,10 @@ def test_hot_stream_partitions_run_in_time_segments_with_the_same_rows(spark, ev
     workload.write_text(HOT_PARTITION_WORKLOAD, encoding="utf-8")
     out = tmp_path / "trend_aggregates"
     start, end = START + timedelta(hours=2), START + timedelta(hours=3)
+    cached = spark.sparkContext._jsc.getPersistentRDDs().size()
     assert aggregate(events_table, out, workload, start, end, "--segment-events", "40") == 0
+    # (the hot partitions and the composed segments were left cached: a Spark Connect server kept every run's)
+    assert spark.sparkContext._jsc.getPersistentRDDs().size() == cached
     expected = evaluated_rows(workload, events_table, tmp_path, start, end)
     assert {r.query for r in expected} == {"qall", "qnot", "qdistrict"}
     assert (
