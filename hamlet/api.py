@@ -316,11 +316,12 @@ def compose_segments(workload: Workload | PreparedWorkload | str, records: pa.Ta
             )
         groups, algebras, grouping_of = runners[number]
         try:
-            decoded = [vertical.Record.from_json(text) for _, text in sorted(found, key=lambda item: item[0])]
+            ordered = sorted(found, key=lambda item: item[0])
+            decoded = [vertical.Record.from_json(text) for _, text in ordered]
         except (ValueError, TypeError) as e:  # (json's errors are ValueErrors)
             raise HamletError(f"a record of partition {key} is not one evaluate_segment wrote: {e}") from None
         expected = vertical.float_sums(algebras)
-        for (start, _), record in zip(sorted(found, key=lambda item: item[0]), decoded):
+        for (start, _), record in zip(ordered, decoded):
             if record.float_sums is not None and record.float_sums != expected:
                 raise HamletError(
                     f"the segment that starts at {start} µs kept the sums over {_columns(record.float_sums)} as "
@@ -625,9 +626,8 @@ def event_time(value: Any, where: str) -> Time:
     if _plain(value) is None:  # (None, NaN, or pandas' NaT, which passes for a datetime)
         raise EventError("event_time is empty", where=where)
     if hasattr(value, "to_pydatetime"):
-        if getattr(
-            value, "nanosecond", 0
-        ):  # (pandas would drop them with a warning; the table path refuses them)
+        # (pandas would drop the nanoseconds with a warning; the table path refuses them)
+        if getattr(value, "nanosecond", 0):
             raise EventError(f"event_time {value} has a fraction of a microsecond, finer than the engine's "
                              "microseconds", where=where)  # fmt: skip
         value = value.to_pydatetime()
