@@ -723,3 +723,14 @@ def test_a_group_of_negative_zero_has_the_key_of_zero_in_every_call():
         table = pa.table({"event_type": ["A", "B"], "event_time": [1, 2], "z": [zero, zero]})
         keys.append(evaluate_table(workload, table).column("group_key").to_pylist())
     assert keys == [['{"z":0.0}'], ['{"z":0.0}']]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_values_an_index_cannot_rank_are_compared_one_by_one(strategy):
+    """Lists (unhashable: no index ranks them) in an edge predicate: the graphs compare them one by one, as the
+    oracle does. [1], [2], [1, 5] at times 1, 2, 3 under ``<=``: b1, b2, b3,
+    (b1 b2), (b1 b3): 5 trends ([2] <= [1, 5] is false)."""
+    workload = "q: RETURN COUNT(*) PATTERN B+ WHERE B.d <= NEXT(B).d WITHIN 10"
+    stream_events = [Event("B", t, {"d": d}) for t, d in ((1, [1]), (2, [2]), (3, [1, 5]))]
+    assert [r.value for r in evaluate(workload, stream_events, strategy)] == [5]
+    assert [r.value for r in evaluate_bruteforce(parse_workload(workload), stream_events)] == [5]

@@ -51,7 +51,7 @@ from hamlet.runtime.sources import (
     ScanSource,
     Source,
     Threshold,
-    indexable,
+    index_keys,
 )
 
 GLOBAL_WINDOW = (0,)
@@ -598,10 +598,10 @@ def _choose_source(query: AnalyzedQuery, source: str, target: str, algebra: Alge
         return None
     p = predicates[0]
     assert p.key_op is not None and p.source_key is not None and p.target_key is not None
-    values = [p.source_key(e) for e in events if e.type == source]
-    if not indexable(values):
+    keys = index_keys([p.source_key(e) for e in events if e.type == source])
+    if keys is None:
         return ScanSource(source, algebra, [p.test], None, horizon)
-    return IndexedSource(source, algebra, p.key_op, p.source_key, p.target_key, values)
+    return IndexedSource(source, algebra, p.key_op, p.source_key, p.target_key, keys)
 
 
 def _latest_of(graphs: Iterable[TrendGraph]) -> Threshold | None:

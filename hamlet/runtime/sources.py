@@ -158,26 +158,29 @@ class _Fenwick:
         return zero if result is None else result
 
 
-# The kinds an ordered index ranks: each totally ordered and hashable in Python.
-INDEXED_KINDS = ("number", "bool", "str")
-
-
 def _kind(value: Any) -> str | None:
-    """Values compare only within a kind (numbers with numbers, strings with strings, bools with bools, as
+    """Values compare only within a kind (numbers with numbers, strings with strings, dates with dates, as
     ``predicates.compare`` has them); null never, and
     neither does NaN (``A.x % 1.5`` of an int past the largest double), which no ``<``, ``<=``, ``>``, ``>=``
     or ``=`` holds for, but which would take some rank in a sorted index (``!=`` is never indexed)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    found = value_kind(value)
-    return found if found in INDEXED_KINDS else None
+    return value_kind(value)
 
 
-def indexable(values: Sequence[Any]) -> bool:
-    """Whether an ordered index over the predecessors' ``values`` answers a comparison as ``compare`` does:
-    numbers, bools, texts and nulls. Values of other kinds (dates, timestamps, durations, bytes: an Arrow
-    column's, or whatever an ``Event`` holds) are compared one by one (``ScanSource``)."""
-    return all(v is None or value_kind(v) in INDEXED_KINDS for v in values)
+def index_keys(values: Sequence[Any]) -> dict[str, list[Any]] | None:
+    """The predecessors' distinct ``values`` per kind in order, the ranks of an ordered index; None where a
+    kind's values are not hashable or not totally ordered (lists; naive next to zoned datetimes), which are
+    compared one by one (``ScanSource``). Dates, timestamps, durations and bytes rank as numbers and texts do."""
+    by_kind: dict[str, set[Any]] = {}
+    try:
+        for value in values:
+            kind = _kind(value)
+            if kind is not None:
+                by_kind.setdefault(kind, set()).add(value)
+        return {kind: sorted(found) for kind, found in by_kind.items()}
+    except TypeError:
+        return None
 
 
 class IndexedSource:
@@ -186,16 +189,11 @@ class IndexedSource:
     kind = "indexed"
 
     def __init__(self, predecessor_type: str, algebra: Algebra, op: str, source_key: LocalFn,
-                 target_key: LocalFn, source_values: Sequence[Any]) -> None:  # fmt: skip
+                 target_key: LocalFn, keys: dict[str, list[Any]]) -> None:  # fmt: skip
         self.predecessor_type = predecessor_type
         self.algebra = algebra
         self.op, self.source_key, self.target_key = op, source_key, target_key
-        by_kind: dict[str, set[Any]] = {}
-        for value in source_values:
-            kind = _kind(value)
-            if kind is not None:
-                by_kind.setdefault(kind, set()).add(value)
-        self.keys = {kind: sorted(values) for kind, values in by_kind.items()}
+        self.keys = keys  # (``index_keys``)
         self.windows: dict[int, dict[str, Any]] = {}  # window → kind → Fenwick (or dict for '=')
 
     def _rank(self, kind: str, value: Any) -> int:
