@@ -294,10 +294,8 @@ def plan_segments(spark: SparkSession, plan: Plan, sets: list[QuerySetPlan], key
 
     if plan.segment_events <= 0 or any(segment_obstacle(s.workload_text, plan.strategy) for s in sets):
         return mine, None, None
-    panes_us = [segment_pane(s.workload_text) * MICROS for s in sets]
-    if any(p.denominator != 1 for p in panes_us):
-        return mine, None, None  # (segments cut at whole microseconds: the kernel's times)
-    pane_us = math.lcm(*(int(p) for p in panes_us))
+    # (every window, so every pane, is a whole number of microseconds: the kernel's times, where segments are cut)
+    pane_us = math.lcm(*(int(segment_pane(s.workload_text) * MICROS) for s in sets))
     hot = None
     if keys:
         hot = _hot_partitions(mine, keys, plan.segment_events)

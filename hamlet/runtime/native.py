@@ -256,10 +256,11 @@ def segment_costs_for(readers: Mapping[str, tuple[int, int, int, int]], sharers:
                       model: CostModel) -> Any | None:  # fmt: skip
     """``SharingPlan.segment_readers`` weighed by ``model`` (``CostModel.saved_steps``), compiled for one
     ``Layout``: ``readers`` per type (queries that apply its bursts at once, members and windows of shape
-    groups, readers on compiled graphs), the Kleene types queries share, the pane in seconds (None where it
-    is not a whole number of the kernel's microseconds)."""
+    groups, readers on compiled graphs), the Kleene types queries share, the pane in seconds (a whole number
+    of the kernel's microseconds, as every window is: ``_member``). None without the extension."""
     pane_us = pane * MICROS
-    if hamlet_native is None or pane_us.denominator != 1 or pane_us >= TIME_LIMIT:
+    assert pane_us.denominator == 1 and pane_us < TIME_LIMIT
+    if hamlet_native is None:
         return None
     return hamlet_native.SegmentCosts(
         dict(readers), list(sharers), int(pane_us), model.burst_break_even, model.group_event
