@@ -245,6 +245,9 @@ def read_events_arrow(path: str) -> pa.Table:
         if parquet:  # (its reader refuses two columns of one name with words of its own: named first here)
             refuse_duplicate_columns(pq.read_schema(path).names, path)
         table = pq.read_table(path) if parquet else feather.read_table(path)
+        # (an IPC file's buffers are read as they are: offsets pointing outside their data crashed the
+        # process in the first compute function that followed them)
+        table.validate(full=True)
     except OSError as e:
         raise HamletError(f"cannot read events {path}: {e.strerror or e}") from None
     except (pa.ArrowException, ValueError) as e:

@@ -56,6 +56,7 @@ from jobs.schema import (
     delta_sql,
     event_type_as_read,
     hour_partition_filter,
+    interval_problem,
     row_fingerprint,
     sql_string,
     table_attributes,
@@ -213,8 +214,9 @@ def make_plan(args: argparse.Namespace) -> Plan:
     if args.strategy not in STRATEGIES:
         raise JobError(f"unknown strategy {args.strategy!r}; choose one of: {', '.join(STRATEGIES)}")
     start, end = parse_instant(args.start, "--start"), parse_instant(args.end, "--end")
-    if not start < end:
-        raise JobError(f"--start {start.isoformat()} must be before --end {end.isoformat()}")
+    problem = interval_problem(start, end)
+    if problem:
+        raise JobError(problem)
     name = args.workload_name or Path(args.workload).stem
     if not NAME.fullmatch(name):
         raise JobError(f"workload name {name!r}: use letters, digits, '_', '.', '-' (see --workload-name)")

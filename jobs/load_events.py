@@ -57,6 +57,7 @@ from jobs.schema import (
     BASE_COLUMNS,
     EVENT_TIME_RANGE,
     PARTITION_COLUMNS,
+    READABLE_END,
     SCENARIOS,
     delta_schema,
     delta_sql,
@@ -521,9 +522,6 @@ def time_range(earliest: str, latest: str) -> tuple[datetime, datetime]:
         raise LoadError(f"--earliest {first.isoformat()} and --latest {end.isoformat()}: need 1970-01-01 <= "
                         f"earliest < latest <= {READABLE_END.isoformat()}")  # fmt: skip
     return first, end
-
-
-READABLE_END = datetime(2262, 4, 11, tzinfo=UTC)  # the last day of pandas' nanosecond timestamps
 
 
 def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int:

@@ -15,6 +15,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from jobs.schema import interval_problem
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONF = ROOT / "conf" / "pipeline.toml"
 CONF_VARIABLE = "HAMLET_PIPELINE_CONF"
@@ -301,8 +303,9 @@ def check_request(config: PipelineConfig, workload: str, start: str, end: str) -
     most ``max_range_hours`` long."""
     path = allowed_workload(workload, workload_choices(config))
     first, last = _offset_time(start, "start"), _offset_time(end, "end")
-    if not first < last:
-        raise PipelineError(f"start {first.isoformat()} must be before end {last.isoformat()}")
+    problem = interval_problem(first, last, ("start", "end"))
+    if problem:
+        raise PipelineError(problem)
     if last - first > timedelta(hours=config.max_range_hours):
         raise PipelineError(f"[{first.isoformat()}, {last.isoformat()}) is longer than {config.max_range_hours} "
                             f"hours ([adhoc] max_range_hours in {config.source}): split it into several runs")  # fmt: skip

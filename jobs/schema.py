@@ -24,6 +24,23 @@ EVENT_PARTITIONS = ("event_date", "event_hour")
 # deltalake and pandas read timestamps only between 1677 and 2262 (nanoseconds), and a table holding one
 # outside can no longer be read by them; a time before 1970 in real event data is an error anyway.
 EVENT_TIME_RANGE = (datetime(1970, 1, 1, tzinfo=UTC), datetime(2200, 1, 1, tzinfo=UTC))
+READABLE_END = datetime(2262, 4, 11, tzinfo=UTC)  # the last day of pandas' nanosecond timestamps
+
+
+def interval_problem(
+    start: datetime, end: datetime, names: tuple[str, str] = ("--start", "--end")
+) -> str | None:
+    """What is wrong with a run's interval [start, end), or None: start before end, both between 1970 and the
+    last day deltalake and pandas read (a run's window times and statistics are written to Delta: a table
+    holding a later timestamp can no longer be read by them, and ``hamlet report`` reads run_stats so)."""
+    if not start < end:
+        return f"{names[0]} {start.isoformat()} must be before {names[1]} {end.isoformat()}"
+    if start < EVENT_TIME_RANGE[0] or end > READABLE_END:
+        return (f"[{start.isoformat()}, {end.isoformat()}) is not within the times a run covers, "
+                f"{EVENT_TIME_RANGE[0].isoformat()} to {READABLE_END.isoformat()}")  # fmt: skip
+    return None
+
+
 OUTPUT_PARTITIONS = ("workload", "window_end_date")
 
 # Attribute columns per scenario: name → Spark SQL type. Strings identify, numbers measure.
@@ -175,6 +192,12 @@ def table_location(path: str) -> str:
 
 def _floor_hour(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0, tzinfo=None)
+
+
+def hours_read(start: datetime, end: datetime) -> tuple[datetime, datetime]:
+    """[first, last) of the hour partitions ``hour_partition_filter`` keeps (naive UTC): the whole hours that
+    overlap [start, end), whose rows all belong where they are stored."""
+    return _floor_hour(start), _floor_hour(end - timedelta(microseconds=1)) + timedelta(hours=1)
 
 
 TREND_AGGREGATES_DDL = (

@@ -50,6 +50,8 @@ from jobs.schema import (
     column,
     event_type_as_read,
     hour_partition_filter,
+    hours_read,
+    interval_problem,
     row_fingerprint,
     row_json,
     timestamp_sql,
@@ -146,16 +148,19 @@ def validate_events(config: PipelineConfig, start: str | datetime, end: str | da
     started = time.perf_counter()
     name, parsed = _workload(workload or config.workload)
     _fits_events(parsed, workload or config.workload, config.events_table)
-    scope = Scope(EVENTS, name, instant(start, "start"), instant(end, "end"), run_id)
+    scope = _scope(EVENTS, name, start, end, run_id)
     # An event of a type no query reads is no bad row: the job leaves it out by its type, and an events table
     # may hold types for other workloads. Quarantining such events refused every hour in which they passed
     # max_bad_fraction, an hour holding only them (nothing to aggregate, as an hour without events) above all.
     with _session(spark, "hamlet-validate-events") as session:
         frame = _read_events(session, config.events_table, scope.start, scope.end)
         suites = [config.expectations / "events.json", config.expectations / f"events_{config.scenario}.json"]
+        # (the hours read, not [start, end): a start inside an hour reads the rows of all of it, which belong
+        # there and which the job reads too; those before the start were quarantined as outside the interval)
+        first, last = hours_read(scope.start, scope.end)
         parameters = {
-            "interval_start": scope.start.replace(tzinfo=None),
-            "interval_end": scope.end.replace(tzinfo=None),
+            "interval_start": first,
+            "interval_end": last,
             "a_type_character": A_TYPE_CHARACTER,
         }
         return _gate(session, config, scope, frame, suites, parameters, config.max_bad_fraction, started)
@@ -166,7 +171,7 @@ def validate_aggregates(config: PipelineConfig, start: str | datetime, end: str 
     """Validate the ``trend_aggregates`` rows of ``workload`` whose window ends in (start, end]."""
     started = time.perf_counter()
     name, parsed = _workload(workload or config.workload)
-    scope = Scope(AGGREGATES, name, instant(start, "start"), instant(end, "end"), run_id)
+    scope = _scope(AGGREGATES, name, start, end, run_id)
     with _session(spark, "hamlet-validate-aggregates") as session:
         frame = _aggregates_view(session, config.output_table, scope, parsed, config.events_table)
         suites = [config.expectations / "trend_aggregates.json"]
@@ -213,6 +218,14 @@ def _session(spark: SparkSession | None, app_name: str):  # type: ignore[no-unty
 
 
 # ------------------------------------------------------------------------------------- what is validated
+
+
+def _scope(stage: str, workload: str, start: str | datetime, end: str | datetime, run_id: str) -> Scope:
+    scope = Scope(stage, workload, instant(start, "start"), instant(end, "end"), run_id)
+    problem = interval_problem(scope.start, scope.end, ("start", "end"))
+    if problem:
+        raise PipelineError(problem)
+    return scope
 
 
 def _read_events(spark: SparkSession, events_table: str, start: datetime, end: datetime) -> DataFrame:

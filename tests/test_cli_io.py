@@ -364,6 +364,19 @@ def test_a_columnar_file_that_cannot_be_read_is_an_error_not_a_traceback(tmp_pat
         assert capsys.readouterr().err == f"error: {tmp_path / name}: more than one column named x\n"
     with pytest.raises(EventError, match="the events table: more than one column named x"):
         evaluate_table("q: RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10", twice)
+    # An IPC file whose string offsets point outside their data (a byte-flipped file) crashed the process in
+    # the first compute function that followed them (exit 139, no message): validated as it is read.
+    import numpy as np
+
+    offsets = pa.py_buffer(np.array([0, -2_000_000_000, 2], np.int32).tobytes())
+    types = pa.StringArray.from_buffers(2, offsets, pa.py_buffer(b"AA"))
+    feather.write_feather(pa.table({"event_type": types, "event_time": [1, 2]}), tmp_path / "flipped.arrow",
+                          compression="uncompressed")  # fmt: skip
+    assert main([*args, str(tmp_path / "flipped.arrow")]) == 1
+    assert capsys.readouterr().err == (
+        f"error: cannot read events {tmp_path / 'flipped.arrow'}: Column 0: In chunk 0: Invalid: Offset invariant "
+        "failure: non-monotonic offset at slot 1: -2000000000 < 0\n"
+    )
 
 
 @pytest.mark.parametrize("suffix", ["parquet", "arrow"])

@@ -699,6 +699,60 @@ def test_dates_times_durations_and_bytes_order_edges_and_extremes_on_every_path(
             assert [type(r.value) for r in rows[1:]] == [type(low), type(high)]
 
 
+# Columns the kernel compares as Python compares their values (``columnar._temporal``), three values each
+# from low to high as int64 in the column's unit: equal neighbours where a unit's cut makes them so.
+COMPARED_KINDS = {
+    "bool": pa.array([False, False, True]),
+    "date32": pa.array([-3, 0, 19_000], pa.int32()).cast(pa.date32()),
+    "timestamp[s]": pa.array([-5, 0, 1_700_000_000]).cast(pa.timestamp("s")),
+    "timestamp[ms, Europe/Paris]": pa.array([-5, 0, 1_700_000_000_000]).cast(
+        pa.timestamp("ms", "Europe/Paris")
+    ),
+    "timestamp[us, UTC]": pa.array([-5, 0, 7]).cast(pa.timestamp("us", "UTC")),
+    "timestamp[us]": pa.array([-5, 0, 7]).cast(pa.timestamp("us")),
+    "timestamp[ns]": pa.array([-5, 0, 7]).cast(pa.timestamp("ns")),
+    "timestamp[ns, UTC]": pa.array([-5, 0, 7]).cast(pa.timestamp("ns", "UTC")),
+    "time32[s]": pa.array([0, 1, 86_399], pa.int32()).cast(pa.time32("s")),
+    "time64[ns]": pa.array([1_001, 1_999, 2_000]).cast(pa.time64("ns")),  # (Python's times: 1, 1 and 2 µs)
+    "duration[s]": pa.array([-2, 0, 5]).cast(pa.duration("s")),
+    "duration[us]": pa.array([-2, 0, 5]).cast(pa.duration("us")),
+    "duration[ns]": pa.array([-2, 0, 5]).cast(pa.duration("ns")),
+}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bools_dates_times_and_durations_compare_on_the_kernel_as_python_compares_them(seed):
+    """Random streams over two columns of these kinds (nulls among them) under local and edge predicates of
+    every operator, between values of one kind and of two: every strategy on the table equals the oracle over
+    the values Python reads from it, and runs on the kernel (such a predicate sent the partition to Python).
+    A naive and a zoned timestamp are two kinds (Python raised ``TypeError`` ordering them), so only unequal."""
+    rng = np.random.default_rng(seed)
+    kinds = list(COMPARED_KINDS)
+    for _ in range(6):
+        x, y = (kinds[i] for i in rng.choice(len(kinds), 2))
+        n = int(rng.integers(6, 10))
+        picks = {a: rng.integers(0, 4, n) for a in ("x", "y")}  # (3: a null)
+        columns = {
+            a: pa.concat_arrays([COMPARED_KINDS[k], pa.nulls(1, COMPARED_KINDS[k].type)]).take(pa.array(picks[a]))
+            for a, k in (("x", x), ("y", y))
+        }  # fmt: skip
+        events_table = pa.table({"event_type": [str(t) for t in rng.choice(["A", "B"], n, p=[0.3, 0.7])],
+                                 "event_time": np.arange(1, n + 1), **columns})  # fmt: skip
+        ops = [str(op) for op in rng.choice(["<", "<=", ">", ">=", "=", "!="], 4)]
+        workload = "\n".join([
+            f"e: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x {ops[0]} NEXT(B).x WITHIN 20",
+            f"f: RETURN COUNT(*), COUNT(B) PATTERN B+ WHERE B.x {ops[1]} NEXT(B).y WITHIN 20",
+            f"g: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.y {ops[2]} NEXT(B).x WITHIN 20",
+            f"l: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE B.x {ops[3]} B.y AND A.x != 'abc' WITHIN 20",
+        ])  # fmt: skip
+        expected = evaluate_bruteforce(parse_workload(workload), as_events(events_table))
+        for strategy in STRATEGIES:
+            stats = EvaluationStats()
+            with python_graphs_refused():
+                assert results(workload, events_table, strategy, stats) == expected, (x, y, workload)
+            assert stats.python_partitions == 0
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_half_precision_floats_read_as_the_doubles_they_hold(strategy):
     """numpy's float16 as times and values (Arrow has no compute kernels for them: the first call stopped

@@ -712,14 +712,15 @@ def test_the_set_kernel_matches_local_predicates_as_python_does():
 
 
 def test_the_set_kernel_leaves_to_python_what_it_cannot_compare_exactly():
-    # A bool, an int attribute beyond 64 bits: the whole partition is Python's, and the results are the
-    # enumerator's.
+    # An int attribute beyond 64 bits: the whole partition is Python's, and the results are the enumerator's.
+    # A bool is of no kind a number is (``predicates.kind``): the kernel compares it (True < 2.5 is false).
     text = "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.x < 2.5 WITHIN 100"
     for odd in (True, 2**70):
         stream_events = [Event("A", 1, {"x": 1}), Event("A", 2, {"x": odd}), Event("B", 3, {"x": 0})]
         whole, _ = set_kernel(text, stream_events)
-        assert whole.run(stream_events) is None, odd
+        assert (whole.run(stream_events) is None) == (odd == 2**70), odd
         assert evaluate(text, stream_events) == evaluate_bruteforce(parse_workload(text), stream_events)
+        assert [r.value for r in evaluate(text, stream_events)] == [1]  # (a1 b3)
     # Predicates beyond `attribute op literal` run on the set kernel as expressions, with int literals within
     # 127 bits; one with an int literal beyond does not (each graph's own kernel still runs, over the events
     # Python matched).

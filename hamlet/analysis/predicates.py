@@ -49,8 +49,16 @@ def is_number(value: Any) -> bool:
 
 
 def kind(value: Any) -> str:
-    """What a value compares with: numbers with numbers, texts with texts, bools with bools."""
-    return "number" if is_number(value) else "bool" if isinstance(value, bool) else type(value).__name__
+    """What a value compares with: numbers with numbers, texts with texts, bools with bools, dates with dates;
+    a datetime (or time) with a zone only with another that has one (Python orders no naive one with it)."""
+    if type(value) is str:
+        return "str"
+    if is_number(value):
+        return "number"
+    if isinstance(value, bool):
+        return "bool"
+    zone = " with zone" if getattr(value, "tzinfo", None) is not None else ""
+    return type(value).__name__ + zone
 
 
 # Types whose equal values are always of one kind: a text equals no number, and an int equals a float only as

@@ -424,10 +424,51 @@ def column_spec(column: pa.ChunkedArray) -> tuple:
         array, name = array.cast(pa.float64()), "float"
     elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
         array, name = array.cast(pa.large_string()), "str"
-    else:  # bools, decimals, dates...: Python reads them (the kernel leaves what needs them)
+    elif pa.types.is_boolean(kind):
+        name = "bool"
+    elif (temporal := _temporal(array)) is not None:
+        array, name = temporal[0], f"temporal:{temporal[1]}"
+    else:  # decimals beyond 64 bits, bytes, lists...: Python reads them (the kernel leaves what needs them)
         return ("other", array.offset, array.buffers()[0], None, None)
     buffers = array.buffers()
     return (name, array.offset, buffers[0], buffers[1], buffers[2] if name == "str" else None)
+
+
+def _temporal(array: pa.Array) -> tuple[pa.Array, str] | None:
+    """A date, time, timestamp or duration column as the kernel compares it (``values::Temporal``): int64 in
+    the unit that orders the values Python reads from it (``python_values``) as Python orders them, and the
+    kind ``predicates.kind`` gives those values. None where the kernel leaves the column to Python: a date64
+    (Python's date is its milliseconds floored to a day), values Python's dates and datetimes cannot hold
+    (the years 1 to 9999, a day inside them for a zone's offset), a unit that would overflow."""
+    kind = array.type
+    try:
+        if pa.types.is_date32(kind):
+            values, name, bounds = array.cast(pa.int32()).cast(pa.int64()), "date", _DAYS
+        elif pa.types.is_timestamp(kind):
+            zone = "" if kind.tz is None else " with zone"
+            if kind.unit == "ns":  # (pandas' Timestamp, whose range is int64's)
+                return array.cast(pa.int64()), "Timestamp" + zone
+            values, name = array.cast(pa.timestamp("us", kind.tz)).cast(pa.int64()), "datetime" + zone
+            bounds = _MICROS
+        elif pa.types.is_time(kind):
+            # (Python's time of day holds microseconds: nanoseconds are cut, as Python cuts them)
+            return array.cast(pa.time64("us"), safe=False).cast(pa.int64()), "time"
+        elif pa.types.is_duration(kind):
+            if kind.unit == "ns":
+                return array.cast(pa.int64()), "Timedelta"
+            return array.cast(pa.duration("us")).cast(pa.int64()), "timedelta"
+        else:
+            return None
+    except pa.ArrowInvalid:  # (a unit finer than the column's overflows int64)
+        return None
+    least, greatest = pc.min_max(values).values()
+    if least.is_valid and not bounds[0] <= least.as_py() <= greatest.as_py() <= bounds[1]:
+        return None
+    return values, name
+
+
+_DAYS = (-719_162 + 1, 2_932_896 - 1)  # date(1, 1, 1) and date(9999, 12, 31) from the epoch, a day inside
+_MICROS = ((TIME_RANGE[0] + 86_400) * MICROS, (TIME_RANGE[1] - 86_400) * MICROS)
 
 
 def _int64(buffer: bytes, n: int) -> pa.Array:

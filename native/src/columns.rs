@@ -1,7 +1,8 @@
 //! Arrow arrays as the kernel reads them: the buffers of a pyarrow array (validity bitmap, values,
 //! offsets, string data), borrowed through Python's buffer protocol without a copy, and the events of a
 //! table read from them row by row with no Python object per row (`hamlet/runtime/columnar.py` prepares the
-//! arrays: int64, uint64, float64, large_string, or "other" for a type only Python reads exactly).
+//! arrays: int64, uint64, float64, large_string, bool, int64 temporal values of a kind, or "other" for a type
+//! only Python reads exactly).
 
 use std::borrow::Cow;
 
@@ -9,7 +10,7 @@ use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::values::Raw;
+use crate::values::{Raw, Temporal, TEMPORAL_KINDS};
 
 /// One Arrow buffer, held for the call.
 pub struct Bytes(PyBuffer<i8>);
@@ -88,7 +89,9 @@ pub enum Values<'a> {
     UInt(Cow<'a, [u64]>), // uint64: values beyond i64 stay exact (`Raw::UInt`)
     Float(Cow<'a, [f64]>),
     Str(Cow<'a, [i64]>, &'a [u8]), // large_string: offsets, data
-    Other,                         // a value only Python reads exactly (a bool, a decimal, a date...)
+    Bool(&'a [u8]),                // a bitmap
+    Temporal(u16, Cow<'a, [i64]>), // a kind of `TEMPORAL_KINDS`, its values in the kind's unit
+    Other,                         // a value only Python reads exactly (a decimal of 39 digits, bytes...)
 }
 
 pub struct Column<'a> {
@@ -132,7 +135,14 @@ impl Held {
             "uint" => Values::UInt(values?.words()),
             "float" => Values::Float(values?.words()),
             "str" => Values::Str(values?.words(), data?.bytes()),
-            kind => return Err(PyValueError::new_err(format!("a column of kind {kind:?}"))),
+            "bool" => Values::Bool(values?.bytes()),
+            kind => match kind
+                .strip_prefix("temporal:")
+                .and_then(|k| TEMPORAL_KINDS.iter().position(|&t| t == k))
+            {
+                Some(k) => Values::Temporal(k as u16, values?.words()),
+                None => return Err(PyValueError::new_err(format!("a column of kind {kind:?}"))),
+            },
         };
         Ok(Column {
             offset: self.offset,
@@ -161,6 +171,11 @@ impl Column<'_> {
                 // Arrow strings are UTF-8; a lossy read never changes valid text.
                 Raw::Str(String::from_utf8_lossy(&data[from..to]).into_owned())
             }
+            Values::Bool(bits) => Raw::Bool(bits[i / 8] & (1 << (i % 8)) != 0),
+            Values::Temporal(kind, v) => Raw::Temporal(Temporal {
+                kind: *kind,
+                value: v[i],
+            }),
             Values::Other => Raw::Other,
         }
     }

@@ -25,7 +25,7 @@ use std::cmp::Ordering;
 use crate::crossed::Crossed;
 use crate::graph::{Agg, Event, Graph};
 use crate::predicates::{int_versus_float, parse_op, Op};
-use crate::values::Raw;
+use crate::values::{Raw, Temporal};
 
 /// A value while an expression is evaluated. An int is `Int` within 64 bits, else `Wide` (within 128).
 #[derive(Clone, Copy, Debug)]
@@ -35,6 +35,8 @@ pub enum V<'a> {
     Wide(Wide),
     Float(f64),
     Str(&'a str),
+    Bool(bool),
+    Temporal(Temporal),
 }
 
 /// An int beyond 64 bits and within 128, as two words: an i128 field would align `V` to 16 bytes and make
@@ -216,6 +218,8 @@ pub fn view(raw: &Raw) -> Result<V<'_>, ()> {
         Raw::UInt(a) => int(*a as i128),
         Raw::Float(a) => V::Float(*a),
         Raw::Str(s) => V::Str(s),
+        Raw::Bool(b) => V::Bool(*b),
+        Raw::Temporal(t) => V::Temporal(*t),
         Raw::Other => return Err(()),
     })
 }
@@ -288,18 +292,15 @@ fn python_fmod(a: f64, b: f64) -> f64 {
     }
 }
 
-/// `predicates.compare`.
+/// `predicates.compare`: values of two kinds (`predicates.kind`) are only unequal.
 pub fn compare(op: Op, a: V, b: V) -> Result<bool, ()> {
-    let number = |v: &V| matches!(v, V::Int(_) | V::Wide(_) | V::Float(_));
-    if matches!(a, V::Null) || matches!(b, V::Null) {
-        return Ok(false);
-    }
-    if number(&a) != number(&b) {
-        return Ok(op == Op::Ne);
-    }
     let order = match (a, b) {
+        (V::Null, _) | (_, V::Null) => return Ok(false),
         (V::Str(a), V::Str(b)) => Some(a.cmp(b)),
-        _ => numeric_order(a, b)?,
+        (V::Bool(a), V::Bool(b)) => Some(a.cmp(&b)),
+        (V::Temporal(a), V::Temporal(b)) if a.kind == b.kind => Some(a.value.cmp(&b.value)),
+        (V::Int(_) | V::Wide(_) | V::Float(_), V::Int(_) | V::Wide(_) | V::Float(_)) => numeric_order(a, b)?,
+        _ => return Ok(op == Op::Ne),
     };
     Ok(match op {
         Op::Eq => order == Some(Ordering::Equal),
@@ -450,7 +451,7 @@ impl Source {
                 V::Null => {}
                 V::Float(a) if a.is_nan() => {}
                 v @ (V::Int(_) | V::Wide(_) | V::Float(_)) => keys.push(owned(v)),
-                V::Str(_) => return Ok(Source::Scan(Vec::new())),
+                V::Str(_) | V::Bool(_) | V::Temporal(_) => return Ok(Source::Scan(Vec::new())),
             }
         }
         keys.sort_by(|a, b| numeric_order(*a, *b).ok().flatten().unwrap_or(Ordering::Equal));
@@ -625,7 +626,7 @@ fn rank_of(keys: &[V], v: V) -> Result<Option<usize>, ()> {
             let rank = keys.partition_point(|k| numeric_order(*k, v).ok().flatten() == Some(Ordering::Less));
             Ok(Some(rank))
         }
-        V::Str(_) => Err(()),
+        V::Str(_) | V::Bool(_) | V::Temporal(_) => Err(()),
     }
 }
 

@@ -106,9 +106,13 @@ impl Program {
     }
 }
 
-/// `predicates.compare`, as for edge predicates (`edges::compare`).
+/// `predicates.compare`, as for edge predicates (`edges::compare`). A value only Python reads (`Other`) is of
+/// no kind a text is, so against a text it is only unequal.
 fn compare(op: Op, value: &Raw, literal: &Literal) -> Result<bool, ()> {
-    edges::compare(op, edges::view(value)?, literal.view())
+    match (value, literal) {
+        (Raw::Other, Literal::Str(_)) => Ok(op == Op::Ne),
+        _ => edges::compare(op, edges::view(value)?, literal.view()),
+    }
 }
 
 /// Python's exact int-float comparison (None: the float is a NaN).

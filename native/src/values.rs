@@ -8,9 +8,11 @@ use crate::num::Num;
 /// Python's unit of a sum over floats is 2^-1074 (`aggregates.FLOAT_SCALE_BITS`).
 pub const FLOAT_SCALE_BITS: u32 = 1074;
 
-/// An attribute value as read from Python: what the kernel can compute with, or `Other` (a bool, an int
-/// beyond 64 bits, any other object), which leaves the computation that needs it to Python. An int is
-/// `Int` where i64 holds it, `UInt` in [2^63, 2^64) (Arrow's uint64, an int of Python's there).
+/// An attribute value as read from Python: what the kernel can compute with, or `Other` (an int beyond 64
+/// bits, any other object), which leaves the computation that needs it to Python. An int is `Int` where
+/// i64 holds it, `UInt` in [2^63, 2^64) (Arrow's uint64, an int of Python's there). Bools and a table's
+/// dates, times, timestamps and durations (`Temporal`) are compared, as `predicates.compare` compares
+/// them; only Python sums them or takes their least and greatest.
 #[derive(Clone, Debug, Default)]
 pub enum Raw {
     #[default]
@@ -19,8 +21,32 @@ pub enum Raw {
     UInt(u64),
     Float(f64),
     Str(String),
+    Bool(bool),
+    Temporal(Temporal),
     Other,
 }
+
+/// A temporal value of one of Python's kinds (`predicates.kind`, in `TEMPORAL_KINDS`' order) as a whole
+/// number of its column's unit, which orders the kind's values as Python does: days for a date;
+/// microseconds for a datetime (of UTC with a zone), a time of day and a timedelta; nanoseconds for pandas'
+/// `Timestamp` and `Timedelta`, which Arrow gives for nanosecond columns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Temporal {
+    pub kind: u16,
+    pub value: i64,
+}
+
+/// Python's kinds of the temporal values a table's columns give (`columnar.column_spec` names them).
+pub const TEMPORAL_KINDS: [&str; 8] = [
+    "date",
+    "datetime",
+    "datetime with zone",
+    "time",
+    "timedelta",
+    "Timestamp",
+    "Timestamp with zone",
+    "Timedelta",
+];
 
 impl Raw {
     pub fn read(value: &Bound<'_, PyAny>) -> PyResult<Raw> {
@@ -29,6 +55,9 @@ impl Raw {
         }
         if let Some(x) = exact_int(value) {
             return Ok(Raw::Int(x));
+        }
+        if value.is_exact_instance_of::<PyBool>() {
+            return Ok(Raw::Bool(value.extract()?));
         }
         if value.is_exact_instance_of::<PyInt>() {
             if let Ok(x) = value.extract::<u64>() {

@@ -44,6 +44,23 @@ def values_config(spark, clean_events):
     return config
 
 
+def test_a_start_inside_the_hour_quarantines_no_row_of_it_for_its_time(spark, values_config):
+    """A start at 09:20 reads the whole 09:00 hour, as the job does: the gate quarantined every row before
+    09:20 as "outside the interval read" (19 of 19 good rows in the helper's case, and the job then left them
+    out); now only BAD's rows, and an end before the start is refused before Spark."""
+    from jobs.pipeline import PipelineError
+    from jobs.validate import validate_events
+
+    report = validate_events(
+        values_config, HOUR_START + timedelta(minutes=20), HOUR_END, "inside-run", spark=spark
+    )
+    assert report.passed and report.bad_rows == len(BAD)
+    with pytest.raises(
+        PipelineError, match="^start 2026-01-05T10:00:00[+]00:00 must be before end 2026-01-05T09:00"
+    ):
+        validate_events(values_config, HOUR_END, HOUR_START, "backwards-run")
+
+
 def test_nan_infinity_empty_ids_and_nul_bytes_are_quarantined_and_the_hour_goes_on(spark, values_config):
     from jobs.validate import validate_events
 

@@ -388,6 +388,15 @@ def test_a_workload_error_is_reported_before_spark_starts(tmp_path, events_table
         ({"--strategy": "fastest"}, "unknown strategy 'fastest'"),
         ({"--start": "yesterday"}, "--start 'yesterday' is not an ISO-8601 time"),
         ({"--end": "2026-01-05T07:00:00Z"}, "must be before --end"),
+        # (a run_stats row past 2262 left the table unreadable to deltalake, and so to ``hamlet report``)
+        (
+            {"--end": "2300-01-01T00:00:00Z"},
+            (
+                "[2026-01-05T08:00:00+00:00, 2300-01-01T00:00:00+00:00) is not within "
+                "the times a run covers, 1970-01-01T00:00:00+00:00 to 2262-04-11"
+            ),
+        ),
+        ({"--start": "0001-01-01T00:00:00Z"}, "is not within the times a run covers"),
         ({"--events-table": "/nonexistent/events"}, "no Delta table at /nonexistent/events"),
     ],
 )
