@@ -753,6 +753,29 @@ def test_bools_dates_times_and_durations_compare_on_the_kernel_as_python_compare
             assert stats.python_partitions == 0
 
 
+def test_a_naive_and_a_zoned_timestamp_are_two_kinds_on_every_path():
+    """Python raised ``TypeError`` ordering them ("can't compare offset-naive and offset-aware datetimes"), out
+    of ``evaluate_table`` and ``evaluate``: now they are two kinds, only unequal. a1 b2 b3 a4 b5, each event
+    at its own hour: SEQ(A, B+) has 8 trends (a1 with the 7 non-empty subsets of b2 b3 b5, a4 with b5), each
+    A's hour before its next B's. Between the kinds ``!=`` holds for all 8 and ``<`` for none; within the naive
+    kind ``<`` holds for all 8 and ``=`` for none."""
+    hours = [datetime(2026, 1, 5, h) for h in (1, 2, 3, 4, 5)]
+    events_table = pa.table({"event_type": ["A", "B", "B", "A", "B"], "event_time": [1, 2, 3, 4, 5],
+                             "naive": pa.array(hours, pa.timestamp("us")),
+                             "zoned": pa.array([h.replace(tzinfo=UTC) for h in hours], pa.timestamp("us", "UTC"))})  # fmt: skip
+    for op, column, count in (
+        ("!=", "zoned", 8),
+        ("<", "zoned", None),
+        ("=", "naive", None),
+        ("<", "naive", 8),
+    ):
+        workload = f"q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.naive {op} NEXT(B).{column} WITHIN 10"
+        expected = [] if count is None else [count]
+        for strategy in STRATEGIES:
+            assert [r.value for r in results(workload, events_table, strategy)] == expected, (op, column)
+            assert [r.value for r in evaluate(workload, as_events(events_table), strategy)] == expected
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_half_precision_floats_read_as_the_doubles_they_hold(strategy):
     """numpy's float16 as times and values (Arrow has no compute kernels for them: the first call stopped
