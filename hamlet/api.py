@@ -21,7 +21,7 @@ from hamlet.analysis.predicates import group_values
 from hamlet.analysis.query import AnalyzedQuery
 from hamlet.analysis.windows import Window, as_number, pane_size
 from hamlet.analysis.workload import Workload, parse_workload
-from hamlet.errors import EvaluationError, EventError, HamletError
+from hamlet.errors import EvaluationError, EventError, HamletError, shown_names
 from hamlet.events import MICROS, TIME_RANGE, TYPE_SPACE, Event, Number, Time, decimal_number
 from hamlet.partials import AggregateState, PartialRow
 from hamlet.results import ResultRow, group_key
@@ -534,7 +534,7 @@ def to_events(events: Any, source: str | None = None) -> list[Event]:
         # error at all without rows).
         for required in ("event_type", "event_time"):
             if required not in names:
-                raise EventError(f"no {required} column (found: {', '.join(names) or 'none'})",
+                raise EventError(f"no {required} column (found: {shown_names(names)})",
                                  where=frame)  # fmt: skip
         records = events.to_dict(orient="records")
         return [_from_mapping(r, f"{frame}, row {i}", dataframe=True) for i, r in enumerate(records, 1)]
@@ -635,7 +635,12 @@ def event_time(value: Any, where: str) -> Time:
         if value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
         delta = value - datetime(1970, 1, 1, tzinfo=UTC)
-        return seconds((delta.days * 86400 + delta.seconds) * MICROS + delta.microseconds)
+        moment = seconds((delta.days * 86400 + delta.seconds) * MICROS + delta.microseconds)
+        # (an offset may take it out of them: 0001-01-01T00:00+01:00)
+        if not TIME_RANGE[0] <= moment <= TIME_RANGE[1]:
+            raise EventError(f"event_time {value.isoformat()} lies outside the times the engine takes, "
+                             "0001-01-01T00:00:00+00:00 to 9999-12-31T23:59:59+00:00", where=where)  # fmt: skip
+        return moment
     value = _plain(value)
     if isinstance(value, Fraction):  # (a timestamp's exact seconds, as the readers make them)
         value = int(value) if value.denominator == 1 else value
@@ -644,6 +649,12 @@ def event_time(value: Any, where: str) -> Time:
     if isinstance(value, float) and not math.isfinite(value):
         raise EventError(f"event_time {value!r} is not a finite number", where=where)
     if not TIME_RANGE[0] <= value <= TIME_RANGE[1]:
-        raise EventError(f"event_time {value!r} lies outside the years 1 to 9999 ({TIME_RANGE[0]} to "
+        # (a Fraction as the decimal seconds it was read from: its denominator divides 10^6)
+        shown = (
+            format(Decimal(value.numerator) / value.denominator, "f")
+            if isinstance(value, Fraction)
+            else repr(value)
+        )
+        raise EventError(f"event_time {shown} lies outside the years 1 to 9999 ({TIME_RANGE[0]} to "
                          f"{TIME_RANGE[1]} s)", where=where)  # fmt: skip
     return value

@@ -40,6 +40,16 @@ def shown_char(ch: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+def shown_names(names: Sequence[str], most: int = 20) -> str:
+    """Column names as an error lists them: control characters escaped (a header's bytes reach the terminal
+    only so), at most ``most`` of them and a count of the rest ("none" for no name)."""
+    listed = ", ".join(
+        "".join(map(shown_char, name[:80])) + ("..." if len(name) > 80 else "") for name in names[:most]
+    )
+    rest = len(names) - most
+    return (listed or "none") + (f" and {rest} more" if rest > 0 else "")
+
+
 # Byte order marks of the Unicode encodings other than UTF-8 (UTF-32's first: the LE one starts as UTF-16's).
 # Spreadsheets and Windows tools save "Unicode text" as UTF-16 with one.
 _FOREIGN_BOMS = (

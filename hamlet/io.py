@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
 from typing import IO, Any
@@ -16,7 +16,7 @@ from typing import IO, Any
 import pyarrow as pa
 
 from hamlet.api import event_time, event_type
-from hamlet.errors import EventError, HamletError, not_utf8_by_its_bom, regular_file
+from hamlet.errors import EventError, HamletError, not_utf8_by_its_bom, regular_file, shown_names
 from hamlet.events import MICROS, TIME_RANGE, Event, Time
 from hamlet.partials import int_text
 from hamlet.results import ResultRow
@@ -28,6 +28,7 @@ from hamlet.runtime.columnar import first_nul_row, refuse_duplicate_columns
 _INT = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?")
 _MICROSECOND = Decimal("0.000001")
+_FINER_THAN_MICROSECONDS = re.compile(r"T?\d\d:?\d\d:?\d\d[.,](\d{7,})")  # an ISO time's seconds' fraction
 MAX_DIGITS = 4300  # Python's int/str conversion limit: longer integers are refused, not a traceback
 
 
@@ -86,6 +87,10 @@ def parse_time(text: str, where: str) -> Time:
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
+    finer = _FINER_THAN_MICROSECONDS.search(value)
+    if finer:  # (Python cuts digits past the microsecond: rounded as decimal seconds are, half to even)
+        fraction = Decimal("0." + finer.group(1)).quantize(_MICROSECOND, ROUND_HALF_EVEN)
+        moment = moment.replace(microsecond=0) + timedelta(microseconds=int(fraction.scaleb(6)))
     return event_time(moment, where)
 
 
@@ -204,7 +209,7 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
     for required in ("event_type", "event_time"):
         if required not in header:
             raise EventError(
-                f"the header has no {required} column (found: {', '.join(header)})", where=f"{name}:1"
+                f"the header has no {required} column (found: {shown_names(header)})", where=f"{name}:1"
             )
     if "" in header:  # (its values would become an attribute no query can name)
         raise EventError(f"column {header.index('') + 1} of the header has no name", where=f"{name}:1")

@@ -47,7 +47,7 @@ from typing import IO, TYPE_CHECKING, Any
 if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/load_events.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hamlet.errors import EventError, shown_char
+from hamlet.errors import EventError, shown_char, shown_names
 from hamlet.events import Time
 from hamlet.io import Record, csv_records, open_csv, parse_number, parse_time, shown
 from hamlet.runtime.columnar import refuse_duplicate_columns
@@ -277,9 +277,7 @@ def _check_header(header: list[str], source: str, attributes: dict[str, str]) ->
         raise LoadError(f"{source}:1: column {header.index('') + 1} of the header has no name")
     for required in ("event_type", "event_time"):
         if required not in header:
-            found = ", ".join(header)
-            found = found if len(found) <= 200 else found[:200] + "..."  # (a JSON line, a huge field)
-            raise LoadError(f"{source}:1: the header has no {required} column (found: {found})"
+            raise LoadError(f"{source}:1: the header has no {required} column (found: {shown_names(header)})"
                             + (_not_csv(header) or _case_only(header, [required])))  # fmt: skip
     try:
         refuse_duplicate_columns(header, f"{source}:1")

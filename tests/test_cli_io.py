@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from contextlib import contextmanager
+from fractions import Fraction
 
 import hamlet_native
 import pytest
@@ -33,6 +34,17 @@ def test_csv_values_times_and_nulls():
     assert not read("event_type,event_time\nA,1\n").iso_times
 
 
+def test_iso_times_finer_than_a_microsecond_round_as_decimal_seconds_do():
+    """Python's ISO parser cut the digits past the microsecond, where decimal seconds round half to even: the
+    same instant written both ways fell into two windows (9.9999999 in [10, 20), its ISO text in [0, 10))."""
+    written = [("9.9999999", "00:00:09.9999999Z"), ("19.9999995", "00:00:19,9999995+00:00"),
+               ("29.9999985", "00:00:29.9999985"), ("3.1234564999", "00:00:03.1234564999Z")]  # fmt: skip
+    rows = "".join(f'A,{decimal}\nB,"1970-01-01T{iso}"\n' for decimal, iso in written)  # (quoted: a comma)
+    times = [e.time for e in read("event_type,event_time\n" + rows).events]
+    assert times == [10, 10, 20, 20, Fraction(29_999_998, 10**6), Fraction(29_999_998, 10**6),
+                     Fraction(3_123_456, 10**6), Fraction(3_123_456, 10**6)]  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "text, where, message",
     [
@@ -41,6 +53,21 @@ def test_csv_values_times_and_nulls():
             "type,event_time\nA,1\n",
             "e.csv:1",
             "the header has no event_type column (found: type, event_time)",
+        ),
+        # (a header's control characters escaped: its bytes reached the terminal, which cleared the screen; and
+        # at most 20 names of 20,000 listed)
+        (
+            "type,time\x1b[2J,x\nA,1,2\n",
+            "e.csv:1",
+            "the header has no event_type column (found: type, time\\x1b[2J, x)",
+        ),
+        (
+            ",".join(f"c{i}" for i in range(20_000)) + "\n",
+            "e.csv:1",
+            (
+                "the header has no event_type column (found: c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, "
+                "c13, c14, c15, c16, c17, c18, c19 and 19980 more)"
+            ),
         ),
         ("event_type,event_time,v,v\nA,1,2,3\n", "e.csv:1", "more than one column named v"),
         ("event_type,event_time, ,v\nA,1,2,3\n", "e.csv:1", "column 3 of the header has no name"),
@@ -55,6 +82,16 @@ def test_csv_values_times_and_nulls():
             "driver holds a NUL byte",
         ),
         ("event_type,event_time\nA,1\nB,\n", "e.csv:3, column 2", "event_time is empty"),
+        # (an ISO time's offset can take it out of the years the engine takes: it passed, with a window before
+        # the year 1)
+        (
+            "event_type,event_time\nA,0001-01-01T00:00:00+01:00\n",
+            "e.csv:2, column 2",
+            (
+                "event_time 0001-01-01T00:00:00+01:00 lies outside the times the engine takes, "
+                "0001-01-01T00:00:00+00:00 to 9999-12-31T23:59:59+00:00"
+            ),
+        ),
         (
             "event_type,event_time\nA,1\nB,yesterday\n",
             "e.csv:3, column 2",
@@ -372,6 +409,13 @@ def test_a_columnar_file_that_cannot_be_read_is_an_error_not_a_traceback(tmp_pat
     types = pa.StringArray.from_buffers(2, offsets, pa.py_buffer(b"AA"))
     feather.write_feather(pa.table({"event_type": types, "event_time": [1, 2]}), tmp_path / "flipped.arrow",
                           compression="uncompressed")  # fmt: skip
+    pq.write_table(pa.table({"event_type": ["A", "A"], "event_time": [2, 1], "event_id": [[1], [2]]}),
+                   tmp_path / "listed.parquet")  # fmt: skip
+    assert main([*args, str(tmp_path / "listed.parquet")]) == 1  # (it was exit 70: Arrow sorts no list)
+    assert capsys.readouterr().err == (
+        f"error: {tmp_path / 'listed.parquet'}: event_id is list<element: int64>, not a value such as a text or a "
+        "number\n"
+    )
     assert main([*args, str(tmp_path / "flipped.arrow")]) == 1
     assert capsys.readouterr().err == (
         f"error: cannot read events {tmp_path / 'flipped.arrow'}: Column 0: In chunk 0: Invalid: Offset invariant "

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hamlet.analysis.predicates import group_values
-from hamlet.errors import EventError
+from hamlet.errors import EventError, shown_names
 from hamlet.events import MICROS, TIME_RANGE, TYPE_SPACE, Event, decimal_number
 from hamlet.partials import PartialRow
 from hamlet.results import group_identity
@@ -109,9 +109,13 @@ def checked(table: pa.Table, source: str | None = None) -> pa.Table:
         raise EventError(f"expected a pyarrow Table of events, found {type(table).__name__}", where=where)
     for name in (TYPE, TIME):
         if name not in table.column_names:
-            raise EventError(f"the table has no {name} column (found: {', '.join(table.column_names) or 'none'})",
+            raise EventError(f"the table has no {name} column (found: {shown_names(table.column_names)})",
                              where=where)  # fmt: skip
     refuse_duplicate_columns(table.column_names, where)
+    if ID in table.column_names and pa.types.is_nested(table.schema.field(ID).type):
+        # (rows of one time are ordered by their ids: Arrow sorts no list, struct or map)
+        raise EventError(f"event_id is {table.schema.field(ID).type}, not a value such as a text or a number",
+                         where=where)  # fmt: skip
     table = _halves_as_doubles(_views_as_strings(table))
     kind = table.column(TYPE).type
     if pa.types.is_dictionary(kind):
@@ -159,7 +163,7 @@ def refuse_duplicate_columns(names: Sequence[str], where: str) -> None:
     is read by its name, and which of two would be a guess."""
     twice = sorted(name for name, count in Counter(names).items() if count > 1)
     if twice:
-        raise EventError(f"more than one column named {', '.join(twice)}", where=where)
+        raise EventError(f"more than one column named {shown_names(twice)}", where=where)
 
 
 def _types(column: pa.ChunkedArray, where: str) -> pa.ChunkedArray:
