@@ -228,6 +228,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
     stats = table_location(args.stats_table) if args.stats_table else output.rsplit("/", 1)[0] + "/run_stats"
     run_id = args.run_id or f"{start:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
     events = table_location(args.events_table)
+    if events.rstrip("/") in (output, stats):  # (Delta refused the write after the whole run: another schema)
+        raise JobError(f"the output tables must not be the events table {args.events_table}")
     try:
         attributes = table_attributes(events, partitioned=True)
         # Before any Spark work: a misspelled attribute would be null on every event, a string compared with

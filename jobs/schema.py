@@ -138,6 +138,13 @@ def table_attributes(path: str, partitioned: bool = False) -> dict[str, str]:
         raise HamletError(
             f"the Delta table at {path} is no events table: it has no {' and no '.join(missing)} column"
         )
+    time_type = next(str(getattr(f.type, "type", f.type)) for f in fields if f.name == "event_time")
+    if time_type not in (
+        "timestamp",
+        "timestamp_ntz",
+    ):  # (the job reads hours of timestamps: Spark refused it)
+        raise HamletError(f"the Delta table at {path} has an event_time of type {time_type}: events tables hold "
+                          "timestamps, as `hamlet load-events` and `hamlet generate` write them")  # fmt: skip
     unpartitioned = [n for n in EVENT_PARTITIONS if n not in {f.name for f in fields}]
     if partitioned and unpartitioned:
         raise HamletError(f"the Delta table at {path} has no {' and no '.join(unpartitioned)} column: events are "

@@ -88,8 +88,43 @@ def test_types_of_other_kinds_are_compared_only_with_their_kind():
         )
     ]
     assert [kind(t) for t in ("long", "integer", "decimal(38,0)", "varchar(8)", "timestamp_ntz", "map")] == [
-        "number", "number", "number", "string", "time", "other",
+        "number", "number", "number", "string", "timestamp without a zone", "other",
     ]  # fmt: skip
+
+
+def test_a_date_and_a_timestamp_are_two_kinds_and_a_struct_groups_nothing():
+    """A date is no datetime and a zoned timestamp no naive one (``predicates.kind``: the engine compares them
+    as only unequal); a GROUP-BY or equivalence list over a struct or a list, which the engine refuses event by
+    event, is refused by ``check`` too (it passed, and the job failed)."""
+    schema = {
+        "day": "date",
+        "at": "timestamp",
+        "local": "timestamp_ntz",
+        "s": "struct<a:int>",
+        "l": "array<int>",
+    }
+    text = (
+        "q: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE A.day < NEXT(B).at AND B.at = B.local WITHIN 10\n"
+        "r: RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [l] AND B.at > NEXT(B).at GROUP-BY s WITHIN 10\n"
+    )
+    assert messages(text, schema, "t") == [
+        (
+            "query 'q', line 1, column 45: the condition A.day < NEXT(B).at compares A.day (date) with NEXT(B).at "
+            "(timestamp): it is false for every event"
+        ),
+        (
+            "query 'q', line 1, column 68: the condition B.at = B.local compares B.at (timestamp) with B.local "
+            "(timestamp_ntz): it is false for every event"
+        ),
+        (
+            "query 'r', line 2, column 46: l: l is array<int> in t; GROUP-BY and equivalence lists take an attribute "
+            "of single values (a number, a text, a bool, a date or a time)"
+        ),
+        (
+            "query 'r', line 2, column 80: s: s is struct<a:int> in t; GROUP-BY and equivalence lists take an "
+            "attribute of single values (a number, a text, a bool, a date or a time)"
+        ),
+    ]
 
 
 @pytest.mark.parametrize(

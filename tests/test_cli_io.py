@@ -886,6 +886,13 @@ def test_check_against_what_is_no_events_table_is_an_error_not_a_traceback(tmp_p
         f"error: the Delta table at {tmp_path / 'other'} is no events table: it has no event_type and no "
         "event_time column\n"
     )
+    # (event_time as seconds: `check` passed it, and the job failed in Spark on its first hour's filter)
+    write_deltalake(str(tmp_path / "seconds"), pa.table({"event_type": ["A"], "event_time": [1]}))
+    assert main([*check, str(tmp_path / "seconds")]) == 1
+    assert capsys.readouterr().err == (
+        f"error: the Delta table at {tmp_path / 'seconds'} has an event_time of type long: events tables hold "
+        "timestamps, as `hamlet load-events` and `hamlet generate` write them\n"
+    )
 
 
 def test_a_bound_raised_past_what_the_machine_holds_is_an_error_not_a_traceback(tmp_path):

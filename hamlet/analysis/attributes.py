@@ -42,7 +42,7 @@ from hamlet.language.nodes import (
     expression_text,
 )
 
-NUMBER, STRING, BOOLEAN, TIME, OTHER = "number", "string", "boolean", "time", "other"
+NUMBER, STRING, BOOLEAN, OTHER = "number", "string", "boolean", "other"
 # A column of an events file: its name is checked, its kind fits everything (a CSV's cells are each read as
 # a number or a text; a Parquet column's values are checked as the engine reads them, event by event).
 UNKNOWN = "unknown"
@@ -51,10 +51,14 @@ _KINDS = {
              "double", "decimal"),
     STRING: ("string", "varchar", "char"),
     BOOLEAN: ("boolean", "bool"),
-    TIME: ("timestamp", "timestamp_ntz", "date"),
+    # (three kinds: a date is no datetime, and a zoned one (Spark's timestamp) no naive one: ``predicates.kind``)
+    "date": ("date",),
+    "timestamp": ("timestamp",),
+    "timestamp without a zone": ("timestamp_ntz",),
     UNKNOWN: (UNKNOWN,),
 }  # fmt: skip
 WILDCARDS = (OTHER, UNKNOWN)
+NESTED = ("struct", "array", "map")  # (Spark's and Delta's names of types that hold several values)
 NUMERIC_AGGREGATES = ("SUM", "AVG", "MIN", "MAX")
 
 
@@ -101,7 +105,7 @@ class _Checker:
         for item in q.returns:
             yield from self._return_item(item)
         for name in q.group_by:
-            yield from self._exists(name.text(), name.attribute, (name.line, name.column))
+            yield from self._groups(name.text(), name.attribute, (name.line, name.column))
         if q.where is not None:
             for conjunct in conjuncts(q.where):
                 yield from self._condition(conjunct)
@@ -115,6 +119,17 @@ class _Checker:
         yield self.fail(
             at, f"{shown}: {self.where} has no attribute {attribute}{hint}; its attributes: {known}"
         )
+
+    def _groups(self, shown: str, attribute: str, at: tuple[int, int]) -> Iterator[QueryError]:
+        """An attribute that partitions the stream (GROUP-BY, an equivalence list): it exists, and holds values
+        (the engine refuses a struct, a list or a map there, event by event)."""
+        missing = list(self._exists(shown, attribute, at))
+        yield from missing
+        type_name = self.schema.get(attribute, "").strip().lower()
+        if not missing and type_name.startswith(NESTED):
+            yield self.fail(at, f"{shown}: {attribute} is {self.schema[attribute]} in {self.where}; GROUP-BY and "
+                            "equivalence lists take an attribute of single values (a number, a text, a bool, a "
+                            "date or a time)")  # fmt: skip
 
     def _return_item(self, item: AttributeName | AggregateCall) -> Iterator[QueryError]:
         if isinstance(item, AttributeName):
@@ -135,7 +150,7 @@ class _Checker:
         if isinstance(expr, EquivalenceList):
             positions = expr.positions or ((expr.line, expr.column),) * len(expr.attributes)
             for attribute, at in zip(expr.attributes, positions):
-                yield from self._exists(attribute, attribute, at)
+                yield from self._groups(attribute, attribute, at)
             return
         errors: list[QueryError] = []
         self._kind(expr, errors)

@@ -409,6 +409,20 @@ def test_bad_arguments_exit_non_zero_without_spark(change, message, events_table
     assert message in capsys.readouterr().err
 
 
+def test_an_output_table_that_is_the_events_table_is_refused_without_spark(
+    events_table, workload_file, capsys
+):
+    """The whole job ran, and then Delta refused the write (DELTA_METADATA_MISMATCH): refused first now."""
+    from jobs.aggregate import main
+
+    argv = ["--workload", str(workload_file), "--start", "2026-01-05T08:00:00Z", "--end", "2026-01-05T09:00:00Z",
+            "--events-table", events_table, "--output-table", events_table + "/"]  # fmt: skip
+    assert main(argv) == 1
+    assert capsys.readouterr().err.endswith(
+        f"the output tables must not be the events table {events_table}\n"
+    )
+
+
 KNOWN = "driver, rider, district, request_type, speed, duration"
 
 
