@@ -27,7 +27,7 @@ from kernel_checks import python_graphs_refused
 from oracle import evaluate_bruteforce
 from workloads import events, workloads
 
-from hamlet import Event, HamletError, evaluate, parse_workload
+from hamlet import Event, EventError, HamletError, evaluate, parse_workload
 from hamlet.api import evaluate_table, finalize_table
 from hamlet.io import read_events_csv
 from hamlet.partials import AggregateState
@@ -812,3 +812,18 @@ def test_values_an_index_cannot_rank_are_compared_one_by_one(strategy):
     stream_events = [Event("B", t, {"d": d}) for t, d in ((1, [1]), (2, [2]), (3, [1, 5]))]
     assert [r.value for r in evaluate(workload, stream_events, strategy)] == [5]
     assert [r.value for r in evaluate_bruteforce(parse_workload(workload), stream_events)] == [5]
+
+
+def test_a_bad_rows_error_names_its_event_id_where_the_table_has_one():
+    """The Spark job's engine call reads a batch, no file: "row 6" of it pointed at nothing in the table (a
+    CLI audit); its event_id does (control characters escaped)."""
+    ids = pa.array(["e1", "e\x1b2", None])
+    for column, value, message in (
+        ("event_type", ["A", " ", "A"], "the events table, row 2 (event_id e\\x1b2): event_type is empty"),
+        ("event_time", [1, 2, None], "the events table, row 3: event_time is empty"),
+        ("event_time", [1, 2, 10**12], "the events table, row 3: event_time 1000000000000 lies outside"),
+    ):
+        events_table = pa.table({"event_type": ["A"] * 3, "event_time": [1, 2, 3], "event_id": ids})
+        events_table = events_table.set_column(events_table.column_names.index(column), column, pa.array(value))
+        with pytest.raises(EventError, match=re.escape(message)):
+            evaluate_table("q: RETURN COUNT(*) PATTERN A WITHIN 10", events_table)

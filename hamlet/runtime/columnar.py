@@ -117,6 +117,7 @@ def checked(table: pa.Table, source: str | None = None) -> pa.Table:
         raise EventError(f"event_id is {table.schema.field(ID).type}, not a value such as a text or a number",
                          where=where)  # fmt: skip
     table = _halves_as_doubles(_views_as_strings(table))
+    ids = table.column(ID) if ID in table.column_names else None
     kind = table.column(TYPE).type
     if pa.types.is_dictionary(kind):
         kind = kind.value_type
@@ -135,11 +136,11 @@ def checked(table: pa.Table, source: str | None = None) -> pa.Table:
             continue  # (no null, and no NaN in a column of another type: no pass over it)
         nulls = pc.is_null(column, nan_is_null=True)
         if pc.any(nulls).as_py():
-            raise EventError(f"{name} is empty", where=_row(where, pc.index(nulls, True).as_py()))
-    table = table.set_column(table.column_names.index(TYPE), TYPE, _types(table.column(TYPE), where))
+            raise EventError(f"{name} is empty", where=_row(where, pc.index(nulls, True).as_py(), ids))
+    table = table.set_column(table.column_names.index(TYPE), TYPE, _types(table.column(TYPE), where, ids))
     table = _decimals_as_numbers(table)
     if pa.types.is_timestamp(time.type):
-        _check_timestamps(time, where)
+        _check_timestamps(time, where, ids)
         return table
     # Seconds as numbers, within the years 1 to 9999: the least and the greatest compared in Python (exact for
     # every integer type and for doubles), the row looked for only where one lies outside.
@@ -152,7 +153,7 @@ def checked(table: pa.Table, source: str | None = None) -> pa.Table:
             outside = pc.invert(pc.and_(pc.greater_equal(time, low), pc.less_equal(time, high)))
         row = pc.index(outside, True).as_py()
         raise EventError(f"event_time {time[row].as_py()} lies outside the years 1 to 9999 ({TIME_RANGE[0]} to "
-                         f"{TIME_RANGE[1]} s)", where=_row(where, row))  # fmt: skip
+                         f"{TIME_RANGE[1]} s)", where=_row(where, row, ids))  # fmt: skip
     if not pa.types.is_floating(time.type) or pc.all(pc.equal(pc.floor(time), time)).as_py():
         table = table.set_column(table.column_names.index(TIME), TIME, time.cast(pa.int64()))
     return table
@@ -166,7 +167,7 @@ def refuse_duplicate_columns(names: Sequence[str], where: str) -> None:
         raise EventError(f"more than one column named {shown_names(twice)}", where=where)
 
 
-def _types(column: pa.ChunkedArray, where: str) -> pa.ChunkedArray:
+def _types(column: pa.ChunkedArray, where: str, ids: pa.ChunkedArray | None) -> pa.ChunkedArray:
     """Types without the whitespace around them, none empty, none with a NUL byte (``hamlet.api.event_type``'s
     rule), or an ``EventError`` naming the first row that breaks it; dictionary-encoded. Tested on the
     distinct types (a stream has a few): the column is trimmed, and its rows searched, only where one of them
@@ -179,10 +180,10 @@ def _types(column: pa.ChunkedArray, where: str) -> pa.ChunkedArray:
     types = pc.utf8_trim(column, characters=TYPE_SPACE)
     blank = pc.equal(types, "")
     if pc.any(blank).as_py():
-        raise EventError(f"{TYPE} is empty", where=_row(where, pc.index(blank, True).as_py()))
+        raise EventError(f"{TYPE} is empty", where=_row(where, pc.index(blank, True).as_py(), ids))
     row = first_nul_row(types)
     if row is not None:
-        raise EventError(f"{TYPE} {types[row].as_py()!r} holds a NUL byte", where=_row(where, row))
+        raise EventError(f"{TYPE} {types[row].as_py()!r} holds a NUL byte", where=_row(where, row, ids))
     return pa.chunked_array([pc.dictionary_encode(types.combine_chunks())])
 
 
@@ -192,9 +193,13 @@ def first_nul_row(column: pa.ChunkedArray) -> int | None:
     return row if row >= 0 else None
 
 
-def _row(where: str, index: int) -> str:
-    """A row by its 0-based ``index`` as errors name it: from 1, as people count rows and a CSV its lines."""
-    return f"{where}, row {index + 1}"
+def _row(where: str, index: int, ids: pa.ChunkedArray | None = None) -> str:
+    """A row by its 0-based ``index`` as errors name it: from 1, as people count rows and a CSV its lines, and
+    by its ``event_id`` where the table has one (the Spark job's batches are no file: their rows' numbers
+    alone would point at nothing)."""
+    if ids is None or not ids[index].is_valid:
+        return f"{where}, row {index + 1}"
+    return f"{where}, row {index + 1} (event_id {shown_names([str(ids[index].as_py())])})"
 
 
 def _views_as_strings(table: pa.Table) -> pa.Table:
@@ -266,7 +271,7 @@ def python_values(column: pa.ChunkedArray | pa.Array) -> list[Any]:
 _TICKS = {"s": 1, "ms": 1_000, "us": MICROS, "ns": 1_000_000_000}
 
 
-def _check_timestamps(time: pa.ChunkedArray, where: str) -> None:
+def _check_timestamps(time: pa.ChunkedArray, where: str, ids: pa.ChunkedArray | None) -> None:
     """Timestamps the engine's microseconds hold exactly, within the years 1 to 9999 (``where``: the table
     as errors name it)."""
     ticks = _TICKS[time.type.unit]
@@ -276,13 +281,13 @@ def _check_timestamps(time: pa.ChunkedArray, where: str) -> None:
         if pc.any(finer).as_py():
             row = pc.index(finer, True).as_py()
             raise EventError(f"event_time {time[row]} has a fraction of a microsecond, finer than the engine's "
-                             "microseconds", where=_row(where, row))  # fmt: skip
+                             "microseconds", where=_row(where, row, ids))  # fmt: skip
         return  # (nanoseconds in 64 bits span the years 1677 to 2262)
     outside = pc.or_(pc.less(raw, TIME_RANGE[0] * ticks), pc.greater(raw, TIME_RANGE[1] * ticks))
     if pc.any(outside).as_py():
         row = pc.index(outside, True).as_py()
         raise EventError(f"event_time of {raw[row].as_py()} {time.type.unit} since the epoch lies outside the years "
-                         "1 to 9999", where=_row(where, row))  # fmt: skip
+                         "1 to 9999", where=_row(where, row, ids))  # fmt: skip
 
 
 def kernel_micros(table: pa.Table) -> pa.Array | None:
