@@ -122,16 +122,15 @@ def _trends(args: argparse.Namespace) -> int:
         windows += 1
         group = ", ".join(f"{k}={v!r}" for k, v in found.group.items()) or "-"
         window = f"[{as_number(found.window_start)}, {as_number(found.window_end)})"
-        print(f"window {window} group {group}: {found.total} trends")
+        print(f"window {window} group {group}: {found.total} trend{'' if found.total == 1 else 's'}")
         shown = 0
-        if left is None or left > 0:
+        if left > 0:
             for trend in found.trends:
                 print(f"  {trend_text(trend)}")
                 shown += 1
-                if left is not None:
-                    left -= 1
-                    if left == 0:
-                        break
+                left -= 1
+                if left == 0:
+                    break
         if shown < found.total:
             print(f"  ... {found.total - shown} more (--limit {args.limit})")
     if windows == 0:
@@ -140,6 +139,11 @@ def _trends(args: argparse.Namespace) -> int:
             + (f" in the window starting at {args.window}" if start is not None else "")
         )
     return 0
+
+
+# Trends `hamlet trends` lists without --limit: n events make up to 2^n trends, and 60 of them printed 588,000
+# lines in 10 s and would have gone on for 2^60.
+TRENDS_LISTED = 1000
 
 
 def _window_start(text: str) -> Fraction:
@@ -238,7 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "Parquet or Arrow IPC file (.parquet, .arrow, .feather) with those columns")  # fmt: skip
     tr.add_argument("--query", required=True, help="the query's name")
     tr.add_argument("--window", metavar="START", help="only the window that starts at START (seconds)")
-    tr.add_argument("--limit", type=_positive, metavar="N", help="list at most N trends in all")
+    tr.add_argument("--limit", type=_positive, metavar="N", default=TRENDS_LISTED,
+                    help=f"list at most N trends in all (default {TRENDS_LISTED:,}; a window's total is counted "
+                    "all the same)")  # fmt: skip
     tr.set_defaults(run=_trends)
     for command in (ev, check, ex, tr):
         add_window_bound(command)

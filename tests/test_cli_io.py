@@ -368,7 +368,7 @@ def test_an_attribute_no_column_of_the_events_file_has_is_an_error_at_its_line_a
         )
         assert (
             capsys.readouterr().out
-            == "window [0, 10) group district='d1': 1 trends\n  A@1 {district='d1'}, T@2 {district='d1'}\n"
+            == "window [0, 10) group district='d1': 1 trend\n  A@1 {district='d1'}, T@2 {district='d1'}\n"
         )
 
 

@@ -824,6 +824,8 @@ def test_a_bad_rows_error_names_its_event_id_where_the_table_has_one():
         ("event_time", [1, 2, 10**12], "the events table, row 3: event_time 1000000000000 lies outside"),
     ):
         events_table = pa.table({"event_type": ["A"] * 3, "event_time": [1, 2, 3], "event_id": ids})
-        events_table = events_table.set_column(events_table.column_names.index(column), column, pa.array(value))
+        events_table = events_table.set_column(
+            events_table.column_names.index(column), column, pa.array(value)
+        )
         with pytest.raises(EventError, match=re.escape(message)):
             evaluate_table("q: RETURN COUNT(*) PATTERN A WITHIN 10", events_table)

@@ -222,7 +222,7 @@ def test_a_utf16_or_utf32_file_with_its_bom_is_named_so_not_a_byte_at_column_1(
         "q      [0, 86400)  -      SUM(A.x)   1\n"
     )
     assert run(capsys, "evaluate", *argv) == (0, table, "")
-    listing = "window [0, 86400) group -: 1 trends\n  A@1 {x=1}, B@2 {x=2}\n"
+    listing = "window [0, 86400) group -: 1 trend\n  A@1 {x=1}, B@2 {x=2}\n"
     assert run(capsys, "trends", "--query", "q", *argv) == (0, listing, "")
 
 

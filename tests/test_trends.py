@@ -182,6 +182,19 @@ def test_limit_on_2_to_the_40_trends_lists_the_first_and_counts_the_rest(tmp_pat
     ]
 
 
+def test_without_a_limit_a_thousand_trends_are_listed(tmp_path, capsys):
+    """60 events printed 588,000 lines in 10 s and would have gone on for 2^60 trends (a CLI audit): without
+    --limit the listing stops at 1,000 and counts the rest. A+ over a1..a11: 2^11 - 1 = 2047 trends."""
+    (tmp_path / "w.hamlet").write_text("q: RETURN COUNT(*) PATTERN A+ WITHIN 100\n")
+    (tmp_path / "e.csv").write_text("event_type,event_time\n" + "".join(f"A,{t}\n" for t in range(1, 12)))
+    code = main(["trends", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv"),
+                 "--query", "q"])  # fmt: skip
+    out = capsys.readouterr().out.splitlines()
+    assert (code, len(out), out[0], out[-1]) == (
+        0, 1 + 1000 + 1, "window [0, 100) group -: 2047 trends", "  ... 1047 more (--limit 1000)"
+    )  # fmt: skip
+
+
 def test_edges_past_the_bound_are_an_error_and_one_window_is_listed_from_its_own_events(tmp_path, capsys,
                                                                                         monkeypatch):  # fmt: skip
     """The walk needs every edge of a partition kept before its first trend (under SEQ(A, B+), n Bs hold
@@ -249,11 +262,11 @@ def test_times_with_fractions_of_a_second_are_listed(tmp_path, capsys):
     ]
     assert main(base) == 0
     assert capsys.readouterr().out == (
-        "window [0, 0.3) group -: 1 trends\n  A@0.1 {x=-0.5}, B@0.25\n"
-        "window [0.3, 0.6) group -: 1 trends\n  A@0.4, B@0.5 {x=2}\n"
+        "window [0, 0.3) group -: 1 trend\n  A@0.1 {x=-0.5}, B@0.25\n"
+        "window [0.3, 0.6) group -: 1 trend\n  A@0.4, B@0.5 {x=2}\n"
     )
     assert main([*base, "--window", "0.3"]) == 0
-    assert capsys.readouterr().out == "window [0.3, 0.6) group -: 1 trends\n  A@0.4, B@0.5 {x=2}\n"
+    assert capsys.readouterr().out == "window [0.3, 0.6) group -: 1 trend\n  A@0.4, B@0.5 {x=2}\n"
 
 
 def test_ctrl_c_ends_a_listing_with_the_status_of_sigint_and_no_traceback(tmp_path):
