@@ -533,8 +533,11 @@ def main(argv: list[str] | None = None, prog: str = "hamlet load-events") -> int
     if len(rename) != len(args.rename):
         parser.error("--rename takes CSV_NAME=COLUMN")
     if not Path(args.csv).is_file():
-        print(f"error: no file {args.csv}", file=sys.stderr)
+        what = "no regular file" if Path(args.csv).exists() else "no file"  # (a folder, a FIFO, a device)
+        print(f"error: {what} {args.csv}", file=sys.stderr)
         return 1
+    if args.max_rejects < 0:
+        parser.error("--max-rejects takes 0 or more")
     try:
         times = time_range(args.earliest, args.latest)
     except LoadError as e:

@@ -470,10 +470,13 @@ def write_report(
     workloads: Sequence[str] | None = None,
     *,
     create_folder: bool = True,
+    named: bool = False,
 ) -> Path:
     """Write the report of ``table`` (restricted to ``workloads`` when given) to ``output``; returns its path.
     ``create_folder``: make the output's missing folders (the pipeline's own reports folder, configured);
-    ``hamlet report`` passes False, so a mistyped --output is an error rather than new folders anywhere."""
+    ``hamlet report`` passes False, so a mistyped --output is an error rather than new folders anywhere.
+    ``named``: the user named ``workloads`` (not a pipeline's run, whose workload may have no row yet), so
+    none of them in either table is an error."""
     if stats_table:
         stats = stats_table
     else:  # beside the output table, as the aggregation job's default
@@ -492,6 +495,9 @@ def write_report(
     for workload in workloads or [None]:  # type: ignore[list-item]
         aggregates.update(read_aggregates(table, workload))
         runs.extend(read_runs(stats, workload))
+    if named and workloads and not aggregates and not runs:  # (a misspelt name wrote an empty report, exit 0)
+        raise ReportError(f"no rows of workload {', '.join(workloads)} in {table} or {stats}: the workload's name "
+                          "is its file's stem (--workload-name of `hamlet aggregate`)")  # fmt: skip
     path = Path(output)
     try:
         if create_folder:
@@ -512,7 +518,7 @@ def main(argv: list[str] | None = None, prog: str = "hamlet report") -> int:
     args = parser.parse_args(argv)
     try:
         path = write_report(args.table, args.stats_table, args.output, [args.workload] if args.workload else None,
-                            create_folder=False)  # fmt: skip
+                            create_folder=False, named=True)  # fmt: skip
     except ReportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

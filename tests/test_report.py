@@ -152,6 +152,21 @@ def test_a_missing_table_is_a_clear_error(tmp_path):
     assert done.stderr == f"error: no Delta table at {tmp_path / 'none'}\n"
 
 
+def test_a_workload_named_that_has_no_row_is_an_error(tmp_path, capsys):
+    """A misspelt --workload wrote an empty report and exit 0 (a CLI audit)."""
+    from jobs.report import main
+
+    output, stats = write_tables(tmp_path)
+    assert (
+        main(["--table", output, "--workload", "factory_sensor", "--output", str(tmp_path / "r.html")]) == 1
+    )
+    assert capsys.readouterr().err == (
+        f"error: no rows of workload factory_sensor in {output} or {stats}: the workload's name is its file's stem "
+        "(--workload-name of `hamlet aggregate`)\n"
+    )
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_the_demo_summary_says_what_the_optimizer_shared(tmp_path):
     from jobs.demo import sharing_summary
     from jobs.report import SharingTotal, sharing_totals

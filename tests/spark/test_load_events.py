@@ -340,3 +340,15 @@ def test_a_quote_never_closed_is_rejected_where_it_opens_not_read_as_one_long_va
          'Travel,61,2.5,"d2\nTravel,62,3.5,d3\nTravel,63,4.5,d4')  # the lines it took, for the rejects table
     ]  # fmt: skip
     assert [(r["event_type"], r["speed"], r["driver"]) for r in parsed.rows] == [("Travel", 1.5, "d1")]
+
+
+def test_a_folder_or_a_negative_max_rejects_is_refused_before_spark_starts(tmp_path, capsys):
+    """A folder was "no file"; --max-rejects -1 was taken, so that every load exited 1 (a CLI audit)."""
+    assert main(["--csv", str(tmp_path), "--table", str(tmp_path / "events")]) == 1
+    assert capsys.readouterr().err == f"error: no regular file {tmp_path}\n"
+    source = write(tmp_path / "e.csv", HEADER, "Travel,2026-01-05T08:00:00Z,d1,10.0,5")
+    with pytest.raises(SystemExit) as refused:
+        main(["--csv", source, "--table", str(tmp_path / "events"), "--max-rejects", "-1"])
+    assert refused.value.code == 2
+    assert capsys.readouterr().err.endswith("error: --max-rejects takes 0 or more\n")
+    assert not (tmp_path / "events").exists()
