@@ -150,6 +150,8 @@ def _window_start(text: str) -> Fraction:
     """The start as written, exactly, to the microsecond the engine counts time in. Decimal first: Fraction
     would build the 10^99999999 of ``1e-99999999`` before any check could look at it."""
     try:
+        if "_" in text:  # (Decimal takes 1_0 for 10, the events' readers do not)
+            raise InvalidOperation
         start = Decimal(text)
     except InvalidOperation:
         raise HamletError(f"--window {text!r} is not a number: give the window's start in seconds") from None

@@ -111,6 +111,9 @@ def list_trends(
     if query.choice == "AND":
         raise HamletError(f"query {name!r} is a conjunction P AND Q: it matches pairs of trends, not trends; list "
                           "the trends of P and of Q with a query each")  # fmt: skip
+    if window_start is not None and window_start % query.window.slide:
+        raise HamletError(f"no window of {name} starts at {as_number(window_start)}: its windows start every "
+                          f"{as_number(query.window.slide)} s from the epoch")  # fmt: skip
     stream = sorted(events, key=attrgetter("time"))
     if window_start is not None:  # (a window's trends are of its own events alone, NOTs and CONT included)
         stream = [e for e in stream if window_start <= e.time < window_start + query.window.within]

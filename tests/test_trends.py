@@ -238,6 +238,14 @@ def test_command_line_errors(tmp_path, capsys):
         assert capsys.readouterr().err == f"error: --window {start!r} {why}\n"
     assert main([*base, "--query", "qc", "--window", "100"]) == 0
     assert capsys.readouterr().out == "no trend of qc matched in the window starting at 100\n"
+    # (a start where no window starts said "no trend matched"; 1_0 was taken for 10, as no reader of events takes it)
+    assert main([*base, "--query", "qc", "--window", "50"]) == 1
+    assert (
+        capsys.readouterr().err
+        == "error: no window of qc starts at 50: its windows start every 100 s from the epoch\n"
+    )
+    assert main([*base, "--query", "qc", "--window", "1_00"]) == 1
+    assert "--window '1_00' is not a number" in capsys.readouterr().err
     assert main([*base, "--query", "qc"]) == 0
     assert capsys.readouterr().out == "window [0, 100) group -: 2 trends\n  A@1, B@2\n  A@7, B@8\n"
 
