@@ -65,10 +65,17 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _csv_events(workload: Workload, args: argparse.Namespace) -> EventsFile:
-    """The CSV of ``--events``, read whole, its columns checked against the workload (``_check_columns``)."""
+    """The CSV of ``--events``, read whole (with ``--scenario``, its columns as the loader of the events
+    table types them), its columns checked against the workload (``_check_columns``)."""
+    cell = None
+    if args.scenario is not None:
+        # (jobs.load_events imports Spark only inside its functions: the command stays light)
+        from jobs.load_events import scenario_cells
+
+        cell = scenario_cells(args.scenario)
     try:
         with open_csv(args.events) as f:
-            events_file = read_events_csv(f, args.events)
+            events_file = read_events_csv(f, args.events, cell)
     except OSError as e:
         raise HamletError(f"cannot read events {args.events}: {e.strerror}") from None
     _check_columns(workload, args, events_file.columns)
@@ -77,8 +84,20 @@ def _csv_events(workload: Workload, args: argparse.Namespace) -> EventsFile:
 
 def _check_columns(workload: Workload, args: argparse.Namespace, columns: Iterable[str]) -> None:
     """Every attribute the workload names is a column of the events file: one it lacks would be null on every
-    event (``SUM(T.duraton)``). Values are read cell by cell, so only the names are checked."""
-    attributes = {c: UNKNOWN for c in columns if c not in ("event_type", "event_time", "event_id")}
+    event (``SUM(T.duraton)``). Values are read cell by cell, so only the names are checked, and the types of
+    a ``--scenario``'s columns."""
+    if args.scenario is not None and args.events.lower().endswith(ARROW_SUFFIXES):
+        raise HamletError(
+            "--scenario types a CSV's cells; a Parquet or Arrow file's columns have their own types"
+        )
+    typed = {}
+    if args.scenario is not None:
+        from jobs.schema import scenario_attributes
+
+        typed = scenario_attributes(args.scenario)
+    attributes = {
+        c: typed.get(c, UNKNOWN) for c in columns if c not in ("event_type", "event_time", "event_id")
+    }
     check_attributes(workload, args.workload, attributes, f"the events file {args.events}")
 
 
@@ -203,6 +222,12 @@ def add_window_bound(parser: argparse.ArgumentParser) -> None:
                         f"(default {MAX_WINDOWS_PER_EVENT}: the engine keeps state per window)")  # fmt: skip
 
 
+def _scenario_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scenario", help="read the CSV's columns as the pipeline's events table types them for "
+                        "this scenario (rideshare, stock, sensor: jobs/schema.py): a string column keeps 007 "
+                        "apart from 7, a number column refuses a cell that is none")  # fmt: skip
+
+
 def _positive(text: str) -> int:
     if not text.isascii() or not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
@@ -217,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--events", required=True, help="CSV: event_type, event_time, attribute columns; or a "
                     "Parquet or Arrow IPC file (.parquet, .arrow, .feather) with those columns")  # fmt: skip
     ev.add_argument("--strategy", default="hamlet", help=f"execution strategy: {', '.join(STRATEGIES)}")
+    _scenario_option(ev)
     ev.add_argument("--output", help="write JSON lines here instead of printing a table")
     ev.add_argument(
         "--stats", action="store_true", help="print what the strategy did (bursts, sharing, snapshots)"
@@ -243,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--events", required=True, help="CSV: event_type, event_time, attribute columns; or a "
                     "Parquet or Arrow IPC file (.parquet, .arrow, .feather) with those columns")  # fmt: skip
     tr.add_argument("--query", required=True, help="the query's name")
+    _scenario_option(tr)
     tr.add_argument("--window", metavar="START", help="only the window that starts at START (seconds)")
     tr.add_argument("--limit", type=_positive, metavar="N", default=TRENDS_LISTED,
                     help=f"list at most N trends in all (default {TRENDS_LISTED:,}; a window's total is counted "

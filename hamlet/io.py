@@ -6,7 +6,7 @@ import csv
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -196,9 +196,14 @@ def csv_records(stream: IO[str]) -> Iterator[Record]:
             yield Record(line, cells)
 
 
-def read_events_csv(stream: IO[str], name: str) -> EventsFile:
+# A typed cell reader: (column, text) → its value, ValueError naming what does not fit (``jobs.load_events``).
+Cell = Callable[[str, str], Any]
+
+
+def read_events_csv(stream: IO[str], name: str, cell: Cell | None = None) -> EventsFile:
     """Events from CSV with columns ``event_type``, ``event_time`` and attributes; errors name the line
-    and, for a value, its column."""
+    and, for a value, its column. A cell is a number where it reads as one, else a text (``parse_value``),
+    unless ``cell`` reads the columns by a schema's types, as the loader of the events table does."""
     records = csv_records(stream)
     header_record = next(records, None)
     if header_record is None:
@@ -224,7 +229,7 @@ def read_events_csv(stream: IO[str], name: str) -> EventsFile:
         if len(row) != len(header):
             raise EventError(f"{len(row)} fields, but the header has {len(header)}", where=where)
         kind = event_type(row[type_at], where)
-        attributes = {h: _attribute(v, i, h, where) for i, (h, v) in enumerate(zip(header, row))
+        attributes = {h: _attribute(v, i, h, where, cell) for i, (h, v) in enumerate(zip(header, row))
                       if i not in (type_at, time_at)}  # fmt: skip
         time = parse_time(row[time_at], f"{where}, column {time_at + 1}")
         iso_times = (
@@ -277,13 +282,16 @@ def _refuse_nul_bytes(table: pa.Table, path: str) -> None:
             raise EventError(f"{field.name} holds a NUL byte", where=f"{path}, row {row + 1}")
 
 
-def _attribute(text: str, index: int, name: str, where: str) -> int | float | str | None:
+def _attribute(text: str, index: int, name: str, where: str, cell: Cell | None) -> Any:
     if "\x00" in text:  # (the loader of the events table quarantines such a row: `_refuse_nul_bytes`)
         raise EventError(f"{name} holds a NUL byte", where=f"{where}, column {index + 1}")
     try:
+        if cell is not None:
+            return cell(name, text)
         return parse_value(text)
     except ValueError as e:
-        raise EventError(f"{name} {shown(text.strip())} {e}", where=f"{where}, column {index + 1}") from None
+        message = str(e) if cell is not None else f"{name} {shown(text.strip())} {e}"
+        raise EventError(message, where=f"{where}, column {index + 1}") from None
 
 
 def write_jsonl(rows: Iterable[ResultRow], out: IO[str]) -> None:

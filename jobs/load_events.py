@@ -37,7 +37,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, localcontext
@@ -49,7 +49,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit jobs/lo
 
 from hamlet.errors import EventError, shown_char, shown_names
 from hamlet.events import Time
-from hamlet.io import Record, csv_records, open_csv, parse_number, parse_time, shown
+from hamlet.io import Record, csv_records, open_csv, parse_number, parse_time, parse_value, shown
 from hamlet.runtime.columnar import refuse_duplicate_columns
 from jobs.commits import retried
 from jobs.logs import error_line
@@ -61,6 +61,7 @@ from jobs.schema import (
     SCENARIOS,
     delta_schema,
     delta_sql,
+    scenario_attributes,
     sql_string,
     table_location,
     temp_view,
@@ -124,6 +125,23 @@ _DECIMAL_TYPE = re.compile(r"decimal\((\d+),(\d+)\)")
 def loadable(kind: str) -> bool:
     """Whether the loader writes a CSV cell into a column of this Spark type (``simpleString``)."""
     return kind in ("string", "double", "float", "boolean", *INTEGERS) or bool(_DECIMAL_TYPE.fullmatch(kind))
+
+
+def scenario_cells(scenario: str) -> Callable[[str, str], Any]:
+    """How the loader reads a CSV's cells for ``scenario``'s columns (``_cell``), the others as the engine's
+    reader does (a number where one reads as one, else a text): ``hamlet evaluate --scenario`` counts a CSV as
+    the pipeline will, ids such as 007 and 7 two drivers."""
+    schema = scenario_attributes(scenario)
+
+    def cell(name: str, text: str) -> Any:
+        if name in schema:
+            return _cell(schema[name], name, text)
+        try:
+            return parse_value(text)
+        except ValueError as e:
+            raise ValueError(f"{name} {shown(text.strip())} {e}") from None
+
+    return cell
 
 
 def _cell(kind: str, name: str, text: str) -> Any:

@@ -961,3 +961,47 @@ def test_a_minimum_of_timestamps_or_bytes_is_its_text_in_json_lines(tmp_path, ca
     assert main([*argv, "--output", str(tmp_path / "o.jsonl")]) == 0
     rows = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
     assert [r["value"] for r in rows] == [3, "1970-01-01 00:00:02+00:00", "b'a'"]
+
+
+def test_a_scenario_reads_a_csv_as_the_pipeline_types_its_columns(tmp_path, capsys):
+    """Cell by cell, 007 and 7 are one driver, 1e3, 1000 and 1000.0 another: 2 groups where the pipeline's
+    events table (driver a string column) keeps 5. With --scenario the CSV is read as the loader reads it: 5
+    groups of one trend each; a number column's cell that is none is an error at its line and column."""
+    (tmp_path / "w.hamlet").write_text(
+        "q: RETURN T.driver, COUNT(*), SUM(T.speed) PATTERN Travel T+ GROUP-BY T.driver WITHIN 1 h\n"
+    )
+    header = "event_type,event_time,driver,rider,district,request_type,speed,duration\n"
+    drivers = ["007", "7", "1e3", "1000", "1000.0"]
+    rows = "".join(f"Travel,2026-01-05T00:00:0{i}Z,{d},r,n,Pool,2,1\n" for i, d in enumerate(drivers, 1))
+    (tmp_path / "e.csv").write_text(header + rows)
+    args = [
+        "evaluate",
+        "--workload",
+        str(tmp_path / "w.hamlet"),
+        "--events",
+        str(tmp_path / "e.csv"),
+        "--output",
+    ]
+    assert main([*args, str(tmp_path / "cells.jsonl")]) == 0
+    assert main([*args, str(tmp_path / "typed.jsonl"), "--scenario", "rideshare"]) == 0
+    capsys.readouterr()
+
+    def groups(name: str) -> dict:
+        lines = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
+        return {line["group"]["driver"]: line["value"] for line in lines if line["aggregate"] == "COUNT(*)"}
+
+    assert groups("cells.jsonl") == {7: 3, 1000.0: 7}
+    assert groups("typed.jsonl") == dict.fromkeys(drivers, 1)
+    # (speed is a double of the scenario: 2 reads as 2.0, as the events table holds it)
+    sums = [json.loads(line)["value"] for line in (tmp_path / "typed.jsonl").read_text().splitlines()][1::2]
+    assert sums == [2.0] * 5 and all(isinstance(s, float) for s in sums)
+    (tmp_path / "bad.csv").write_text(header + "Travel,2026-01-05T00:00:01Z,d1,r,n,Pool,fast,1\n")
+    assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "bad.csv"),
+                 "--scenario", "rideshare"]) == 1  # fmt: skip
+    assert (
+        capsys.readouterr().err
+        == f"error: {tmp_path / 'bad.csv'}:2, column 7: speed 'fast' is not a number\n"
+    )
+    assert main(["evaluate", "--workload", str(tmp_path / "w.hamlet"), "--events", str(tmp_path / "e.csv"),
+                 "--scenario", "nope"]) == 1  # fmt: skip
+    assert capsys.readouterr().err.startswith("error: unknown scenario 'nope'; known: rideshare")
