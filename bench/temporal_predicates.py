@@ -61,7 +61,9 @@ def table(events: int, seed: int = 1) -> pa.Table:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--strategies", nargs="+", default=["greta", "hamlet"])
@@ -82,7 +84,9 @@ def main() -> None:
                 best = min(best, time.process_time() - started)
             found = finalize_table(prepared, partials)
             rows.setdefault(strategy, []).append([(r.query, r.window_start, r.group, r.value) for r in found])
-            print(f"| {name} | {strategy} | {best:.3f} | {stats.python_partitions} | {len(found)} |", flush=True)
+            print(
+                f"| {name} | {strategy} | {best:.3f} | {stats.python_partitions} | {len(found)} |", flush=True
+            )
     assert all(len({repr(r) for r in found}) == 1 for found in rows.values()), "the two workloads differ"
     print(f"# both workloads give the same rows; {load()} at the end")
 
