@@ -450,12 +450,15 @@ impl Source {
             match f.value(x, x)? {
                 V::Null => {}
                 V::Float(a) if a.is_nan() => {}
-                v @ (V::Int(_) | V::Wide(_) | V::Float(_)) => keys.push(owned(v)),
-                V::Str(_) | V::Bool(_) | V::Temporal(_) => return Ok(Source::Scan(Vec::new())),
+                v @ (V::Int(_) | V::Wide(_) | V::Float(_) | V::Temporal(_)) => keys.push(owned(v)),
+                V::Str(_) | V::Bool(_) => return Ok(Source::Scan(Vec::new())),
             }
         }
-        keys.sort_by(|a, b| numeric_order(*a, *b).ok().flatten().unwrap_or(Ordering::Equal));
-        keys.dedup_by(|a, b| numeric_order(*a, *b).ok().flatten() == Some(Ordering::Equal));
+        if keys.windows(2).any(|w| rank_kind(&w[0]) != rank_kind(&w[1])) {
+            return Ok(Source::Scan(Vec::new())); // (two kinds: no one order ranks them)
+        }
+        keys.sort_by(|a, b| key_order(*a, *b).unwrap_or(Ordering::Equal));
+        keys.dedup_by(|a, b| key_order(*a, *b) == Some(Ordering::Equal));
         Ok(Source::Index {
             op: *op,
             keys,
@@ -542,17 +545,18 @@ impl Source {
             Source::Index { op, keys, trees } => {
                 let (_, _, g) = edge.index.as_ref().ok_or(())?;
                 let target = match g.value(y_values, y_values)? {
-                    v @ (V::Int(_) | V::Wide(_) | V::Float(_)) if !matches!(v, V::Float(a) if a.is_nan()) => v,
-                    _ => return Ok(()), // null, NaN or a string: no number compares true with it
+                    v @ (V::Int(_) | V::Wide(_) | V::Float(_) | V::Temporal(_)) if !matches!(v, V::Float(a) if a.is_nan()) => {
+                        v
+                    }
+                    _ => return Ok(()), // null, NaN or a string: no key compares true with it
                 };
+                if keys.first().is_some_and(|k| rank_kind(k) != rank_kind(&target)) {
+                    return Ok(()); // (another kind: only unequal to each key, and `!=` is never indexed)
+                }
                 // How many ranks, in the index's order, hold f(x) op target.
-                let below = keys.partition_point(|k| numeric_order(*k, target).ok().flatten() == Some(Ordering::Less));
-                let through = keys.partition_point(|k| {
-                    matches!(
-                        numeric_order(*k, target).ok().flatten(),
-                        Some(Ordering::Less | Ordering::Equal)
-                    )
-                });
+                let below = keys.partition_point(|k| key_order(*k, target) == Some(Ordering::Less));
+                let through =
+                    keys.partition_point(|k| matches!(key_order(*k, target), Some(Ordering::Less | Ordering::Equal)));
                 let size = keys.len();
                 for (k, c) in classes.iter().enumerate() {
                     let Some(tree) = trees.get(c) else { continue };
@@ -613,7 +617,26 @@ fn owned(v: V) -> V<'static> {
         V::Int(a) => V::Int(a),
         V::Wide(a) => V::Wide(a),
         V::Float(a) => V::Float(a),
+        V::Temporal(t) => V::Temporal(t),
         _ => V::Null,
+    }
+}
+
+/// Which keys an ordered index ranks together: numbers with numbers, a temporal kind's values with its own.
+fn rank_kind(v: &V) -> Option<u16> {
+    match v {
+        V::Int(_) | V::Wide(_) | V::Float(_) => Some(u16::MAX),
+        V::Temporal(t) => Some(t.kind),
+        _ => None,
+    }
+}
+
+/// The order of two keys of one `rank_kind` (None: a NaN, or two kinds).
+fn key_order(a: V, b: V) -> Option<Ordering> {
+    match (a, b) {
+        (V::Temporal(a), V::Temporal(b)) if a.kind == b.kind => Some(a.value.cmp(&b.value)),
+        (V::Temporal(_), _) | (_, V::Temporal(_)) => None,
+        _ => numeric_order(a, b).ok().flatten(),
     }
 }
 
@@ -622,11 +645,13 @@ fn rank_of(keys: &[V], v: V) -> Result<Option<usize>, ()> {
     match v {
         V::Null => Ok(None),
         V::Float(a) if a.is_nan() => Ok(None),
-        V::Int(_) | V::Wide(_) | V::Float(_) => {
-            let rank = keys.partition_point(|k| numeric_order(*k, v).ok().flatten() == Some(Ordering::Less));
-            Ok(Some(rank))
+        V::Int(_) | V::Wide(_) | V::Float(_) | V::Temporal(_) => {
+            if keys.first().is_some_and(|k| rank_kind(k) != rank_kind(&v)) {
+                return Err(()); // (the keys are every source value's: none of another kind is inserted)
+            }
+            Ok(Some(keys.partition_point(|k| key_order(*k, v) == Some(Ordering::Less))))
         }
-        V::Str(_) | V::Bool(_) | V::Temporal(_) => Err(()),
+        V::Str(_) | V::Bool(_) => Err(()),
     }
 }
 
