@@ -13,7 +13,8 @@ The semantics, from /work/shared/SEMANTICS.md (and GRETA §2 and §5), step by s
    in a GROUP-BY or equivalence attribute are dropped.
 2. **Partitions.** The remaining events are partitioned by their values of the GROUP-BY ∪ equivalence
    attributes, values of one kind that are equal (numbers, texts, bools: True and 1 are two partitions, 1
-   and 1.0 one). A trend, and every match of a negative sub-pattern that may invalidate it, is made of the
+   and 1.0 one; a datetime with a zone is no naive one, and equal to another as an instant: 02:30 CEST and
+   02:30 CET an hour later, which Python's == has equal, are two). A trend, and every match of a negative sub-pattern that may invalidate it, is made of the
    events of one partition.
 3. **Windows.** Window k is ``[k*SLIDE, k*SLIDE + WITHIN)``. A trend belongs to window k when all its events
    lie in it. Every window holding at least one event of the partition is considered.
@@ -74,6 +75,7 @@ import math
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
@@ -192,7 +194,7 @@ def pooled_trends(
             v is None or (isinstance(v, float) and math.isnan(v)) for v in values
         ):  # (NaN counts as a null)
             continue
-        by_kind = tuple((_kind(v), v) for v in values)
+        by_kind = tuple((_kind(v), _instant(v)) for v in values)
         substreams.setdefault(by_kind, []).append(event)
         if event.type in shown or query.semantics == "CONT":
             group = Group(tuple(by_kind[i] for i in grouped), tuple(values[i] for i in grouped))
@@ -440,7 +442,13 @@ def _rounded(exact: Fraction) -> float:
 
 
 def _kind(value: Any) -> str:
-    return "number" if _is_number(value) else type(value).__name__
+    if _is_number(value):
+        return "number"
+    return type(value).__name__ + (" with zone" if getattr(value, "tzinfo", None) is not None else "")
+
+
+def _instant(value: Any) -> Any:
+    return value.astimezone(UTC) if isinstance(value, datetime) and value.tzinfo is not None else value
 
 
 def _refuse_values(spec: AggregateSpec, read: list[tuple[Event, Any]]) -> None:

@@ -829,3 +829,37 @@ def test_a_bad_rows_error_names_its_event_id_where_the_table_has_one():
         )
         with pytest.raises(EventError, match=re.escape(message)):
             evaluate_table("q: RETURN COUNT(*) PATTERN A WITHIN 10", events_table)
+
+
+def test_zoned_timestamps_compare_and_partition_as_instants_on_every_path():
+    """Arrow gives every value of a zoned column one tzinfo, and Python compares two datetimes that share one by
+    their wall clocks: 02:30 CEST and 02:30 CET an hour later (the night the clocks go back) were equal to the
+    Python graphs and the oracle, and an hour apart to the kernel (a fuzz of this session). All compare them as
+    instants now (``predicates.instant``): ``=`` holds for neither pair, ``<`` for a1 b2, and ``[a]`` parts them."""
+    paris = pa.array([1_698_539_400, 1_698_543_000]).cast(pa.timestamp("s", "Europe/Paris"))
+    events_table = pa.table({"event_type": ["A", "B"], "event_time": [1, 2], "a": paris})
+    events = as_events(events_table)
+    assert events[0].attributes["a"].replace(tzinfo=None) == events[1].attributes["a"].replace(tzinfo=None)
+    for condition, count in (("A.a = NEXT(B).a", None), ("A.a < NEXT(B).a", 1), ("[a]", None)):
+        workload = f"q: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE {condition} WITHIN 10"
+        expected = [] if count is None else [count]
+        assert [r.value for r in evaluate_bruteforce(parse_workload(workload), events)] == expected
+        for strategy in STRATEGIES:
+            assert [r.value for r in results(workload, events_table, strategy)] == expected, condition
+            assert [r.value for r in evaluate(workload, events, strategy)] == expected, condition
+
+
+def test_times_of_day_one_microsecond_apart_in_nanoseconds_are_one_partition():
+    """Python's time of day holds microseconds: 1,001 and 1,999 ns are both 00:00:00.000001, one partition
+    and one group, where the table path keyed them by their nanoseconds (two partitions, no trend). And a value
+    Python cannot hold (a zoned timestamp of the year 1) is an error that says so, not an OverflowError."""
+    events_table = pa.table({"event_type": ["A", "B"], "event_time": [1, 2],
+                             "a": pa.array([1_001, 1_999]).cast(pa.time64("ns"))})  # fmt: skip
+    for workload in ("q: RETURN COUNT(*) PATTERN SEQ(A, B) WHERE [a] WITHIN 10",
+                     "q: RETURN a, COUNT(*) PATTERN SEQ(A, B) GROUP-BY a WITHIN 10"):  # fmt: skip
+        for strategy in STRATEGIES:
+            assert [r.value for r in results(workload, events_table, strategy)] == [1]
+    year_one = pa.array([-62_135_596_800]).cast(pa.timestamp("s", "America/New_York"))
+    with pytest.raises(EventError, match="an attribute holds a value Python's dates and times cannot hold"):
+        evaluate_table("q: RETURN COUNT(*) PATTERN A WHERE A.a = A.a WITHIN 10",
+                       pa.table({"event_type": ["A"], "event_time": [1], "a": year_one}))  # fmt: skip

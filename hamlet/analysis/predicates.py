@@ -22,6 +22,7 @@ import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any
 
 from hamlet.events import Event
@@ -61,6 +62,15 @@ def kind(value: Any) -> str:
     return type(value).__name__ + zone
 
 
+def instant(value: Any) -> Any:
+    """What a value compares as: a datetime with a zone as its instant in UTC, anything else as it is. Python
+    compares two datetimes that share a tzinfo by their wall clocks (Arrow gives every value of a zoned column
+    the same one), so 02:30 CEST equalled 02:30 CET an hour later, where the kernel compares instants."""
+    if type(value) in ONE_KIND or getattr(value, "tzinfo", None) is None or not hasattr(value, "astimezone"):
+        return value
+    return value.astimezone(UTC)
+
+
 # Types whose equal values are always of one kind: a text equals no number, and an int equals a float only as
 # numbers. (Python also has True == 1 == 1.0: values of two kinds, never equal here. A reader makes a Decimal
 # the int or float it holds, ``events.decimal_number``.)
@@ -78,10 +88,14 @@ class Kinded:
         self.value = value
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Kinded and self.kind == other.kind and bool(self.value == other.value)
+        return (
+            type(other) is Kinded
+            and self.kind == other.kind
+            and bool(instant(self.value) == instant(other.value))
+        )
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.value))
+        return hash((self.kind, instant(self.value)))
 
     def __repr__(self) -> str:
         return f"Kinded({self.value!r})"
@@ -112,6 +126,7 @@ def compare(op: str, left: Any, right: Any) -> bool:
         return False
     if kind(left) != kind(right):  # (Python would order True with 1 and raise for "u" < True)
         return op == "!="
+    left, right = instant(left), instant(right)
     if op == "=":
         return bool(left == right)
     if op == "!=":

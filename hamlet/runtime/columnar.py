@@ -361,7 +361,11 @@ def events_of(table: pa.Table, attributes: Sequence[str]) -> list[Event]:
         times = [seconds(t) for t in micros_of(table).to_pylist()]
     types = table.column(TYPE).to_pylist()
     names = [a for a in attributes if a in table.column_names]
-    columns = [python_values(table.column(name)) for name in names]
+    try:
+        columns = [python_values(table.column(name)) for name in names]
+    except (OverflowError, ValueError) as e:  # (a zoned timestamp of the year 1, a duration past timedelta's)
+        raise EventError(f"an attribute holds a value Python's dates and times cannot hold ({e})",
+                         where=UNNAMED_TABLE) from None  # fmt: skip
     return [Event(t, moment, dict(zip(names, values))) for t, moment, *values in zip(types, times, *columns)]
 
 
@@ -402,6 +406,8 @@ def codes(table: pa.Table, attributes: Sequence[str], source: str | None = None)
             column = column.dictionary_decode()
         if pa.types.is_floating(column.type):
             column = pc.add(column, 0.0)  # -0.0 + 0.0 is 0.0: one key, as in Python, where 0.0 == -0.0
+        if pa.types.is_time64(column.type) and column.type.unit == "ns":
+            column = column.cast(pa.time64("us"), safe=False)  # (Python's times: 1001 and 1999 ns are one)
         if pa.types.is_nested(column.type):
             raise EventError(f"{attribute} is a {column.type} column: GROUP-BY and equivalence attributes take "
                              "single values (numbers, text, times)", where=source or UNNAMED_TABLE)  # fmt: skip

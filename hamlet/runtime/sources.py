@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hamlet.analysis.predicates import EdgeFn, LocalFn
+from hamlet.analysis.predicates import EdgeFn, LocalFn, instant
 from hamlet.analysis.predicates import kind as value_kind
 from hamlet.analysis.windows import before
 from hamlet.events import Event, Time
@@ -177,7 +177,7 @@ def index_keys(values: Sequence[Any]) -> dict[str, list[Any]] | None:
         for value in values:
             kind = _kind(value)
             if kind is not None:
-                by_kind.setdefault(kind, set()).add(value)
+                by_kind.setdefault(kind, set()).add(instant(value))
         return {kind: sorted(found) for kind, found in by_kind.items()}
     except TypeError:
         return None
@@ -208,6 +208,7 @@ class IndexedSource:
         kind = _kind(value)
         if kind is None or kind not in self.keys:
             return [zero for _ in windows]
+        value = instant(value)
         keys, op = self.keys[kind], self.op
         if op == "=":
             return [self.windows.get(k, {}).get(kind, {}).get(value, zero) for k in windows]
@@ -231,6 +232,7 @@ class IndexedSource:
         kind = _kind(value)
         if kind is None:
             return
+        value = instant(value)
         add = self.algebra.add
         for k, agg in aggregates.items():
             per_kind = self.windows.setdefault(k, {})
