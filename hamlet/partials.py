@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
+from hamlet.analysis.predicates import instant
 from hamlet.errors import EvaluationError
 from hamlet.results import group_identity
 
@@ -63,7 +64,7 @@ def _extreme_key(value: Any) -> tuple[Any, int]:
     engine calls or Spark tasks are merged, in an order nobody fixes: the form must not depend on it."""
     if isinstance(value, float):
         return value, 0 if value == 0 and math.copysign(1.0, value) < 0 else 2
-    return value, 1
+    return instant(value), 1  # (a zoned datetime by its instant, as ``compare`` orders it)
 
 
 def _ordered(a: Any, b: Any) -> bool:

@@ -425,7 +425,7 @@ def _all_types(pattern: Pattern | NegationPattern) -> set[str]:
 def _form(value: Any) -> tuple[Any, int]:
     if isinstance(value, float) and value == 0 and math.copysign(1.0, value) < 0:
         return value, 0
-    return value, 2 if isinstance(value, float) else 1
+    return _instant(value), 2 if isinstance(value, float) else 1  # (a zoned datetime by its instant)
 
 
 def _is_number(value: Any) -> bool:

@@ -847,6 +847,17 @@ def test_zoned_timestamps_compare_and_partition_as_instants_on_every_path():
         for strategy in STRATEGIES:
             assert [r.value for r in results(workload, events_table, strategy)] == expected, condition
             assert [r.value for r in evaluate(workload, events, strategy)] == expected, condition
+    # MIN and MAX by instant too: the CEST 02:30 (b2 here) is the earlier, whichever comes first
+    workload = "q: RETURN MIN(B.a), MAX(B.a) PATTERN B+ WITHIN 10"
+    backwards = events_table.set_column(0, "event_type", pa.array(["B", "B"])).set_column(
+        2, "a", paris.take([1, 0])
+    )
+    oracle = evaluate_bruteforce(parse_workload(workload), as_events(backwards))
+    assert [str(r.value) for r in oracle] == ["2023-10-29 02:30:00+02:00", "2023-10-29 02:30:00+01:00"]
+    for strategy in STRATEGIES:
+        assert [str(r.value) for r in results(workload, backwards, strategy)] == [
+            str(r.value) for r in oracle
+        ]
 
 
 def test_times_of_day_one_microsecond_apart_in_nanoseconds_are_one_partition():
