@@ -139,10 +139,8 @@ def table_attributes(path: str, partitioned: bool = False) -> dict[str, str]:
             f"the Delta table at {path} is no events table: it has no {' and no '.join(missing)} column"
         )
     time_type = next(str(getattr(f.type, "type", f.type)) for f in fields if f.name == "event_time")
-    if time_type not in (
-        "timestamp",
-        "timestamp_ntz",
-    ):  # (the job reads hours of timestamps: Spark refused it)
+    # (the job reads hours of timestamps: Spark refused any other event_time in the hour's filter)
+    if time_type not in ("timestamp", "timestamp_ntz"):
         raise HamletError(f"the Delta table at {path} has an event_time of type {time_type}: events tables hold "
                           "timestamps, as `hamlet load-events` and `hamlet generate` write them")  # fmt: skip
     unpartitioned = [n for n in EVENT_PARTITIONS if n not in {f.name for f in fields}]
@@ -167,8 +165,8 @@ def attribute_columns(schema: StructType) -> list[str]:
 def hour_partition_filter(start: datetime, end: datetime) -> str:
     """A predicate on (event_date, event_hour) alone that keeps every hour overlapping [start, end): Delta
     prunes the files of all other partitions before reading anything."""
-    first = _floor_hour(start)
-    last = _floor_hour(end - timedelta(microseconds=1))  # end is exclusive
+    first, after = hours_read(start, end)
+    last = after - timedelta(hours=1)
     d0, h0, d1, h1 = first.date().isoformat(), first.hour, last.date().isoformat(), last.hour
     # No BETWEEN: Spark 4 rewrites it into a With expression that Delta's replaceWhere fails to resolve
     # ("Invalid call to nullable on unresolved object").
@@ -203,7 +201,7 @@ def _floor_hour(moment: datetime) -> datetime:
 
 def hours_read(start: datetime, end: datetime) -> tuple[datetime, datetime]:
     """[first, last) of the hour partitions ``hour_partition_filter`` keeps (naive UTC): the whole hours that
-    overlap [start, end), whose rows all belong where they are stored."""
+    overlap [start, end) (end exclusive), whose rows all belong where they are stored."""
     return _floor_hour(start), _floor_hour(end - timedelta(microseconds=1)) + timedelta(hours=1)
 
 

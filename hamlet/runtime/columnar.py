@@ -406,8 +406,8 @@ def codes(table: pa.Table, attributes: Sequence[str], source: str | None = None)
             column = column.dictionary_decode()
         if pa.types.is_floating(column.type):
             column = pc.add(column, 0.0)  # -0.0 + 0.0 is 0.0: one key, as in Python, where 0.0 == -0.0
-        if pa.types.is_time64(column.type) and column.type.unit == "ns":
-            column = column.cast(pa.time64("us"), safe=False)  # (Python's times: 1001 and 1999 ns are one)
+        if pa.types.is_time(column.type):
+            column = _micro_times(column)  # (Python's times: 1001 and 1999 ns are one)
         if pa.types.is_nested(column.type):
             raise EventError(f"{attribute} is a {column.type} column: GROUP-BY and equivalence attributes take "
                              "single values (numbers, text, times)", where=source or UNNAMED_TABLE)  # fmt: skip
@@ -466,8 +466,7 @@ def _temporal(array: pa.Array) -> tuple[pa.Array, str] | None:
             values, name = array.cast(pa.timestamp("us", kind.tz)).cast(pa.int64()), "datetime" + zone
             bounds = _MICROS
         elif pa.types.is_time(kind):
-            # (Python's time of day holds microseconds: nanoseconds are cut, as Python cuts them)
-            return array.cast(pa.time64("us"), safe=False).cast(pa.int64()), "time"
+            return _micro_times(array).cast(pa.int64()), "time"
         elif pa.types.is_duration(kind):
             if kind.unit == "ns":
                 return array.cast(pa.int64()), "Timedelta"
@@ -480,6 +479,11 @@ def _temporal(array: pa.Array) -> tuple[pa.Array, str] | None:
     if least.is_valid and not bounds[0] <= least.as_py() <= greatest.as_py() <= bounds[1]:
         return None
     return values, name
+
+
+def _micro_times(array: Any) -> Any:
+    """Times of day in microseconds, as Python's ``time`` holds them: nanoseconds are cut, as Python cuts them."""
+    return array.cast(pa.time64("us"), safe=False)
 
 
 _DAYS = (-719_162 + 1, 2_932_896 - 1)  # date(1, 1, 1) and date(9999, 12, 31) from the epoch, a day inside

@@ -170,8 +170,9 @@ def _kind(value: Any) -> str | None:
 
 def index_keys(values: Sequence[Any]) -> dict[str, list[Any]] | None:
     """The predecessors' distinct ``values`` per kind in order, the ranks of an ordered index; None where a
-    kind's values are not hashable or not totally ordered (lists; naive next to zoned datetimes), which are
-    compared one by one (``ScanSource``). Dates, timestamps, durations and bytes rank as numbers and texts do."""
+    kind's values are not hashable or not totally ordered (lists), which are compared one by one
+    (``ScanSource``). Dates, timestamps, durations and bytes rank as numbers and texts do, a zoned datetime by
+    its instant (``predicates.instant``)."""
     by_kind: dict[str, set[Any]] = {}
     try:
         for value in values:
